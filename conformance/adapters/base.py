@@ -1,0 +1,239 @@
+"""The one small protocol every transport implements, and the transcript every transport records.
+
+An adapter moves exact bytes and records them; it never judges them. A check asks the adapter to
+`exchange` one message and gets a `Reply` with every frame that arrived meanwhile, the response that
+answers it (if any) and, for HTTP, the status line and headers. Transport failures are raised as
+`TransportError` so the runner can turn them into ERROR verdicts with evidence.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import base64
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.protocol.jsonrpc import Frame
+
+#: A sentinel for `exchange(expect_id=NO_RESPONSE)`: the message is a notification or a raw probe.
+NO_RESPONSE: Any = object()
+
+#: How many bytes of one message a transcript keeps; the rest is counted, not stored.
+TRANSCRIPT_BYTES_PER_ENTRY = 64 * 1024
+#: How many frames one reply keeps (a notification flood is counted past this).
+FRAMES_PER_REPLY = 500
+
+SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+REDACTED = "[redacted]"
+
+
+class TransportError(Exception):
+    """The transport broke: the harness could not judge the exchange. Carries evidence for the report."""
+
+    kind = "transport"
+
+    def __init__(self, message: str, *, evidence: str = "") -> None:
+        super().__init__(message)
+        self.evidence = evidence
+
+
+class TransportTimeout(TransportError):
+    kind = "timeout"
+
+
+class TransportClosed(TransportError):
+    kind = "closed"
+
+
+class TargetUnreachable(TransportError):
+    """The target could not be started or connected to at all (exit code 3 territory)."""
+
+    kind = "unreachable"
+
+
+@dataclass
+class Reply:
+    """What came back for one exchange."""
+
+    response: Frame | None
+    frames: list[Frame] = field(default_factory=list)
+    dropped_frames: int = 0
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+    @property
+    def unexpected(self) -> list[Frame]:
+        """Frames that are neither the response nor a well-formed notification: evidence of misbehaviour."""
+        return [f for f in self.frames if f is not self.response and f.kind != "notification"]
+
+
+class Transcript:
+    """An append-only wire log shared by all adapters of one target, with secrets masked on the way in.
+
+    Entries are plain dicts so the canonical report can embed them without conversion.
+    """
+
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self._t0 = time.monotonic()
+        self._secrets = tuple(s for s in secrets if s)
+
+    def mask(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def mask_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        return {k: (REDACTED if k.lower() in SENSITIVE_HEADERS else self.mask(v)) for k, v in headers.items()}
+
+    def mark(self) -> int:
+        """Position to slice from, so a case can attach exactly its own part of the log."""
+        return len(self.entries)
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        return self.entries[mark:]
+
+    def record(
+        self,
+        direction: str,
+        data: bytes = b"",
+        *,
+        channel: str = "",
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        note: str = "",
+    ) -> None:
+        entry: dict[str, Any] = {"t": round(time.monotonic() - self._t0, 6), "dir": direction}
+        if channel:
+            entry["channel"] = channel
+        if data:
+            kept = data[:TRANSCRIPT_BYTES_PER_ENTRY]
+            try:
+                entry["text"] = self.mask(kept.decode("utf-8"))
+            except UnicodeDecodeError:
+                entry["base64"] = base64.b64encode(kept).decode("ascii")
+            if len(data) > len(kept):
+                entry["truncated_from"] = len(data)
+        if status is not None:
+            entry["status"] = status
+        if headers is not None:
+            entry["headers"] = self.mask_headers(headers)
+        if note:
+            entry["note"] = self.mask(note)
+        self.entries.append(entry)
+
+
+class Adapter(abc.ABC):
+    """One connection to a target. Sequential use per instance; races use separate instances."""
+
+    transport: str = ""
+
+    def __init__(self, transcript: Transcript, *, max_message_bytes: int) -> None:
+        self.transcript = transcript
+        self.max_message_bytes = max_message_bytes
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Start or connect; raise TargetUnreachable when that is impossible."""
+
+    @abc.abstractmethod
+    async def exchange(
+        self,
+        message: bytes,
+        *,
+        expect_id: Any,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """Send one message; wait (bounded) for the response whose id is `expect_id`, unless NO_RESPONSE."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release everything: processes, connections, streams. Safe to call twice."""
+
+    def describe(self) -> str:
+        return self.transport
+
+    def diagnostics(self) -> str:
+        """Transport-specific evidence for an ERROR (for stdio: the tail of stderr and the exit status)."""
+        return ""
+
+
+class StreamAdapter(Adapter):
+    """Shared receive logic for transports where responses arrive on a stream (stdio, legacy SSE)."""
+
+    def __init__(self, transcript: Transcript, *, max_message_bytes: int) -> None:
+        super().__init__(transcript, max_message_bytes=max_message_bytes)
+        self._frames: asyncio.Queue[Frame | None] = asyncio.Queue(maxsize=10_000)
+        self._closed_reason = ""
+        #: Ids this adapter gave up on or already saw answered: a later response with one is stale.
+        self._settled_ids: list[Any] = []
+
+    def _stream_ended(self, reason: str) -> None:
+        self._closed_reason = reason
+        # A full queue is drained by the waiting reader, which then times out with evidence: bounded.
+        with contextlib.suppress(asyncio.QueueFull):
+            self._frames.put_nowait(None)
+
+    async def _await_response(self, expect_id: Any, timeout: float, started: float) -> Reply:
+        reply = Reply(response=None)
+        deadline = started + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if expect_id is not NO_RESPONSE and expect_id is not None:
+                    self._settled_ids.append(expect_id)
+                    raise TransportTimeout(
+                        f"no response to request id {expect_id!r} within {timeout:g} s",
+                        evidence=self.diagnostics(),
+                    )
+                break
+            try:
+                frame = await asyncio.wait_for(self._frames.get(), remaining)
+            except TimeoutError:
+                continue
+            if frame is None:
+                self._stream_ended(self._closed_reason)  # keep the sentinel for the next caller
+                if expect_id is NO_RESPONSE:
+                    break
+                raise TransportClosed(
+                    f"the target closed its stream before answering id {expect_id!r}: {self._closed_reason}",
+                    evidence=self.diagnostics(),
+                )
+            if len(reply.frames) < FRAMES_PER_REPLY:
+                reply.frames.append(frame)
+            else:
+                reply.dropped_frames += 1
+            if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
+                continue
+            if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
+                frame.extra["stale"] = True
+                continue
+            # One request is outstanding per adapter, so the first answer-shaped frame answers it even
+            # when its id is wrong: the id-echo check must see that and say FAIL, not wait for a timeout.
+            reply.response = frame
+            self._settled_ids.extend(i for i in (frame.id, expect_id) if i is not None)
+            del self._settled_ids[:-256]
+            break
+        reply.elapsed = time.monotonic() - started
+        return reply
+
+    def drain_pending(self) -> list[Frame]:
+        """Frames that arrived after the last exchange (late duplicates, stray notifications)."""
+        out: list[Frame] = []
+        while not self._frames.empty():
+            frame = self._frames.get_nowait()
+            if frame is None:
+                self._stream_ended(self._closed_reason)
+                break
+            out.append(frame)
+        return out

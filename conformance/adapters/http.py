@@ -1,0 +1,223 @@
+"""Streamable HTTP transport (httpx): one POST per message, the answer as JSON or as an SSE stream.
+
+Status lines and headers are part of the evidence. Legacy sessions keep the `Mcp-Session-Id` the
+server assigned and DELETE it on close; the 2026-07-28 revision sends no session at all. Redirects are
+never followed: the harness talks only to the origin it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from conformance.adapters.base import (
+    FRAMES_PER_REPLY,
+    NO_RESPONSE,
+    Adapter,
+    Reply,
+    TargetUnreachable,
+    Transcript,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+)
+from conformance.adapters.sse_parse import SseParser
+from conformance.protocol.jsonrpc import Frame, classify
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+
+
+class HttpAdapter(Adapter):
+    transport = "http"
+
+    def __init__(
+        self,
+        url: str,
+        transcript: Transcript,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_message_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        super().__init__(transcript, max_message_bytes=max_message_bytes)
+        self.url = url
+        self.base_headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.protocol_header: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._connected_once = False
+
+    def describe(self) -> str:
+        return self.url
+
+    async def start(self) -> None:
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=httpx.Timeout(30.0),
+            limits=httpx.Limits(max_connections=8, max_keepalive_connections=4),
+            trust_env=False,
+        )
+
+    def _headers(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH, **self.base_headers}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_header:
+            headers["MCP-Protocol-Version"] = self.protocol_header
+        if extra:
+            for key, value in extra.items():
+                for existing in [k for k in headers if k.lower() == key.lower()]:
+                    del headers[existing]
+                if value is not None:
+                    headers[key] = value
+        return headers
+
+    async def exchange(
+        self,
+        message: bytes,
+        *,
+        expect_id: Any,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        return await self.request("POST", message, expect_id=expect_id, timeout=timeout, headers=headers)
+
+    async def request(
+        self,
+        method: str,
+        body: bytes = b"",
+        *,
+        expect_id: Any = NO_RESPONSE,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+        stream_window: float = 0.0,
+    ) -> Reply:
+        """One HTTP request. For a GET that opens an event stream, read for `stream_window` seconds."""
+        assert self._client is not None, "start() first"
+        started = time.monotonic()
+        sent_headers = self._headers(headers)
+        if method != "POST":
+            sent_headers.pop("Content-Type", None)
+            if method == "GET":
+                sent_headers["Accept"] = "text/event-stream"
+        self.transcript.record("send", body, channel=f"{method} {self.url}", headers=sent_headers)
+        try:
+            return await asyncio.wait_for(
+                self._do(method, body, sent_headers, expect_id, started, stream_window), timeout
+            )
+        except TimeoutError:
+            self.transcript.record("event", note=f"{method} timed out after {timeout:g} s")
+            raise TransportTimeout(f"no complete HTTP answer to {method} within {timeout:g} s") from None
+        except httpx.ConnectError as exc:
+            if not self._connected_once:
+                raise TargetUnreachable(f"cannot connect to {self.url}: {exc}") from None
+            raise TransportClosed(f"connection to {self.url} failed: {exc}") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            raise TransportClosed(f"the connection broke during {method}: {exc!r}") from None
+        except httpx.HTTPError as exc:
+            raise TransportError(f"HTTP failure during {method}: {exc!r}") from None
+
+    async def _do(
+        self,
+        method: str,
+        body: bytes,
+        headers: dict[str, str],
+        expect_id: Any,
+        started: float,
+        stream_window: float,
+    ) -> Reply:
+        assert self._client is not None
+        async with self._client.stream(method, self.url, content=body or None, headers=headers) as resp:
+            self._connected_once = True
+            reply = Reply(response=None, status=resp.status_code, headers=_lower(resp.headers))
+            sid = resp.headers.get("mcp-session-id")
+            if sid and not self.session_id:
+                self.session_id = sid
+            self.transcript.record(
+                "recv",
+                channel=f"HTTP {resp.status_code} {resp.reason_phrase}",
+                status=resp.status_code,
+                headers=dict(resp.headers),
+            )
+            if reply.content_type.startswith("text/event-stream"):
+                await self._read_sse(resp, reply, expect_id, started, stream_window)
+            else:
+                data = await self._read_capped(resp)
+                if data.strip():
+                    self.transcript.record("recv", data, channel="body")
+                    frame = classify(data)
+                    reply.frames.append(frame)
+                    if frame.kind in ("response", "error", "invalid") and expect_id is not NO_RESPONSE:
+                        reply.response = frame
+        reply.elapsed = time.monotonic() - started
+        return reply
+
+    async def _read_capped(self, resp: httpx.Response) -> bytes:
+        buf = bytearray()
+        async for chunk in resp.aiter_bytes():
+            buf += chunk
+            if len(buf) > self.max_message_bytes:
+                raise TransportError(f"an HTTP body exceeded the {self.max_message_bytes}-byte cap")
+        return bytes(buf)
+
+    async def _read_sse(
+        self, resp: httpx.Response, reply: Reply, expect_id: Any, started: float, window: float
+    ) -> None:
+        parser = SseParser(self.max_message_bytes)
+        deadline = started + window if window else None
+        stream = resp.aiter_bytes()
+        while True:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                try:
+                    chunk = await asyncio.wait_for(anext(stream), remaining)
+                except (TimeoutError, StopAsyncIteration):
+                    return
+            else:
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+            try:
+                events = list(parser.feed(chunk))
+            except ValueError as exc:
+                raise TransportError(str(exc)) from None
+            for event in events:
+                if not event.data:
+                    continue
+                self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
+                frame = classify(event.data)
+                if len(reply.frames) < FRAMES_PER_REPLY:
+                    reply.frames.append(frame)
+                else:
+                    reply.dropped_frames += 1
+                if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
+                    reply.response = frame
+                    return
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        if self.session_id:
+            with contextlib.suppress(Exception):
+                headers = self._headers(None)
+                headers.pop("Content-Type", None)
+                resp = await client.delete(self.url, headers=headers, timeout=2.0)
+                self.transcript.record(
+                    "recv", channel=f"DELETE session: HTTP {resp.status_code}", status=resp.status_code
+                )
+        await client.aclose()
+
+
+def _lower(headers: httpx.Headers) -> dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()}
+
+
+__all__ = ["Frame", "HttpAdapter"]

@@ -1,0 +1,138 @@
+"""The deprecated HTTP+SSE transport of 2024-11-05 (`sse:URL`), which deployed servers still speak.
+
+A GET opens an event stream whose first `endpoint` event names where to POST messages; answers come
+back on that stream. The endpoint must stay on the target's origin: the harness never follows a URL
+to another host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from conformance.adapters.base import (
+    NO_RESPONSE,
+    Reply,
+    StreamAdapter,
+    TargetUnreachable,
+    Transcript,
+    TransportClosed,
+)
+from conformance.adapters.sse_parse import SseParser
+from conformance.protocol.jsonrpc import classify
+
+ENDPOINT_WAIT = 10.0
+
+
+class LegacySseAdapter(StreamAdapter):
+    transport = "sse"
+
+    def __init__(
+        self,
+        url: str,
+        transcript: Transcript,
+        *,
+        headers: Mapping[str, str] | None = None,
+        max_message_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        super().__init__(transcript, max_message_bytes=max_message_bytes)
+        self.url = url
+        self.base_headers = dict(headers or {})
+        self.endpoint: str | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._endpoint_ready = asyncio.Event()
+
+    def describe(self) -> str:
+        return "sse:" + self.url
+
+    async def start(self) -> None:
+        self._client = httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(30.0), trust_env=False)
+        self._reader = asyncio.create_task(self._read_stream())
+        try:
+            await asyncio.wait_for(self._endpoint_ready.wait(), ENDPOINT_WAIT)
+        except TimeoutError:
+            await self.close()
+            raise TargetUnreachable(
+                f"no `endpoint` event from {self.url} within {ENDPOINT_WAIT:g} s"
+            ) from None
+        if self.endpoint is None:
+            await self.close()
+            raise TargetUnreachable(f"cannot open the SSE stream at {self.url}: {self._closed_reason}")
+
+    async def _read_stream(self) -> None:
+        assert self._client is not None
+        headers = {"Accept": "text/event-stream", **self.base_headers}
+        try:
+            async with self._client.stream("GET", self.url, headers=headers, timeout=None) as resp:
+                self.transcript.record(
+                    "recv",
+                    channel=f"GET stream: HTTP {resp.status_code}",
+                    status=resp.status_code,
+                    headers=dict(resp.headers),
+                )
+                if resp.status_code != 200:
+                    self._stream_ended(f"GET answered HTTP {resp.status_code}")
+                    self._endpoint_ready.set()
+                    return
+                parser = SseParser(self.max_message_bytes)
+                async for chunk in resp.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
+                        if event.event == "endpoint" and self.endpoint is None:
+                            self._set_endpoint(event.data.decode("utf-8", errors="replace").strip())
+                        elif event.event == "message":
+                            await self._frames.put(classify(event.data))
+            self._stream_ended("the SSE stream ended")
+        except (httpx.HTTPError, ValueError) as exc:
+            self._stream_ended(f"the SSE stream failed: {exc!r}")
+        finally:
+            self._endpoint_ready.set()
+
+    def _set_endpoint(self, value: str) -> None:
+        endpoint = urljoin(self.url, value)
+        if urlsplit(endpoint)[:2] != urlsplit(self.url)[:2]:
+            self.transcript.record("event", note=f"refused endpoint outside the target's origin: {endpoint}")
+            self._stream_ended(f"the endpoint event pointed outside the target's origin: {endpoint}")
+            return
+        self.endpoint = endpoint
+        self._endpoint_ready.set()
+
+    async def exchange(
+        self,
+        message: bytes,
+        *,
+        expect_id: Any,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        assert self._client is not None and self.endpoint is not None
+        started = time.monotonic()
+        sent = {"Content-Type": "application/json", **self.base_headers, **(headers or {})}
+        self.transcript.record("send", message, channel=f"POST {self.endpoint}", headers=sent)
+        try:
+            resp = await self._client.post(self.endpoint, content=message, headers=sent, timeout=timeout)
+        except httpx.HTTPError as exc:
+            raise TransportClosed(f"POST to the SSE endpoint failed: {exc!r}") from None
+        self.transcript.record("recv", channel=f"POST: HTTP {resp.status_code}", status=resp.status_code)
+        if expect_id is NO_RESPONSE:
+            return Reply(response=None, status=resp.status_code, elapsed=time.monotonic() - started)
+        reply = await self._await_response(expect_id, timeout, started)
+        reply.status = resp.status_code
+        return reply
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+            self._reader = None
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,216 @@
+"""Command line: `mcp-conformance run | list | explain`.
+
+Only argparse is imported at start-up; the engine, suites and SDK load when a command needs them,
+so `--help`, `list` and `explain` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+ALL_SUITES = ("base",)
+PROTOCOLS = ("auto", "2025-06-18", "2025-11-25", "2026-07-28")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-conformance",
+        description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
+        epilog="Exit codes: 0 every MUST-level check passed; 1 a FAIL or ERROR; 2 usage or configuration "
+        "error; 3 a target could not be reached; 130 interrupted (a partial report is still written).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run suites against a server (default: the project's reference servers)")
+    run.add_argument(
+        "--server",
+        action="append",
+        metavar="SPEC",
+        help="stdio:COMMAND, http(s)://HOST:PORT/PATH, sse:URL or FILE.toml (repeatable)",
+    )
+    run.add_argument(
+        "--suite", action="append", choices=ALL_SUITES, help="suite to run (repeatable; default all)"
+    )
+    run.add_argument(
+        "-k",
+        dest="select",
+        metavar="EXPR",
+        help="only checks whose ID or requirement ID contains one of these comma-separated words",
+    )
+    run.add_argument(
+        "--protocol",
+        default="auto",
+        choices=PROTOCOLS,
+        help="auto tests every revision the server speaks; a revision pins it (default auto)",
+    )
+    run.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="per-request timeout (default 10)"
+    )
+    run.add_argument(
+        "--call-tools",
+        default="safe",
+        choices=("safe", "all", "none"),
+        help="which tools the base suite may call: safe = annotated readOnlyHint (default)",
+    )
+    run.add_argument(
+        "--max-restarts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="restarts of a broken session before the rest of its cases are ERROR (default 3)",
+    )
+    run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
+    run.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
+
+    lst = sub.add_parser("list", help="list suites, checks and requirement IDs")
+    lst.add_argument("--suite", action="append", choices=ALL_SUITES)
+
+    explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
+    explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "explain":
+            return cmd_explain(args)
+        return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
+    except UsageProblem as exc:
+        print(f"mcp-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+class UsageProblem(Exception):
+    pass
+
+
+def _checks(suites: Sequence[str]) -> list[Any]:
+    from conformance.engine.checks import load_suite
+
+    return [c for suite in suites for c in load_suite(suite)]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from conformance.requirements import get
+
+    for check in _checks(args.suite or ALL_SUITES):
+        req = get(check.requirement)
+        print(f"{check.id:45} {check.requirement:16} {req.level:10} {check.title}")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from conformance.requirements import table
+
+    rows = table()
+    wanted = args.id
+    if wanted not in rows:
+        matches = [c for c in _checks(ALL_SUITES) if c.id == wanted]
+        if not matches:
+            raise UsageProblem(
+                f"unknown requirement or check ID {wanted!r}; `mcp-conformance list` shows them"
+            )
+        wanted = matches[0].requirement
+    row = rows[wanted]
+    checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
+    print(f"{row.id}  ({row.level})  {row.title}\n")
+    print(
+        f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}\n"
+        f"Checks:  {', '.join(checks) or '-'}"
+    )
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
+    import asyncio
+    from pathlib import Path
+
+    from conformance.targets import UsageError, parse_target, reference_targets
+
+    if args.timeout <= 0:
+        raise UsageProblem("--timeout must be positive")
+    if args.max_restarts < 0:
+        raise UsageProblem("--max-restarts must be 0 or more")
+    try:
+        targets = [parse_target(spec) for spec in args.server] if args.server else reference_targets()
+    except UsageError as exc:
+        raise UsageProblem(str(exc)) from None
+    suites = list(dict.fromkeys(args.suite or ALL_SUITES))
+    checks = _checks(suites)
+    if args.select:
+        words = [w.strip() for w in args.select.split(",") if w.strip()]
+        checks = [c for c in checks if any(w in c.id or w in c.requirement for w in words)]
+        if not checks:
+            raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
+
+    from conformance.engine.context import RunOptions
+    from conformance.engine.events import Fanout
+    from conformance.engine.runner import Runner, run_all
+    from conformance.reporting import canonical, views
+    from conformance.reporting.progress import Progress
+
+    options = RunOptions(
+        timeout=args.timeout,
+        protocol=args.protocol,
+        call_tools=args.call_tools,
+        max_restarts=args.max_restarts,
+    )
+    run_id = canonical.new_run_id()
+    secrets = tuple(s for t in targets for s in t.secrets)
+    masked = [_mask(part, secrets) for part in command]
+    builder = canonical.ReportBuilder(
+        run_id,
+        {
+            "suites": suites,
+            "command": masked,
+            "options": {
+                "protocol": args.protocol,
+                "timeout": args.timeout,
+                "call_tools": args.call_tools,
+                "select": args.select or "",
+                "max_restarts": args.max_restarts,
+            },
+        },
+    )
+    fanout = Fanout([builder, Progress(quiet=args.quiet)])
+    runner = Runner(checks, options, fanout)
+    directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
+    interrupted = False
+    try:
+        asyncio.run(run_all(targets, runner))
+    except KeyboardInterrupt:
+        interrupted = True
+    if interrupted or builder.report["footer"].get("reason") == "running":
+        builder.finish(False, "interrupted")
+    report = builder.report
+    code = EXIT_INTERRUPTED if interrupted else canonical.exit_code(report)
+    report["footer"]["exit_code"] = code
+    try:
+        canonical.write_json_atomic(directory / "report.json", report)
+    except OSError as exc:
+        print(f"mcp-conformance: cannot write the report to {directory}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for failure in views.write_views(report, directory):
+        print(f"mcp-conformance: {failure}", file=sys.stderr)
+    print(views.summary_text(report))
+    print(f"report: {directory / 'report.json'}  (exit {code})")
+    return code
+
+
+def _mask(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The check registry: each check is an async function tied to one requirement ID.
+
+Suites register checks with the `check` decorator at import time. A check ends by returning (PASS),
+or by raising one of the outcomes below; the runner turns a miss into FAIL or WARN from the
+requirement's level, so a check never decides that by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from conformance.engine.context import CaseContext
+
+CheckFunc = Callable[["CaseContext"], Awaitable[None]]
+
+
+class Outcome(Exception):
+    verdict = ""
+
+    def __init__(self, message: str, evidence: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.evidence = evidence or {}
+
+
+class Missed(Outcome):
+    """The requirement is not met: FAIL for MUST-like levels, WARN for SHOULD-like ones."""
+
+    verdict = "MISSED"
+
+
+class Weak(Outcome):
+    """Met only on weak evidence, or a SHOULD-level aspect of a MUST check missed: WARN."""
+
+    verdict = "WARN"
+
+
+class Skipped(Outcome):
+    verdict = "SKIP"
+
+
+class Unjudgeable(Outcome):
+    """The harness could not judge (the server answered something no rule can read): ERROR."""
+
+    verdict = "ERROR"
+
+
+def missed(message: str, **evidence: Any) -> NoReturn:
+    raise Missed(message, evidence)
+
+
+def weak(message: str, **evidence: Any) -> NoReturn:
+    raise Weak(message, evidence)
+
+
+def skip(reason: str) -> NoReturn:
+    raise Skipped(reason)
+
+
+def unjudgeable(message: str, **evidence: Any) -> NoReturn:
+    raise Unjudgeable(message, evidence)
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    suite: str
+    requirement: str
+    title: str
+    func: CheckFunc = field(compare=False, repr=False)
+    eras: frozenset[str] = frozenset({"legacy", "modern"})
+    transports: frozenset[str] = frozenset({"stdio", "http", "sse"})
+    #: Server capability the check needs (e.g. "resources"); SKIP when not offered.
+    capability: str | None = None
+    #: Revisions the check applies to, when narrower than its eras.
+    revisions: frozenset[str] | None = None
+
+    def applies(self, era: str, transport: str, revision: str) -> bool:
+        if era not in self.eras or transport not in self.transports:
+            return False
+        return self.revisions is None or revision in self.revisions
+
+
+_REGISTRY: dict[str, list[Check]] = {}
+
+
+def check(
+    check_id: str,
+    requirement: str,
+    title: str,
+    *,
+    eras: tuple[str, ...] = ("legacy", "modern"),
+    transports: tuple[str, ...] = ("stdio", "http", "sse"),
+    capability: str | None = None,
+    revisions: tuple[str, ...] | None = None,
+) -> Callable[[CheckFunc], CheckFunc]:
+    """Register `func` as check `check_id` (its suite is the part before the first dot)."""
+    suite = check_id.split(".", 1)[0]
+
+    def register(func: CheckFunc) -> CheckFunc:
+        checks = _REGISTRY.setdefault(suite, [])
+        if any(c.id == check_id for c in checks):
+            raise ValueError(f"check {check_id} registered twice")
+        checks.append(
+            Check(
+                check_id,
+                suite,
+                requirement,
+                title,
+                func,
+                frozenset(eras),
+                frozenset(transports),
+                capability,
+                frozenset(revisions) if revisions else None,
+            )
+        )
+        return func
+
+    return register
+
+
+SUITE_MODULES = {"base": "suites.base"}
+
+
+def load_suite(name: str) -> list[Check]:
+    """Import a suite's modules (which register its checks) and return its checks in definition order."""
+    import importlib
+
+    if name not in SUITE_MODULES:
+        raise KeyError(name)
+    importlib.import_module(SUITE_MODULES[name])
+    return list(_REGISTRY.get(name, []))

@@ -1,0 +1,78 @@
+"""What a check sees: the session(s) of its target and revision, shared facts, and evidence helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.engine.checks import missed, skip, weak
+from conformance.engine.sessions import SessionPool
+from conformance.protocol.session import Call, ServerIdentity, Session
+from conformance.targets import Target
+
+
+@dataclass
+class RunOptions:
+    timeout: float = 10.0
+    protocol: str = "auto"
+    strict: bool = False
+    max_restarts: int = 3
+    list_page_cap: int = 1000
+    #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
+    call_tools: str = "safe"
+
+
+@dataclass
+class CaseContext:
+    target: Target
+    revision: str
+    era: str
+    transport: str
+    identity: ServerIdentity
+    pool: SessionPool
+    options: RunOptions
+    #: Facts shared by the cases of one (target, revision), e.g. the full tools list.
+    shared: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+    async def session(self) -> Session:
+        return await self.pool.session()
+
+    async def fresh_session(self) -> Session:
+        return await self.pool.fresh()
+
+    async def fresh_session_unopened(self) -> Session:
+        return await self.pool.fresh_unopened()
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> Call:
+        """A request on the shared session; a transport failure marks the session broken and propagates."""
+        session = await self.session()
+        try:
+            call = await session.request(method, params, **kwargs)
+        except Exception:
+            self.pool.broken = True
+            raise
+        self.calls.append(call)
+        return call
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def soft_warn(self, text: str) -> None:
+        """Record a SHOULD-level miss; the case ends WARN unless something worse happens."""
+        self.warnings.append(text)
+
+    def expect(self, condition: object, message: str, call: Call | None = None) -> None:
+        if not condition:
+            missed(message, **(call.excerpt() if call else {}))
+
+    def missed(self, message: str, call: Call | None = None) -> None:
+        missed(message, **(call.excerpt() if call else {}))
+
+    def weak(self, message: str, call: Call | None = None) -> None:
+        weak(message, **(call.excerpt() if call else {}))
+
+    def skip(self, reason: str) -> None:
+        skip(reason)

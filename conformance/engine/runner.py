@@ -1,0 +1,253 @@
+"""Runs checks against targets and emits events; knows nothing about report formats.
+
+For each target: launch it if needed, probe the revisions (bounded), then run every applicable check
+of every chosen suite once per spoken revision, over a shared session that is restarted when a case
+breaks it. Every case yields exactly one CaseResult, whatever the server did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
+from conformance.engine.checks import Check, Missed, Outcome
+from conformance.engine.context import CaseContext, RunOptions
+from conformance.engine.events import (
+    CaseFinished,
+    Fanout,
+    RunFinished,
+    TargetFinished,
+    TargetStarted,
+)
+from conformance.engine.results import CaseResult, case_key
+from conformance.engine.sessions import ProbeResult, SessionPool, default_revisions, launched, probe_all
+from conformance.protocol.versions import era_of
+from conformance.requirements import get as requirement
+from conformance.targets import Target
+
+CONNECT_CHECK = "connect"
+CONNECT_REQUIREMENT = "BASE-LIFE-001"
+
+
+@dataclass
+class TargetOutcome:
+    index: int
+    unreachable: bool = False
+    spoken: list[str] = field(default_factory=list)
+
+
+class Runner:
+    def __init__(self, checks: list[Check], options: RunOptions, events: Fanout) -> None:
+        self.checks = checks
+        self.options = options
+        self.events = events
+
+    async def run_target(self, index: int, target: Target) -> TargetOutcome:
+        transcript = Transcript(target.secrets)
+        outcome = TargetOutcome(index)
+        info: dict[str, Any] = {"index": index, "spec": target.describe(), "transport": target.kind}
+        self.events.emit(TargetStarted(index, info))
+        suites = sorted({c.suite for c in self.checks})
+        try:
+            async with launched(target, transcript) as live:
+                info["url"] = live.url or None
+                revisions = default_revisions(self.options.protocol)
+                probes = await probe_all(live, transcript, revisions, min(self.options.timeout, 10.0))
+                info["probe"] = [_probe_info(p) for p in probes]
+                outcome.spoken = [p.revision for p in probes if p.spoken]
+                info["revisions_spoken"] = outcome.spoken
+                if not outcome.spoken:
+                    outcome.unreachable = all(p.unreachable or not p.call for p in probes)
+                    self._report_unopened(index, target, probes, transcript, suites)
+                for probe in probes:
+                    if probe.session is None:
+                        continue
+                    info.setdefault("server_info", probe.session.identity.server_info)
+                    await self._run_revision(index, live, probe, transcript, outcome.spoken)
+        except TargetUnreachable as exc:
+            outcome.unreachable = True
+            info["unreachable"] = str(exc)
+            for suite in suites:
+                self._emit_connect_error(index, target, suite, str(exc), exc.evidence, transcript, 0)
+        info["unreachable"] = info.get("unreachable") or outcome.unreachable
+        self.events.emit(TargetFinished(index, info))
+        return outcome
+
+    def _report_unopened(
+        self, index: int, target: Target, probes: list[ProbeResult], transcript: Transcript, suites: list[str]
+    ) -> None:
+        lines = [f"{p.revision}: {p.message}" for p in probes]
+        evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
+        for suite in suites:
+            if any(p.call is not None for p in probes) and not any(p.unreachable for p in probes):
+                # It answered but refused every revision tried: that is a verdict, not an outage.
+                self._emit(
+                    index,
+                    target,
+                    suite,
+                    CONNECT_CHECK,
+                    CONNECT_REQUIREMENT,
+                    "",
+                    "FAIL",
+                    "the server accepted none of the revisions tried:\n" + "\n".join(lines),
+                    {"why": evidence},
+                    transcript.entries[-40:],
+                    0.0,
+                )
+            else:
+                self._emit_connect_error(index, target, suite, "\n".join(lines), evidence, transcript, 0)
+
+    def _emit_connect_error(
+        self,
+        index: int,
+        target: Target,
+        suite: str,
+        message: str,
+        evidence: str,
+        transcript: Transcript,
+        duration: float,
+    ) -> None:
+        self._emit(
+            index,
+            target,
+            suite,
+            CONNECT_CHECK,
+            CONNECT_REQUIREMENT,
+            "",
+            "ERROR",
+            "the target could not be reached: " + message,
+            {"diagnostics": evidence},
+            transcript.entries[-40:],
+            duration,
+        )
+
+    def _emit(
+        self,
+        index: int,
+        target: Target,
+        suite: str,
+        check_id: str,
+        req_id: str,
+        revision: str,
+        verdict: str,
+        message: str,
+        evidence: dict[str, Any],
+        entries: list[dict[str, Any]],
+        duration: float,
+    ) -> None:
+        req = requirement(req_id)
+        full_id = f"{suite}.{check_id}"
+        self.events.emit(
+            CaseFinished(
+                CaseResult(
+                    key=case_key(full_id, target.kind, revision or "any", index),
+                    check=full_id,
+                    suite=suite,
+                    requirement=req_id,
+                    level=req.level,
+                    title=req.title,
+                    target=index,
+                    transport=target.kind,
+                    revision=revision or "any",
+                    verdict=verdict,
+                    message=message,
+                    duration=duration,
+                    evidence=evidence,
+                    transcript=entries,
+                )
+            )
+        )
+
+    async def _run_revision(
+        self, index: int, target: Target, probe: ProbeResult, transcript: Transcript, spoken: list[str]
+    ) -> None:
+        revision = probe.revision
+        era = era_of(revision)
+        assert probe.session is not None
+        pool = SessionPool(target, revision, transcript, self.options.timeout, self.options.max_restarts)
+        pool.adopt(probe.session)
+        identity = probe.session.identity
+        shared: dict[str, Any] = {"spoken": spoken}
+        try:
+            for check in self.checks:
+                if not check.applies(era, target.kind, revision):
+                    continue
+                ctx = CaseContext(target, revision, era, target.kind, identity, pool, self.options, shared)
+                result = await self._run_case(index, check, ctx, transcript)
+                self.events.emit(CaseFinished(result))
+        finally:
+            await pool.close()
+
+    async def _run_case(
+        self, index: int, check: Check, ctx: CaseContext, transcript: Transcript
+    ) -> CaseResult:
+        req = requirement(check.requirement)
+        mark = transcript.mark()
+        started = time.monotonic()
+        evidence: dict[str, Any] = {}
+        if check.capability and not ctx.identity.has(check.capability):
+            verdict, message = "SKIP", f"capability not offered: {check.capability}"
+        else:
+            try:
+                await check.func(ctx)
+            except Outcome as outcome:
+                verdict = outcome.verdict
+                if isinstance(outcome, Missed):
+                    verdict = "FAIL" if req.fails else "WARN"
+                message, evidence = outcome.message, dict(outcome.evidence)
+            except TransportError as exc:
+                ctx.pool.broken = True
+                verdict, message = "ERROR", f"{exc.kind}: {exc}"
+                evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a harness bug must show, not pass
+                verdict, message = "ERROR", f"harness error in {check.id}: {exc!r}"
+                evidence = {"traceback": traceback.format_exc(limit=6)}
+            else:
+                if ctx.warnings:
+                    verdict, message = "WARN", "; ".join(ctx.warnings)
+                else:
+                    verdict, message = "PASS", "; ".join(ctx.notes)
+        if ctx.notes and verdict != "PASS":
+            evidence.setdefault("notes", ctx.notes)
+        if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
+            evidence.update(ctx.calls[-1].excerpt())
+        entries = transcript.since(mark)
+        return CaseResult(
+            key=case_key(check.id, ctx.transport, ctx.revision, index),
+            check=check.id,
+            suite=check.suite,
+            requirement=check.requirement,
+            level=req.level,
+            title=check.title,
+            target=index,
+            transport=ctx.transport,
+            revision=ctx.revision,
+            verdict=verdict,
+            message=message,
+            duration=time.monotonic() - started,
+            evidence=evidence,
+            transcript=entries if verdict != "PASS" else [],
+        )
+
+
+def _probe_info(probe: ProbeResult) -> dict[str, Any]:
+    return {"revision": probe.revision, "spoken": probe.spoken, "message": probe.message}
+
+
+async def run_all(targets: list[Target], runner: Runner) -> tuple[list[TargetOutcome], bool]:
+    """Run every target in turn; return outcomes and whether the run completed (False on Ctrl-C)."""
+    outcomes: list[TargetOutcome] = []
+    try:
+        for index, target in enumerate(targets):
+            outcomes.append(await runner.run_target(index, target))
+    except asyncio.CancelledError:
+        runner.events.emit(RunFinished(complete=False, reason="interrupted"))
+        return outcomes, False
+    runner.events.emit(RunFinished(complete=True))
+    return outcomes, True

@@ -1,0 +1,223 @@
+"""Opening sessions for one target: launching HTTP servers, probing revisions, restarting broken ones.
+
+A `SessionPool` holds the shared session of one (target, revision) pair. A case that breaks the
+transport marks it broken; the next case gets a restarted, re-opened session, up to a bounded number
+of restarts, after which every remaining case is ERROR at once instead of waiting out more timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
+from conformance.adapters.http import HttpAdapter
+from conformance.adapters.legacy_sse import LegacySseAdapter
+from conformance.adapters.stdio import StdioAdapter, _signal_group
+from conformance.protocol.session import Call, HandshakeFailed, Session
+from conformance.protocol.versions import TESTED_REVISIONS
+from conformance.targets import Target
+
+LISTENING = re.compile(rb"LISTENING (https?://\S+)")
+
+
+def make_adapter(target: Target, transcript: Transcript) -> Adapter:
+    if target.kind == "stdio":
+        return StdioAdapter(
+            target.argv,
+            transcript,
+            env=target.env or None,
+            cwd=target.cwd,
+            max_message_bytes=target.max_message_bytes,
+        )
+    if target.kind == "sse":
+        return LegacySseAdapter(
+            target.url, transcript, headers=target.headers, max_message_bytes=target.max_message_bytes
+        )
+    return HttpAdapter(
+        target.url, transcript, headers=target.headers, max_message_bytes=target.max_message_bytes
+    )
+
+
+@contextlib.asynccontextmanager
+async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Target]:
+    """Start the target's `launch` command (if any) and yield the target with the URL it printed."""
+    if not target.launch:
+        yield target
+        return
+    env = {**os.environ, **target.env} if target.env else None
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *target.launch,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=target.cwd,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise TargetUnreachable(f"cannot start {target.launch[0]!r}: {exc.strerror or exc}") from None
+    drain: list[asyncio.Task[bytes]] = []
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            line = await asyncio.wait_for(_wait_listening(proc.stdout), target.start_timeout)
+        except TimeoutError:
+            line = None
+        if line is None:
+            err = b""
+            with contextlib.suppress(TimeoutError):
+                err = await asyncio.wait_for(proc.stderr.read(4000), 1.0)
+            raise TargetUnreachable(
+                f"the launch command printed no `LISTENING <url>` line within {target.start_timeout:g} s",
+                evidence=transcript.mask(err.decode("utf-8", errors="replace")),
+            )
+        url = line.decode("ascii")
+        transcript.record("event", note=f"launched pid {proc.pid}, listening at {url}")
+        # Keep reading both pipes so a chatty server never blocks on a full pipe.
+        drain = [asyncio.create_task(_discard(proc.stdout)), asyncio.create_task(_discard(proc.stderr))]
+        yield target.with_url(url)
+    finally:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 3.0)
+        except TimeoutError:
+            _signal_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 2.0)
+        for task in drain:
+            task.cancel()
+
+
+async def _wait_listening(stream: asyncio.StreamReader) -> bytes | None:
+    while True:
+        line = await stream.readline()
+        if not line:
+            return None
+        match = LISTENING.search(line)
+        if match:
+            return match.group(1)
+
+
+async def _discard(stream: asyncio.StreamReader) -> bytes:
+    while await stream.read(65536):
+        pass
+    return b""
+
+
+@dataclass
+class ProbeResult:
+    revision: str
+    spoken: bool
+    message: str
+    session: Session | None = None
+    call: Call | None = None
+    unreachable: bool = False
+    evidence: str = ""
+
+
+async def open_session(target: Target, revision: str, transcript: Transcript, timeout: float) -> Session:
+    adapter = make_adapter(target, transcript)
+    await adapter.start()
+    session = Session(adapter, revision, timeout=timeout)
+    try:
+        await session.open()
+    except BaseException:
+        await session.close()
+        raise
+    return session
+
+
+async def probe(target: Target, transcript: Transcript, revision: str, timeout: float) -> ProbeResult:
+    """Try one revision; keep the opened session so the first case can use it."""
+    try:
+        session = await open_session(target, revision, transcript, timeout)
+    except HandshakeFailed as exc:
+        return ProbeResult(revision, False, str(exc), call=exc.call)
+    except TargetUnreachable as exc:
+        return ProbeResult(revision, False, str(exc), unreachable=True, evidence=exc.evidence)
+    except TransportError as exc:
+        return ProbeResult(revision, False, f"{exc.kind}: {exc}", evidence=exc.evidence)
+    return ProbeResult(revision, True, "accepted", session=session, call=session.identity.opening)
+
+
+async def probe_all(
+    target: Target, transcript: Transcript, revisions: tuple[str, ...], timeout: float
+) -> list[ProbeResult]:
+    results = []
+    for revision in revisions:
+        result = await probe(target, transcript, revision, timeout)
+        results.append(result)
+        if result.unreachable:
+            break  # the same start or connect would fail again
+    return results
+
+
+@dataclass
+class SessionPool:
+    target: Target
+    revision: str
+    transcript: Transcript
+    timeout: float
+    max_restarts: int = 3
+    current: Session | None = None
+    restarts: int = 0
+    broken: bool = False
+    extra: list[Session] = field(default_factory=list)
+    last_failure: str = ""
+
+    async def session(self) -> Session:
+        if self.current is not None and not self.broken:
+            return self.current
+        if self.current is not None:
+            await self.current.close()
+            self.current = None
+        if self.restarts >= self.max_restarts:
+            raise TransportError(
+                f"gave up on this target after {self.restarts} restarts; last failure: {self.last_failure}"
+            )
+        self.restarts += 1
+        self.broken = False
+        try:
+            self.current = await open_session(self.target, self.revision, self.transcript, self.timeout)
+        except HandshakeFailed as exc:
+            self.last_failure = str(exc)
+            raise TransportError(f"re-opening the session failed: {exc}") from None
+        except TransportError as exc:
+            self.last_failure = str(exc)
+            raise
+        return self.current
+
+    def adopt(self, session: Session) -> None:
+        self.current = session
+
+    async def fresh(self) -> Session:
+        """A new session of its own for one case (closed when the pool closes)."""
+        session = await open_session(self.target, self.revision, self.transcript, self.timeout)
+        self.extra.append(session)
+        return session
+
+    async def fresh_unopened(self) -> Session:
+        """A started transport with a session object that has not sent its opening request yet."""
+        adapter = make_adapter(self.target, self.transcript)
+        session = Session(adapter, self.revision, timeout=self.timeout)
+        self.extra.append(session)
+        await adapter.start()
+        return session
+
+    async def close(self) -> None:
+        sessions = [s for s in [self.current, *self.extra] if s is not None]
+        self.current, self.extra = None, []
+        for session in sessions:
+            with contextlib.suppress(Exception):
+                await session.close()
+
+
+def default_revisions(protocol: str) -> tuple[str, ...]:
+    return TESTED_REVISIONS if protocol == "auto" else (protocol,)

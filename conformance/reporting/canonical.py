@@ -1,0 +1,112 @@
+"""The canonical report: one JSON document per run, built from events; every view derives from it.
+
+It is written first and atomically, so a failing view writer can never lose it, and it is written
+on Ctrl-C too, marked incomplete.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from conformance import __version__
+from conformance.engine.events import (
+    CaseFinished,
+    Event,
+    RunFinished,
+    RunStarted,
+    TargetFinished,
+    TargetStarted,
+)
+from conformance.engine.results import VERDICTS
+
+FORMAT = "mcp-conformance-report"
+FORMAT_VERSION = 1
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{secrets.token_hex(3)}"
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ReportBuilder:
+    """A sink that accumulates the canonical report."""
+
+    def __init__(self, run_id: str, header: dict[str, Any]) -> None:
+        self.report: dict[str, Any] = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "header": {
+                "run_id": run_id,
+                "harness": {"name": "mcp-conformance", "version": __version__},
+                "started": now_iso(),
+                **header,
+            },
+            "targets": [],
+            "cases": [],
+            "footer": {"complete": False, "reason": "running"},
+        }
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.report["header"].update(event.header)
+        elif isinstance(event, TargetStarted):
+            self.report["targets"].append(dict(event.info))
+        elif isinstance(event, TargetFinished):
+            self.report["targets"][event.index] = dict(event.info)
+        elif isinstance(event, CaseFinished):
+            self.report["cases"].append(event.result.as_dict())
+        elif isinstance(event, RunFinished):
+            self.finish(event.complete, event.reason)
+
+    def finish(self, complete: bool, reason: str = "") -> None:
+        self.report["footer"] = {
+            "finished": now_iso(),
+            "complete": complete,
+            "reason": reason or ("complete" if complete else "interrupted"),
+            "totals": totals(self.report["cases"]),
+        }
+
+
+def totals(cases: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(case["verdict"] for case in cases)
+    return {verdict: counts.get(verdict, 0) for verdict in VERDICTS} | {"cases": len(cases)}
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """0: every MUST-level check passed; 1: a FAIL or ERROR, or an incomplete run; 3: a target unreachable."""
+    if any(target.get("unreachable") for target in report["targets"]):
+        return 3
+    if not report["footer"].get("complete"):
+        return 1
+    return 1 if any(case["verdict"] in ("FAIL", "ERROR") for case in report["cases"]) else 0
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an mcp-conformance report")
+    return data

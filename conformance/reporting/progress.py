@@ -1,0 +1,43 @@
+"""Live progress on stderr: a line updated in place on a terminal, non-PASS cases as they happen."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
+
+
+class Progress:
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.quiet = quiet
+        self.done = 0
+        self.counts: dict[str, int] = {}
+
+    def _line(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def handle(self, event: Event) -> None:
+        if self.quiet:
+            return
+        if isinstance(event, TargetStarted):
+            self._line(f"» target {event.index}: {event.info['spec']}")
+        elif isinstance(event, TargetFinished):
+            spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
+            self._line(f"  revisions spoken: {spoken}")
+        elif isinstance(event, CaseFinished):
+            result = event.result
+            self.done += 1
+            self.counts[result.verdict] = self.counts.get(result.verdict, 0) + 1
+            if result.verdict != "PASS":
+                first = result.message.splitlines()[0][:140] if result.message else ""
+                self._line(f"  {result.verdict:5} {result.key}  {first}")
+            if self.tty:
+                tally = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+                self.stream.write(f"\r\033[K  [{self.done}] {tally}  {result.key[:60]}")
+                self.stream.flush()

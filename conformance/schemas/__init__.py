@@ -1,0 +1,66 @@
+"""The project's own JSON Schemas, served from one offline `referencing.Registry`.
+
+Every schema the project owns (MCP result shapes, the report format, the requirement table, vector
+formats) is a resource here, found by its `$id`; nothing is ever fetched from the network.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+SHAPES_ID = "urn:mcp-conformance:mcp-shapes:1"
+REPORT_ID = "urn:mcp-conformance:report:1"
+REQUIREMENTS_ID = "urn:mcp-conformance:requirements:1"
+
+
+@cache
+def registry() -> Registry:
+    items = []
+    for entry in resources.files(__name__).iterdir():
+        if entry.name.endswith(".schema.json"):
+            contents = json.loads(entry.read_text(encoding="utf-8"))
+            items.append(
+                (contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012))
+            )
+    return Registry().with_resources(items).crawl()
+
+
+def schema(schema_id: str) -> dict[str, Any]:
+    contents: dict[str, Any] = registry().contents(schema_id)
+    return contents
+
+
+@cache
+def validator(schema_id: str, definition: str | None = None) -> Draft202012Validator:
+    """A validator for a whole schema, or for one of its `$defs`, with format checking on."""
+    target: dict[str, Any] = (
+        {"$ref": f"{schema_id}#/$defs/{definition}"} if definition else {"$ref": schema_id}
+    )
+    return Draft202012Validator(
+        target, registry=registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def errors(schema_id: str, definition: str | None, instance: Any, limit: int = 5) -> list[str]:
+    """Violations as `pointer: message` lines, the most specific first, at most `limit`."""
+    found = sorted(
+        validator(schema_id, definition).iter_errors(instance), key=lambda e: -len(e.absolute_path)
+    )
+    return [f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"[:300] for e in found[:limit]]
+
+
+def shape_errors(definition: str, instance: Any, era: str) -> list[str]:
+    """Check a result against the shape of its revision's era (`modern:` variants for 2026-07-28)."""
+    name = f"modern:{definition}" if era == "modern" and _has(f"modern:{definition}") else definition
+    return errors(SHAPES_ID, name, instance)
+
+
+def _has(definition: str) -> bool:
+    return definition in schema(SHAPES_ID)["$defs"]

@@ -1,0 +1,199 @@
+"""What the user points the harness at: a one-string spec or a small TOML target file.
+
+    stdio:python -m my_server        a command, split like a shell would but run without one
+    http://127.0.0.1:8000/mcp        Streamable HTTP
+    sse:http://127.0.0.1:8000/sse    the deprecated HTTP+SSE transport of 2024-11-05
+    path/to/target.toml              everything one string cannot say (env, headers, secrets, timeouts)
+
+Bad input raises `UsageError` with a one-line message (exit code 2); nothing here starts a process.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+Kind = Literal["stdio", "http", "sse"]
+
+
+class UsageError(Exception):
+    """A bad command line or target file: exit code 2 with this one-line message."""
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: Kind
+    argv: tuple[str, ...] = ()
+    url: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    #: Values that must never reach a transcript, report or log.
+    secrets: tuple[str, ...] = ()
+    request_timeout: float | None = None
+    start_timeout: float = 15.0
+    max_message_bytes: int = 16 * 1024 * 1024
+    #: A command that starts an HTTP server and prints `LISTENING <url>`; the url is then the target.
+    launch: tuple[str, ...] = ()
+    label: str = ""
+    #: Free-form settings for profiles (fixture controller, discovery location): read by the suites.
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def transport(self) -> str:
+        return self.kind
+
+    def describe(self) -> str:
+        if self.label:
+            return self.label
+        if self.kind == "stdio":
+            return "stdio:" + shlex.join(self.argv)
+        if self.launch:
+            return f"{self.kind}:launched:" + shlex.join(self.launch)
+        return ("sse:" if self.kind == "sse" else "") + self.url
+
+    def with_url(self, url: str) -> Target:
+        return replace(self, url=url)
+
+
+def parse_target(spec: str) -> Target:
+    """Turn `--server` into a Target; raise UsageError for anything malformed."""
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("--server is empty; give stdio:COMMAND, an http(s) URL, sse:URL or a .toml file")
+    if spec.startswith("stdio:"):
+        return Target(kind="stdio", argv=_split_command(spec[len("stdio:") :]))
+    if spec.startswith("sse:"):
+        return Target(kind="sse", url=_check_url(spec[len("sse:") :]))
+    if spec.startswith(("http://", "https://")):
+        return Target(kind="http", url=_check_url(spec))
+    if spec.endswith(".toml"):
+        return load_target_file(Path(spec))
+    raise UsageError(
+        f"cannot read --server {spec!r}: use stdio:COMMAND, http://HOST:PORT/PATH, sse:URL or FILE.toml"
+    )
+
+
+def _split_command(text: str) -> tuple[str, ...]:
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise UsageError(f"cannot split the stdio command: {exc}") from None
+    if not argv:
+        raise UsageError("stdio: needs a command, for example stdio:python -m my_server")
+    return argv
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"not an http(s) URL with a host: {url!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise UsageError(f"bad port in URL {url!r}") from None
+    return url
+
+
+def load_target_file(path: Path) -> Target:
+    """Read a TOML target file. Secret values come from environment variables, never from the file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"target file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read target file {path}: {exc}") from None
+    section = data.get("target")
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: needs a [target] table with `command` or `url`")
+    secrets: list[str] = []
+
+    env = _str_table(section.get("env", {}), f"{path}: [target.env]")
+    for name, var in _str_table(section.get("env_from", {}), f"{path}: [target.env_from]").items():
+        env[name] = _from_environment(var, path)
+        secrets.append(env[name])
+    headers = _str_table(section.get("headers", {}), f"{path}: [target.headers]")
+    for name, var in _str_table(
+        section.get("headers_from_env", {}), f"{path}: [target.headers_from_env]"
+    ).items():
+        headers[name] = _from_environment(var, path)
+        secrets.append(headers[name])
+    for name, value in headers.items():
+        if name.lower() in ("authorization", "proxy-authorization", "cookie"):
+            secrets.append(value)
+            secrets.extend(part for part in value.split() if len(part) >= 8)
+    for name in section.get("secret_env", []):
+        if name in env:
+            secrets.append(env[name])
+
+    timeouts = data.get("timeouts", {})
+    limits = data.get("limits", {})
+    common: dict[str, Any] = {
+        "env": env,
+        "headers": headers,
+        "secrets": tuple(dict.fromkeys(s for s in secrets if s)),
+        "request_timeout": _number(timeouts.get("request"), f"{path}: timeouts.request"),
+        "start_timeout": _number(timeouts.get("start"), f"{path}: timeouts.start") or 15.0,
+        "max_message_bytes": int(limits.get("max_message_bytes", 16 * 1024 * 1024)),
+        "label": str(section.get("label", "")),
+        "settings": {k: v for k, v in data.items() if k not in ("target", "timeouts", "limits")},
+    }
+    cwd = section.get("cwd")
+    if cwd is not None:
+        common["cwd"] = str((path.parent / cwd).resolve())
+    command, url = section.get("command"), section.get("url")
+    transport = section.get("transport")
+    if command is not None and url is None:
+        argv = _argv(command, path)
+        if transport in ("http", "sse"):
+            return Target(kind=transport, launch=argv, **common)
+        return Target(kind="stdio", argv=argv, **common)
+    if url is not None and command is None:
+        kind: Kind = "sse" if transport == "sse" else "http"
+        return Target(kind=kind, url=_check_url(str(url)), **common)
+    raise UsageError(f"{path}: [target] needs exactly one of `command` and `url`")
+
+
+def _argv(command: Any, path: Path) -> tuple[str, ...]:
+    if isinstance(command, str):
+        return _split_command(command)
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return tuple(command)
+    raise UsageError(f"{path}: `command` must be a string or a non-empty list of strings")
+
+
+def _str_table(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise UsageError(f"{where} must be a table of strings")
+    return dict(value)
+
+
+def _from_environment(var: str, path: Path) -> str:
+    value = os.environ.get(var)
+    if value is None:
+        raise UsageError(f"{path}: environment variable {var} is not set")
+    return value
+
+
+def _number(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise UsageError(f"{where} must be a positive number of seconds")
+    return float(value)
+
+
+def reference_targets() -> list[Target]:
+    """The embedded default: the project's own reference server over stdio and over HTTP."""
+    module = [sys.executable, "-m", "conformance.reference.base_server"]
+    return [
+        Target(kind="stdio", argv=tuple(module), label="reference (stdio)"),
+        Target(kind="http", launch=(*module, "--http", "--port", "0"), label="reference (http)"),
+    ]

@@ -1,0 +1,112 @@
+"""Streamable HTTP rules: GET handling per era, header/body agreement, unsupported revisions."""
+
+from __future__ import annotations
+
+from conformance.adapters.http import HttpAdapter
+from conformance.engine.checks import check, missed, skip, unjudgeable
+from conformance.engine.context import CaseContext
+from conformance.protocol import jsonrpc
+from conformance.protocol.session import Call
+from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSION
+
+GET_WINDOW = 0.5
+
+
+def _adapter(ctx: CaseContext, session_adapter: object) -> HttpAdapter:
+    if not isinstance(session_adapter, HttpAdapter):
+        unjudgeable("this check needs the Streamable HTTP adapter")
+    return session_adapter
+
+
+@check(
+    "base.http.modern-get-405",
+    "BASE-HTTP-001",
+    "a 2026-07-28-only server answers GET with 405",
+    eras=("modern",),
+    transports=("http",),
+)
+async def modern_get_405(ctx: CaseContext) -> None:
+    spoken = ctx.shared.get("spoken", [])
+    if any(rev in spoken for rev in LEGACY_REVISIONS):
+        skip("the server also speaks a legacy revision, whose GET stream rules apply instead")
+    adapter = _adapter(ctx, (await ctx.session()).adapter)
+    reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
+    if reply.status != 405:
+        missed(
+            f"GET answered HTTP {reply.status} ({reply.content_type or 'no content type'}), not 405",
+            http_status=reply.status,
+            headers=reply.headers,
+        )
+
+
+@check(
+    "base.http.legacy-get",
+    "BASE-HTTP-002",
+    "a legacy session's GET is an event stream or 405",
+    eras=("legacy",),
+    transports=("http",),
+)
+async def legacy_get(ctx: CaseContext) -> None:
+    adapter = _adapter(ctx, (await ctx.session()).adapter)
+    reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
+    if reply.status == 405:
+        ctx.note("no GET stream (405)")
+        return
+    if reply.status == 200 and reply.content_type.startswith("text/event-stream"):
+        ctx.note("GET opened an event stream")
+        return
+    missed(
+        f"GET answered HTTP {reply.status} with {reply.content_type or 'no content type'}",
+        http_status=reply.status,
+        headers=reply.headers,
+    )
+
+
+def _expect_400(call: Call, code: int, what: str) -> None:
+    if call.result is not None:
+        missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
+    if call.reply.status != 400:
+        missed(f"{what}: HTTP {call.reply.status}, not 400", **call.excerpt())
+    if call.error_code != code:
+        missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
+
+
+@check(
+    "base.http.header-mismatch",
+    "BASE-HTTP-003",
+    "header and body disagreeing is 400 with -32020",
+    eras=("modern",),
+    transports=("http",),
+)
+async def header_mismatch(ctx: CaseContext) -> None:
+    session = await ctx.session()
+    call = await session.request("tools/list", headers={"Mcp-Method": "tools/call"})
+    ctx.calls.append(call)
+    _expect_400(call, jsonrpc.HEADER_MISMATCH, "Mcp-Method says tools/call for a tools/list body")
+    call = await session.request("tools/list", headers={"MCP-Protocol-Version": "2025-11-25"})
+    ctx.calls.append(call)
+    _expect_400(call, jsonrpc.HEADER_MISMATCH, "MCP-Protocol-Version header 2025-11-25 with _meta 2026-07-28")
+
+
+@check(
+    "base.http.unsupported-revision",
+    "BASE-HTTP-004",
+    "an unsupported revision is 400 with -32022",
+    eras=("modern",),
+    transports=("http",),
+)
+async def unsupported_revision(ctx: CaseContext) -> None:
+    session = await ctx.session()
+    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: "2099-01-01"}}
+    call = await session.request(
+        "server/discover",
+        params,
+        envelope=False,
+        headers={"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"},
+    )
+    ctx.calls.append(call)
+    _expect_400(call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, "protocol version 2099-01-01")
+    data = call.error.get("data") if isinstance(call.error, dict) else None
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
+        missed(f"error.data.supported must be an array of strings, got {supported!r}", **call.excerpt())

@@ -1,0 +1,47 @@
+"""Error hygiene: provoked errors must not leak stack traces or server file paths."""
+
+from __future__ import annotations
+
+import json
+
+from conformance.engine.checks import check, missed
+from conformance.engine.context import CaseContext
+from conformance.protocol.session import Call
+from suites.base.common import callable_tools, find_trace
+
+
+def _error_texts(call: Call) -> list[str]:
+    texts = []
+    if call.error is not None:
+        texts.append(json.dumps(call.error, ensure_ascii=False))
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is True:
+        texts.append(json.dumps(result, ensure_ascii=False))
+    return texts
+
+
+@check("base.hygiene.no-stack-traces", "BASE-HYG-001", "errors carry no stack traces or file paths")
+async def no_stack_traces(ctx: CaseContext) -> None:
+    probes: list[tuple[str, dict[str, object] | None]] = [
+        ("conformance/no-such-method", None),
+        ("tools/list", {"cursor": "conformance-invalid-cursor-\u0000"}),
+    ]
+    if ctx.identity.has("tools"):
+        probes.append(("tools/call", {"name": "conformance_no_such_tool_7f3a", "arguments": {}}))
+        listed = ctx.shared.get("list:tools/list", ([], [], ""))[0]
+        for tool in callable_tools(ctx, listed)[:20]:
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                # A wrong type for every argument: the commonest way to reach an unguarded handler.
+                props = (tool.get("inputSchema") or {}).get("properties") or {}
+                args: dict[str, object] = {name: {"conformance": [1, None]} for name in list(props)[:5]}
+                args = args or {"_": 1}
+                probes.append(("tools/call", {"name": tool["name"], "arguments": args}))
+    if ctx.identity.has("resources"):
+        probes.append(("resources/read", {"uri": "conformance://no-such-resource/7f3a"}))
+    for method, params in probes:
+        call = await ctx.request(method, params)
+        for text in _error_texts(call):
+            trace = find_trace(text)
+            if trace:
+                missed(f"{method} error leaks {trace!r}", **call.excerpt())
+    ctx.note(f"{len(probes)} provoked errors searched")

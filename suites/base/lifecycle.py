@@ -1,0 +1,73 @@
+"""Lifecycle checks: the opening exchange of each era and legacy version negotiation."""
+
+from __future__ import annotations
+
+from conformance.engine.checks import check, missed, unjudgeable
+from conformance.engine.context import CaseContext
+from conformance.protocol.session import CLIENT_INFO
+from conformance.protocol.versions import MODERN_REVISIONS
+from conformance.schemas import shape_errors
+
+
+@check("base.lifecycle.initialize-shape", "BASE-LIFE-002", "initialize result shape", eras=("legacy",))
+async def initialize_shape(ctx: CaseContext) -> None:
+    opening = ctx.identity.opening
+    if opening is None or not isinstance(opening.result, dict):
+        unjudgeable("the session has no initialize result to inspect")
+    problems = shape_errors("initializeResult", opening.result, "legacy")
+    if problems:
+        missed("; ".join(problems), **opening.excerpt())
+
+
+@check(
+    "base.lifecycle.version-negotiation",
+    "BASE-LIFE-003",
+    "unknown version answered with a supported one",
+    eras=("legacy",),
+)
+async def version_negotiation(ctx: CaseContext) -> None:
+    session = await ctx.fresh_session_unopened()
+    call = await session.request(
+        "initialize",
+        {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": CLIENT_INFO},
+        envelope=False,
+    )
+    ctx.calls.append(call)
+    result = call.result
+    if not isinstance(result, dict):
+        missed("initialize with protocolVersion 1999-01-01 was not answered with a result", **call.excerpt())
+    offered = result.get("protocolVersion")
+    if not isinstance(offered, str) or offered == "1999-01-01":
+        missed(
+            f"the server answered protocolVersion {offered!r}, not a version it supports", **call.excerpt()
+        )
+    ctx.note(f"offered {offered}")
+
+
+@check("base.discover.shape", "BASE-DISC-001", "server/discover result shape", eras=("modern",))
+async def discover_shape(ctx: CaseContext) -> None:
+    opening = ctx.identity.opening
+    if opening is None or not isinstance(opening.result, dict):
+        unjudgeable("the session has no server/discover result to inspect")
+    problems = shape_errors("discoverResult", opening.result, "modern")
+    supported = opening.result.get("supportedVersions")
+    if isinstance(supported, list) and not any(v in supported for v in MODERN_REVISIONS):
+        problems.append(f"supportedVersions {supported!r} lacks {MODERN_REVISIONS[0]}")
+    if problems:
+        missed("; ".join(problems), **opening.excerpt())
+
+
+@check("base.modern.result-type", "BASE-MODERN-001", "every result carries resultType", eras=("modern",))
+async def result_type(ctx: CaseContext) -> None:
+    calls = [ctx.identity.opening] if ctx.identity.opening else []
+    calls.append(await ctx.request("tools/list"))
+    if ctx.identity.has("resources"):
+        calls.append(await ctx.request("resources/list"))
+    for call in calls:
+        if call is None or not isinstance(call.result, dict):
+            continue
+        if not isinstance(call.result.get("resultType"), str):
+            missed(
+                f"a {call.request and call.request.get('method')} result has no string resultType",
+                **call.excerpt(),
+            )

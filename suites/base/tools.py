@@ -1,0 +1,288 @@
+"""tools/list and tools/call checks."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from jsonschema import exceptions as schema_exceptions
+from jsonschema import validators
+
+from conformance.engine.checks import check, missed, skip, weak
+from conformance.engine.context import CaseContext
+from conformance.protocol import jsonrpc
+from conformance.schemas import shape_errors
+from suites.base.common import (
+    callable_tools,
+    example_value,
+    json_text_blocks,
+    list_all,
+    no_callable_reason,
+    tools,
+)
+
+NAME_RULE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@check("base.tools.list-shape", "BASE-TOOLS-001", "tools/list result shape", capability="tools")
+async def list_shape(ctx: CaseContext) -> None:
+    _, calls, problem = await list_all(ctx, "tools/list", "tools")
+    for index, call in enumerate(calls):
+        if not isinstance(call.result, dict):
+            missed(f"page {index + 1} of tools/list was not answered with a result", **call.excerpt())
+        problems = shape_errors("listToolsResult", call.result, ctx.era)
+        if problems:
+            missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
+    if problem and not calls:
+        missed(problem)
+
+
+@check("base.tools.pagination-ends", "BASE-TOOLS-006", "pagination ends", capability="tools")
+async def pagination_ends(ctx: CaseContext) -> None:
+    items, calls, problem = await list_all(ctx, "tools/list", "tools")
+    if problem:
+        missed(problem, **(calls[-1].excerpt() if calls else {}))
+    ctx.note(f"{len(items)} tools in {len(calls)} page(s)")
+
+
+@check("base.tools.name-rules", "BASE-TOOLS-002", "tool names follow the naming rules", capability="tools")
+async def name_rules(ctx: CaseContext) -> None:
+    bad = [t["name"] for t in await tools(ctx) if not NAME_RULE.match(t["name"])]
+    if bad:
+        missed(f"names outside ^[A-Za-z0-9_.-]{{1,128}}$: {bad[:10]!r}")
+
+
+@check("base.tools.unique-names", "BASE-TOOLS-003", "tool names are unique", capability="tools")
+async def unique_names(ctx: CaseContext) -> None:
+    counts = Counter(t["name"] for t in await tools(ctx))
+    dupes = sorted(name for name, n in counts.items() if n > 1)
+    if dupes:
+        missed(f"names listed more than once: {dupes[:10]!r}")
+
+
+def _schema_problem(schema: Any, *, output: bool) -> str | None:
+    if not isinstance(schema, dict):
+        return f"is a {type(schema).__name__}, not an object"
+    if schema.get("type") != "object":
+        return f'root type is {schema.get("type")!r}, not "object"'
+    dialect = schema.get("$schema", DEFAULT_DIALECT)
+    cls = validators.validator_for({"$schema": dialect}, default=None) if isinstance(dialect, str) else None
+    if cls is None:
+        return f"declares an unknown dialect {dialect!r}"
+    try:
+        cls.check_schema(schema)
+    except schema_exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        return f"is not a valid JSON Schema at {where}: {exc.message[:200]}"
+    return None
+
+
+@check(
+    "base.tools.input-schema-valid",
+    "BASE-TOOLS-004",
+    "inputSchema is a valid JSON Schema",
+    capability="tools",
+)
+async def input_schema_valid(ctx: CaseContext) -> None:
+    for tool in await tools(ctx):
+        problem = _schema_problem(tool.get("inputSchema"), output=False)
+        if problem:
+            missed(f"tool {tool['name']!r}: inputSchema {problem}")
+
+
+@check(
+    "base.tools.output-schema-valid",
+    "BASE-TOOLS-005",
+    "outputSchema is a valid JSON Schema",
+    capability="tools",
+)
+async def output_schema_valid(ctx: CaseContext) -> None:
+    declared = [t for t in await tools(ctx) if "outputSchema" in t]
+    for tool in declared:
+        problem = _schema_problem(tool.get("outputSchema"), output=True)
+        if problem:
+            missed(f"tool {tool['name']!r}: outputSchema {problem}")
+    if not declared:
+        ctx.note("no tool declares an outputSchema")
+
+
+@check("base.tools.deterministic-order", "BASE-TOOLS-007", "listing is deterministic", capability="tools")
+async def deterministic_order(ctx: CaseContext) -> None:
+    first = [t["name"] for t in await tools(ctx)]
+    ctx.shared.pop("list:tools/list", None)
+    second = [t["name"] for t in await tools(ctx)]
+    if first != second:
+        missed(f"two listings differ: {first[:8]!r}… vs {second[:8]!r}…")
+
+
+async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str, Any], Any]]:
+    """Call each callable tool once (cached); keep (tool, call) pairs."""
+    if "structured-calls" not in ctx.shared:
+        listed = await tools(ctx)
+        chosen = callable_tools(ctx, listed)
+        pairs = []
+        for tool in chosen:
+            args = example_value(tool.get("inputSchema", {})) or {}
+            call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
+            pairs.append((tool, call))
+        ctx.shared["structured-calls"] = (pairs, len(chosen))
+    pairs, chosen = ctx.shared["structured-calls"]
+    if not chosen:
+        skip(no_callable_reason(ctx))
+    return pairs
+
+
+def _succeeded(call: Any) -> dict[str, Any] | None:
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is not True:
+        return result
+    return None
+
+
+@check(
+    "base.call.structured-matches-schema",
+    "BASE-CALL-001",
+    "structuredContent conforms to outputSchema",
+    capability="tools",
+)
+async def structured_matches_schema(ctx: CaseContext) -> None:
+    judged = 0
+    for tool, call in await _successful_structured_calls(ctx):
+        result = _succeeded(call)
+        schema = tool.get("outputSchema")
+        if result is None or not isinstance(schema, dict):
+            continue
+        judged += 1
+        if "structuredContent" not in result:
+            missed(
+                f"tool {tool['name']!r} declares outputSchema but returned no structuredContent",
+                **call.excerpt(),
+            )
+        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        errors = sorted(cls(schema).iter_errors(result["structuredContent"]), key=lambda e: e.path)
+        if errors:
+            err = errors[0]
+            where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+            missed(
+                f"tool {tool['name']!r}: structuredContent violates outputSchema at {where}: {err.message}",
+                **call.excerpt(),
+            )
+    if not judged:
+        skip("no callable tool with an outputSchema returned a successful result")
+
+
+@check(
+    "base.call.text-mirror-present",
+    "BASE-CALL-002",
+    "structured results also come as JSON text",
+    capability="tools",
+)
+async def text_mirror_present(ctx: CaseContext) -> None:
+    judged = 0
+    for tool, call in await _successful_structured_calls(ctx):
+        result = _succeeded(call)
+        if result is None or "structuredContent" not in result:
+            continue
+        judged += 1
+        if result["structuredContent"] not in json_text_blocks(result):
+            missed(
+                f"tool {tool['name']!r}: no text block carries the serialized structuredContent",
+                **call.excerpt(),
+            )
+    if not judged:
+        skip("no called tool returned structuredContent")
+
+
+@check(
+    "base.call.text-mirror-equal",
+    "BASE-CALL-003",
+    "a JSON text block equals structuredContent",
+    capability="tools",
+)
+async def text_mirror_equal(ctx: CaseContext) -> None:
+    judged = 0
+    for tool, call in await _successful_structured_calls(ctx):
+        result = _succeeded(call)
+        if result is None or "structuredContent" not in result:
+            continue
+        for value in json_text_blocks(result):
+            judged += 1
+            if value != result["structuredContent"]:
+                missed(
+                    f"tool {tool['name']!r}: a JSON text block differs from structuredContent",
+                    **call.excerpt(),
+                )
+    if not judged:
+        skip("no called tool returned structuredContent with a JSON text block")
+
+
+UNKNOWN_TOOL = "conformance_no_such_tool_7f3a"
+
+
+async def _unknown_tool_call(ctx: CaseContext) -> Any:
+    if "unknown-tool" not in ctx.shared:
+        ctx.shared["unknown-tool"] = await ctx.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
+    call = ctx.shared["unknown-tool"]
+    ctx.calls.append(call)
+    return call
+
+
+@check(
+    "base.call.unknown-tool-not-success",
+    "BASE-CALL-004",
+    "calling an unknown tool is not a success",
+    capability="tools",
+)
+async def unknown_tool_not_success(ctx: CaseContext) -> None:
+    call = await _unknown_tool_call(ctx)
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is not True:
+        missed(f"tools/call of unknown tool {UNKNOWN_TOOL!r} succeeded", **call.excerpt())
+    if call.error is None and not isinstance(result, dict):
+        missed("tools/call of an unknown tool got neither an error nor a result", **call.excerpt())
+
+
+@check(
+    "base.call.unknown-tool-protocol-error",
+    "BASE-CALL-005",
+    "an unknown tool is a protocol error",
+    capability="tools",
+)
+async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
+    call = await _unknown_tool_call(ctx)
+    if call.error is None:
+        missed("an unknown tool was answered with a result, not a JSON-RPC error", **call.excerpt())
+    if call.error_code != jsonrpc.INVALID_PARAMS:
+        ctx.note(f"error code {call.error_code!r} (-32602 is usual)")
+
+
+@check(
+    "base.call.invalid-arguments", "BASE-CALL-006", "invalid tool arguments are rejected", capability="tools"
+)
+async def invalid_arguments(ctx: CaseContext) -> None:
+    listed = callable_tools(ctx, await tools(ctx))
+    candidates = [
+        t for t in listed if isinstance(t.get("inputSchema"), dict) and t["inputSchema"].get("required")
+    ]
+    if not listed:
+        skip(no_callable_reason(ctx))
+    if not candidates:
+        skip("no callable tool has a required argument to leave out")
+    tool = candidates[0]
+    args = example_value(tool["inputSchema"]) or {}
+    dropped = tool["inputSchema"]["required"][0]
+    args.pop(dropped, None)
+    call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is not True:
+        missed(
+            f"tool {tool['name']!r} accepted a call without required argument {dropped!r}", **call.excerpt()
+        )
+    if call.error is not None and call.error_code != jsonrpc.INVALID_PARAMS:
+        weak(
+            f"rejected with JSON-RPC code {call.error_code!r}; -32602 or an isError result is expected",
+            **call.excerpt(),
+        )
+    ctx.note("rejected as " + ("JSON-RPC -32602" if call.error is not None else "an isError result"))

@@ -1,0 +1,355 @@
+"""A small MCP server written on raw JSON lines (no SDK), for proving the base suite's checks.
+
+With no `--defect` it is conformant in both eras, over stdio and (2026-07-28 only) over HTTP; each
+`--defect NAME` plants exactly one fault that a base check must catch. Defects the SDK refuses to
+produce (a wrong id, a missing `jsonrpc`, garbage on stdout) are why this server exists.
+
+    python -m tests.servers.raw_server [--http] [--defect NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+LEGACY = ("2025-06-18", "2025-11-25")
+MODERN = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+
+DEFECTS = {
+    "none": "conformant",
+    "wrong-id": "answers tools/list with an id off by one",
+    "no-jsonrpc": "omits the jsonrpc member from every response",
+    "result-and-error": "puts both result and error in tools/list responses",
+    "schema-violation": "echo returns structuredContent that violates its outputSchema",
+    "text-differs": "echo's JSON text block differs from structuredContent",
+    "unknown-tool-success": "answers a call of an unknown tool with a successful result",
+    "stack-trace": "puts a Python traceback into the message of unknown-method errors",
+    "bad-input-schema": "lists a tool whose inputSchema is not a valid JSON Schema",
+    "cursor-loop": "the tools/list cursor points back to the first page forever",
+    "stdout-garbage": "writes a log line to stdout at start",
+    "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
+    "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
+}
+
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Echo the text back.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "add",
+        "description": "Add two integers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+        },
+        "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]},
+        "annotations": {"readOnlyHint": True},
+    },
+]
+BROKEN_TOOL = {"name": "broken", "inputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}}}
+RESOURCE = {"uri": "raw://docs/readme", "name": "readme", "mimeType": "text/plain"}
+TEMPLATE = {"uriTemplate": "raw://items/{id}", "name": "item"}
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+class Server:
+    def __init__(self, defect: str) -> None:
+        self.defect = defect
+        self.revision: str | None = None
+
+    def handle_line(self, line: bytes) -> dict[str, Any] | None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            if self.defect == "no-parse-error":
+                return None
+            return self.envelope(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            )
+        return self.handle(message)
+
+    def handle(self, message: Any, headers: dict[str, str] | None = None) -> dict[str, Any] | None:
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            return self.envelope(
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": "Invalid Request"}}
+            )
+        if "id" not in message:
+            return None  # notifications need no answer
+        method, params, msg_id = message["method"], message.get("params") or {}, message["id"]
+        try:
+            result = self.dispatch(method, params, headers)
+        except RpcError as exc:
+            error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            return self.envelope({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        response: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "result": result}
+        if method == "tools/list":
+            if self.defect == "wrong-id" and isinstance(msg_id, int):
+                response["id"] = msg_id + 1
+            if self.defect == "result-and-error":
+                response["error"] = {"code": -32603, "message": "also an error"}
+        return self.envelope(response)
+
+    def envelope(self, response: dict[str, Any]) -> dict[str, Any]:
+        if self.defect == "no-jsonrpc":
+            response.pop("jsonrpc", None)
+        return response
+
+    def modern(self, params: dict[str, Any]) -> bool:
+        meta = params.get("_meta")
+        return isinstance(meta, dict) and META_VERSION in meta
+
+    def dispatch(self, method: str, params: dict[str, Any], headers: dict[str, str] | None) -> dict[str, Any]:
+        modern = self.modern(params)
+        if modern:
+            meta = params["_meta"]
+            if META_CAPS not in meta:
+                raise RpcError(-32602, "params._meta lacks clientCapabilities")
+            if meta[META_VERSION] != MODERN:
+                raise RpcError(
+                    -32022,
+                    "Unsupported protocol version",
+                    {"requested": meta[META_VERSION], "supported": [MODERN, *LEGACY]},
+                )
+        revision = MODERN if modern else (self.revision or LEGACY[-1])
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            self.revision = asked if asked in LEGACY else LEGACY[-1]
+            return {
+                "protocolVersion": self.revision,
+                "capabilities": {"tools": {}, "resources": {}},
+                "serverInfo": {"name": "raw-reference", "version": "1.0.0"},
+            }
+        result = self.method(method, params, revision)
+        if modern:
+            result["resultType"] = "complete"
+            if method in (
+                "server/discover",
+                "tools/list",
+                "resources/list",
+                "resources/templates/list",
+                "resources/read",
+            ):
+                result.update(cacheScope="public", ttlMs=0)
+        return result
+
+    def method(self, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
+        if method == "server/discover":
+            return {
+                "supportedVersions": [MODERN, *LEGACY],
+                "capabilities": {"tools": {}, "resources": {}},
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {"name": "raw-reference", "version": "1.0.0"}
+                },
+            }
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self.tools_page(params.get("cursor"))
+        if method == "tools/call":
+            return self.call(params, revision)
+        if method == "resources/list":
+            return {"resources": [RESOURCE]}
+        if method == "resources/templates/list":
+            return {"resourceTemplates": [TEMPLATE]}
+        if method == "resources/read":
+            uri = params.get("uri")
+            if uri == RESOURCE["uri"] or (isinstance(uri, str) and uri.startswith("raw://items/")):
+                return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}
+            raise RpcError(-32002, "Resource not found", {"uri": uri})
+        trace = ""
+        if self.defect == "stack-trace":
+            trace = (
+                '\nTraceback (most recent call last):\n  File "/srv/raw/server.py", line 88, in dispatch\n'
+                "KeyError: 'method'"
+            )
+        raise RpcError(-32601, "Method not found" + trace)
+
+    def tools_page(self, cursor: Any) -> dict[str, Any]:
+        tools = [*TOOLS, BROKEN_TOOL] if self.defect == "bad-input-schema" else TOOLS
+        if cursor is None:
+            index = 0
+        elif isinstance(cursor, str) and cursor.isdigit() and int(cursor) < len(tools):
+            index = int(cursor)
+        else:
+            raise RpcError(-32602, "Invalid cursor")
+        page: dict[str, Any] = {"tools": [tools[index]]}
+        if index + 1 < len(tools):
+            page["nextCursor"] = str(index + 1)
+        elif self.defect == "cursor-loop":
+            page["nextCursor"] = "0"
+        return page
+
+    def call(self, params: dict[str, Any], revision: str) -> dict[str, Any]:
+        name, args = params.get("name"), params.get("arguments") or {}
+        tool = next((t for t in TOOLS if t["name"] == name), None)
+        if tool is None:
+            if self.defect == "unknown-tool-success":
+                return {"content": [{"type": "text", "text": "done"}]}
+            raise RpcError(-32602, f"Unknown tool: {name}")
+        problem = self.invalid(tool["inputSchema"], args)
+        if problem:
+            if revision == "2025-06-18":
+                raise RpcError(-32602, f"Invalid arguments: {problem}")
+            return {"content": [{"type": "text", "text": f"Invalid arguments: {problem}"}], "isError": True}
+        if name == "echo":
+            structured: dict[str, Any] = {"text": args["text"]}
+            if self.defect == "schema-violation":
+                structured = {"text": 42}
+        else:
+            structured = {"sum": args["a"] + args["b"]}
+        text = json.dumps(structured, separators=(",", ":"))
+        if self.defect == "text-differs":
+            text = json.dumps({**structured, "extra": True})
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+    @staticmethod
+    def invalid(schema: dict[str, Any], args: Any) -> str:
+        if not isinstance(args, dict):
+            return "arguments must be an object"
+        for name in schema.get("required", []):
+            if name not in args:
+                return f"missing {name}"
+        for name, value in args.items():
+            prop = schema["properties"].get(name)
+            if prop is None:
+                return f"unexpected {name}"
+            kind = prop["type"]
+            ok = (
+                isinstance(value, str)
+                if kind == "string"
+                else (isinstance(value, int) and not isinstance(value, bool))
+            )
+            if not ok:
+                return f"{name} must be a {kind}"
+        return ""
+
+
+def serve_stdio(server: Server) -> None:
+    out = sys.stdout.buffer
+    if server.defect == "stdout-garbage":
+        out.write(b"raw-reference starting up...\n")
+        out.flush()
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        response = server.handle_line(line.rstrip(b"\r\n"))
+        if response is not None:
+            out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+            out.flush()
+
+
+STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}
+
+
+def serve_http(server: Server) -> None:
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def reply(self, status: int, body: bytes = b"", ctype: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            if status == 405:
+                self.send_header("Allow", "POST")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            if server.defect == "get-200":
+                self.reply(200, b"ok", "text/plain")
+            else:
+                self.reply(405)
+
+        def do_DELETE(self) -> None:
+            self.reply(405)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                message = json.loads(body)
+            except ValueError:
+                self.reply(
+                    400,
+                    json.dumps(
+                        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+                    ).encode(),
+                )
+                return
+            mismatch = self.mismatch(message)
+            if mismatch:
+                error = {"code": -32020, "message": mismatch}
+                self.reply(
+                    400, json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": error}).encode()
+                )
+                return
+            with lock:
+                response = server.handle(message)
+            if response is None:
+                self.reply(202)
+                return
+            status = STATUS.get(response.get("error", {}).get("code"), 200) if "error" in response else 200
+            self.reply(status, json.dumps(response).encode())
+
+        def mismatch(self, message: Any) -> str:
+            if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+                return ""  # an invalid envelope is answered -32600 by handle()
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            if self.headers.get("MCP-Protocol-Version") != meta.get(META_VERSION):
+                return "MCP-Protocol-Version header does not match _meta"
+            if self.headers.get("Mcp-Method") != message.get("method"):
+                return "Mcp-Method header does not match the method"
+            key = {"tools/call": "name", "resources/read": "uri"}.get(message.get("method", ""))
+            if key and self.headers.get("Mcp-Name") != params.get(key):
+                return "Mcp-Name header does not match"
+            return ""
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = httpd.server_address[1]
+    print(f"LISTENING http://127.0.0.1:{port}/mcp", flush=True)
+    httpd.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--defect", default="none", choices=sorted(DEFECTS))
+    args = parser.parse_args()
+    server = Server(args.defect)
+    with contextlib.suppress(KeyboardInterrupt):
+        serve_http(server) if args.http else serve_stdio(server)
+
+
+if __name__ == "__main__":
+    main()
