@@ -11,8 +11,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from conformance.catalog import suite_names
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-ALL_SUITES = ("base",)
+ALL_SUITES = suite_names()
 PROTOCOLS = ("auto", "2025-06-18", "2025-11-25", "2026-07-28")
 
 
@@ -71,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
     explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
+    vectors = sub.add_parser("vectors", help="golden vector tools")
+    vectors_sub = vectors.add_subparsers(dest="vectors_command", required=True)
+    vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
+    vlint.add_argument("--suite", choices=ALL_SUITES)
     return parser
 
 
@@ -82,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list(args)
         if args.command == "explain":
             return cmd_explain(args)
+        if args.command == "vectors":
+            return cmd_vectors_lint(args)
         return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
     except UsageProblem as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
@@ -129,31 +137,38 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_vectors_lint(args: argparse.Namespace) -> int:
+    from conformance.vectors import lint
+
+    count, problems = lint(args.suite)
+    for problem in problems:
+        print(problem)
+    print(f"{count} vectors checked, {len(problems)} problems")
+    return EXIT_FAILED if problems or not count else EXIT_OK
+
+
 def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     import asyncio
     from pathlib import Path
 
-    from conformance.targets import UsageError, parse_target, reference_targets
+    from conformance.targets import UsageError
 
     if args.timeout <= 0:
         raise UsageProblem("--timeout must be positive")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more")
+    from conformance import api
+
+    suites = list(dict.fromkeys(args.suite or ALL_SUITES))
+    checks = api.select_checks(suites, args.select)
+    if not checks:
+        raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
     try:
-        targets = [parse_target(spec) for spec in args.server] if args.server else reference_targets()
+        plan = api.build_plan(args.server, suites, checks)
     except UsageError as exc:
         raise UsageProblem(str(exc)) from None
-    suites = list(dict.fromkeys(args.suite or ALL_SUITES))
-    checks = _checks(suites)
-    if args.select:
-        words = [w.strip() for w in args.select.split(",") if w.strip()]
-        checks = [c for c in checks if any(w in c.id or w in c.requirement for w in words)]
-        if not checks:
-            raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
 
     from conformance.engine.context import RunOptions
-    from conformance.engine.events import Fanout
-    from conformance.engine.runner import Runner, run_all
     from conformance.reporting import canonical, views
     from conformance.reporting.progress import Progress
 
@@ -163,14 +178,11 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
     )
-    run_id = canonical.new_run_id()
-    secrets = tuple(s for t in targets for s in t.secrets)
-    masked = [_mask(part, secrets) for part in command]
-    builder = canonical.ReportBuilder(
-        run_id,
+    secrets = tuple(s for target, _ in plan for s in target.secrets)
+    builder = api.new_builder(
+        plan,
         {
-            "suites": suites,
-            "command": masked,
+            "command": [_mask(part, secrets) for part in command],
             "options": {
                 "protocol": args.protocol,
                 "timeout": args.timeout,
@@ -180,18 +192,15 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
             },
         },
     )
-    fanout = Fanout([builder, Progress(quiet=args.quiet)])
-    runner = Runner(checks, options, fanout)
+    run_id = builder.report["header"]["run_id"]
     directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
     interrupted = False
     try:
-        asyncio.run(run_all(targets, runner))
+        asyncio.run(api.run_plan_async(plan, options, builder, [Progress(quiet=args.quiet)]))
     except KeyboardInterrupt:
         interrupted = True
-    if interrupted or builder.report["footer"].get("reason") == "running":
-        builder.finish(False, "interrupted")
-    report = builder.report
-    code = EXIT_INTERRUPTED if interrupted else canonical.exit_code(report)
+    report = api.finish(builder, interrupted=interrupted)
+    code = EXIT_INTERRUPTED if interrupted else report["footer"]["exit_code"]
     report["footer"]["exit_code"] = code
     try:
         canonical.write_json_atomic(directory / "report.json", report)

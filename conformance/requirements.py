@@ -44,14 +44,13 @@ class Requirement:
         }
 
 
-SUITE_NAMES = ("base",)
-
-
 @cache
 def table() -> dict[str, Requirement]:
+    from conformance.catalog import SUITES
+
     rows: dict[str, Requirement] = {}
-    for suite in SUITE_NAMES:
-        path = resources.files("suites").joinpath(suite, "requirements.json")
+    for suite, entry in SUITES.items():
+        path = resources.files(entry.module).joinpath("requirements.json")
         data = json.loads(path.read_text(encoding="utf-8"))
         for row in data["requirements"]:
             if row["id"] in rows:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -190,10 +189,12 @@ def _number(value: Any, where: str) -> float | None:
     return float(value)
 
 
-def reference_targets() -> list[Target]:
-    """The embedded default: the project's own reference server over stdio and over HTTP."""
-    module = [sys.executable, "-m", "conformance.reference.base_server"]
+def reference_targets(suite: str) -> list[Target]:
+    """The embedded default for a suite: its reference server over stdio and over HTTP."""
+    from conformance.catalog import reference_command
+
+    command = tuple(reference_command(suite))
     return [
-        Target(kind="stdio", argv=tuple(module), label="reference (stdio)"),
-        Target(kind="http", launch=(*module, "--http", "--port", "0"), label="reference (http)"),
+        Target(kind="stdio", argv=command, label=f"{suite} reference (stdio)"),
+        Target(kind="http", launch=(*command, "--http", "--port", "0"), label=f"{suite} reference (http)"),
     ]

@@ -77,6 +77,9 @@ class Check:
     capability: str | None = None
     #: Revisions the check applies to, when narrower than its eras.
     revisions: frozenset[str] | None = None
+    #: Run on one revision per target only (the newest spoken one): for costly profile checks whose
+    #: subject (a race, a document) does not depend on the protocol revision.
+    once: bool = False
 
     def applies(self, era: str, transport: str, revision: str) -> bool:
         if era not in self.eras or transport not in self.transports:
@@ -96,6 +99,7 @@ def check(
     transports: tuple[str, ...] = ("stdio", "http", "sse"),
     capability: str | None = None,
     revisions: tuple[str, ...] | None = None,
+    once: bool = False,
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
@@ -115,6 +119,7 @@ def check(
                 frozenset(transports),
                 capability,
                 frozenset(revisions) if revisions else None,
+                once,
             )
         )
         return func
@@ -122,14 +127,11 @@ def check(
     return register
 
 
-SUITE_MODULES = {"base": "suites.base"}
-
-
 def load_suite(name: str) -> list[Check]:
     """Import a suite's modules (which register its checks) and return its checks in definition order."""
     import importlib
 
-    if name not in SUITE_MODULES:
-        raise KeyError(name)
-    importlib.import_module(SUITE_MODULES[name])
+    from conformance.catalog import SUITES
+
+    importlib.import_module(SUITES[name].module)
     return list(_REGISTRY.get(name, []))

@@ -41,17 +41,17 @@ class TargetOutcome:
 
 
 class Runner:
-    def __init__(self, checks: list[Check], options: RunOptions, events: Fanout) -> None:
-        self.checks = checks
+    def __init__(self, options: RunOptions, events: Fanout) -> None:
         self.options = options
         self.events = events
 
-    async def run_target(self, index: int, target: Target) -> TargetOutcome:
+    async def run_target(self, index: int, target: Target, checks: list[Check]) -> TargetOutcome:
         transcript = Transcript(target.secrets)
         outcome = TargetOutcome(index)
         info: dict[str, Any] = {"index": index, "spec": target.describe(), "transport": target.kind}
         self.events.emit(TargetStarted(index, info))
-        suites = sorted({c.suite for c in self.checks})
+        suites = sorted({c.suite for c in checks})
+        info["suites"] = suites
         try:
             async with launched(target, transcript) as live:
                 info["url"] = live.url or None
@@ -63,11 +63,14 @@ class Runner:
                 if not outcome.spoken:
                     outcome.unreachable = all(p.unreachable or not p.call for p in probes)
                     self._report_unopened(index, target, probes, transcript, suites)
+                done_once: set[str] = set()
                 for probe in probes:
                     if probe.session is None:
                         continue
                     info.setdefault("server_info", probe.session.identity.server_info)
-                    await self._run_revision(index, live, probe, transcript, outcome.spoken)
+                    pending = [c for c in checks if not (c.once and c.id in done_once)]
+                    ran = await self._run_revision(index, live, probe, transcript, outcome.spoken, pending)
+                    done_once.update(c.id for c in ran if c.once)
         except TargetUnreachable as exc:
             outcome.unreachable = True
             info["unreachable"] = str(exc)
@@ -82,6 +85,9 @@ class Runner:
     ) -> None:
         lines = [f"{p.revision}: {p.message}" for p in probes]
         evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
+        tail = [line for line in evidence.splitlines() if line.strip() and not line.startswith("exit status")]
+        if tail:
+            lines.append(f"last stderr line: {tail[-1].strip()[:200]}")
         for suite in suites:
             if any(p.call is not None for p in probes) and not any(p.unreachable for p in probes):
                 # It answered but refused every revision tried: that is a verdict, not an outage.
@@ -163,8 +169,15 @@ class Runner:
         )
 
     async def _run_revision(
-        self, index: int, target: Target, probe: ProbeResult, transcript: Transcript, spoken: list[str]
-    ) -> None:
+        self,
+        index: int,
+        target: Target,
+        probe: ProbeResult,
+        transcript: Transcript,
+        spoken: list[str],
+        checks: list[Check],
+    ) -> list[Check]:
+        """Run the applicable checks on one revision; return the checks that ran."""
         revision = probe.revision
         era = era_of(revision)
         assert probe.session is not None
@@ -172,15 +185,18 @@ class Runner:
         pool.adopt(probe.session)
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
+        ran: list[Check] = []
         try:
-            for check in self.checks:
+            for check in checks:
                 if not check.applies(era, target.kind, revision):
                     continue
+                ran.append(check)
                 ctx = CaseContext(target, revision, era, target.kind, identity, pool, self.options, shared)
                 result = await self._run_case(index, check, ctx, transcript)
                 self.events.emit(CaseFinished(result))
         finally:
             await pool.close()
+        return ran
 
     async def _run_case(
         self, index: int, check: Check, ctx: CaseContext, transcript: Transcript
@@ -240,12 +256,12 @@ def _probe_info(probe: ProbeResult) -> dict[str, Any]:
     return {"revision": probe.revision, "spoken": probe.spoken, "message": probe.message}
 
 
-async def run_all(targets: list[Target], runner: Runner) -> tuple[list[TargetOutcome], bool]:
-    """Run every target in turn; return outcomes and whether the run completed (False on Ctrl-C)."""
+async def run_all(plan: list[tuple[Target, list[Check]]], runner: Runner) -> tuple[list[TargetOutcome], bool]:
+    """Run every (target, checks) pair in turn; return outcomes and whether the run completed."""
     outcomes: list[TargetOutcome] = []
     try:
-        for index, target in enumerate(targets):
-            outcomes.append(await runner.run_target(index, target))
+        for index, (target, checks) in enumerate(plan):
+            outcomes.append(await runner.run_target(index, target, checks))
     except asyncio.CancelledError:
         runner.events.emit(RunFinished(complete=False, reason="interrupted"))
         return outcomes, False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance import vectors
 from conformance.engine.checks import check, missed, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
@@ -71,6 +72,7 @@ async def error_shape(ctx: CaseContext) -> None:
 
 
 async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
+    """Send exact bytes; an unanswered probe is a miss only if the server still answers afterwards."""
     session = await ctx.session()
     headers = session.headers_for("tools/list", None)
     try:
@@ -88,29 +90,46 @@ async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
     return call
 
 
+def _probes(requirement: str) -> list[dict[str, Any]]:
+    return [v for v in vectors.load("base", "envelope-probes.json") if v["requirement"] == requirement]
+
+
+async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Call, Any]:
+    session = await ctx.session()
+    msg_id = session.next_id()
+    raw = vector["send"].replace("{id}", str(msg_id)).encode("utf-8")
+    call = await _send_malformed(ctx, raw, expect_id=None if vector["expect_null_id"] else msg_id)
+    return call, msg_id
+
+
 @check("base.rpc.parse-error", "BASE-RPC-005", "malformed JSON is answered with -32700")
 async def parse_error(ctx: CaseContext) -> None:
-    call = await _send_malformed(ctx, b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", ', expect_id=None)
-    if call.error_code != jsonrpc.PARSE_ERROR:
-        missed(f"expected error code -32700, got {call.error_code!r}", **call.excerpt())
-    value = call.response
-    if isinstance(value, dict) and value.get("id") is not None:
-        missed(f"a parse error response must have id null, got {value.get('id')!r}", **call.excerpt())
+    for vector in _probes("BASE-RPC-005"):
+        call, _ = await _run_probe(ctx, vector)
+        if call.error_code != jsonrpc.PARSE_ERROR:
+            missed(f"{vector['id']}: expected error code -32700, got {call.error_code!r}", **call.excerpt())
+        value = call.response
+        if isinstance(value, dict) and value.get("id") is not None:
+            missed(
+                f"{vector['id']}: a parse error response must have id null, got {value.get('id')!r}",
+                **call.excerpt(),
+            )
 
 
 @check("base.rpc.invalid-request", "BASE-RPC-006", "an invalid request is answered with -32600")
 async def invalid_request(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    msg_id = session.next_id()
-    raw = jsonrpc.encode({"jsonrpc": "2.0", "id": msg_id, "method": 42})
-    call = await _send_malformed(ctx, raw, expect_id=msg_id)
-    if call.result is not None:
-        missed("a request whose method is a number was answered with a result", **call.excerpt())
-    if call.error_code == jsonrpc.HEADER_MISMATCH and ctx.era == "modern" and ctx.transport == "http":
-        ctx.note("refused as a header mismatch: no Mcp-Method header can mirror a numeric method")
-        return
-    if call.error_code != jsonrpc.INVALID_REQUEST:
-        weak(f"refused, but with code {call.error_code!r} rather than -32600", **call.excerpt())
+    for vector in _probes("BASE-RPC-006"):
+        call, _ = await _run_probe(ctx, vector)
+        if call.result is not None:
+            missed(f"{vector['id']}: an invalid request was answered with a result", **call.excerpt())
+        if call.error_code == jsonrpc.HEADER_MISMATCH and ctx.era == "modern" and ctx.transport == "http":
+            ctx.note(f"{vector['id']}: refused as a header mismatch (no Mcp-Method header can mirror it)")
+            continue
+        if call.error_code != jsonrpc.INVALID_REQUEST:
+            weak(
+                f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32600",
+                **call.excerpt(),
+            )
 
 
 @check("base.rpc.method-not-found", "BASE-RPC-007", "an unknown method is answered with -32601")

@@ -1,0 +1,83 @@
+"""A programmatic entry point: run suites and get the canonical report as a dict.
+
+The CLI, the project's tests and the pytest plugin all go through `run_report`, so they produce the
+same verdicts, IDs and reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from conformance.engine.checks import Check, load_suite
+from conformance.engine.context import RunOptions
+from conformance.engine.events import Fanout, Sink
+from conformance.engine.runner import Runner, run_all
+from conformance.reporting import canonical
+from conformance.reporting.canonical import ReportBuilder
+from conformance.targets import Target, parse_target, reference_targets
+
+
+def select_checks(suites: Sequence[str], select: str | None = None) -> list[Check]:
+    checks = [c for suite in suites for c in load_suite(suite)]
+    if select:
+        words = [w.strip() for w in select.split(",") if w.strip()]
+        checks = [c for c in checks if any(w in c.id or w in c.requirement for w in words)]
+    return checks
+
+
+def build_plan(
+    servers: Sequence[str | Target] | None, suites: Sequence[str], checks: list[Check]
+) -> list[tuple[Target, list[Check]]]:
+    """With servers: every chosen check against each. Without: each suite against its own reference."""
+    if servers:
+        targets = [s if isinstance(s, Target) else parse_target(s) for s in servers]
+        return [(target, checks) for target in targets]
+    chosen = {c.suite for c in checks}
+    return [
+        (target, [c for c in checks if c.suite == suite])
+        for suite in suites
+        if suite in chosen
+        for target in reference_targets(suite)
+    ]
+
+
+def new_builder(
+    plan: list[tuple[Target, list[Check]]], header: dict[str, Any] | None = None
+) -> ReportBuilder:
+    suites = sorted({c.suite for _, checks in plan for c in checks})
+    return ReportBuilder(canonical.new_run_id(), {"suites": suites, **(header or {})})
+
+
+async def run_plan_async(
+    plan: list[tuple[Target, list[Check]]],
+    options: RunOptions,
+    builder: ReportBuilder,
+    sinks: Sequence[Sink] = (),
+) -> None:
+    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway)."""
+    await run_all(plan, Runner(options, Fanout([builder, *sinks])))
+
+
+def finish(builder: ReportBuilder, *, interrupted: bool = False) -> dict[str, Any]:
+    """Close the report (marked incomplete when interrupted) and stamp its exit code."""
+    if interrupted or builder.report["footer"].get("reason") == "running":
+        builder.finish(False, "interrupted")
+    builder.report["footer"]["exit_code"] = canonical.exit_code(builder.report)
+    return builder.report
+
+
+def run_report(
+    servers: Sequence[str | Target] | None = None,
+    suites: Sequence[str] = ("base",),
+    *,
+    select: str | None = None,
+    options: RunOptions | None = None,
+) -> dict[str, Any]:
+    """Run synchronously and return the canonical report (the CLI's `run` without files or progress)."""
+    checks = select_checks(suites, select)
+    plan = build_plan(servers, suites, checks)
+    builder = new_builder(plan)
+    asyncio.run(run_plan_async(plan, options or RunOptions(), builder))
+    return finish(builder)

@@ -1,0 +1,39 @@
+"""The one list of suites: where each suite's checks live and which reference server it runs against
+when no `--server` is given. Plain data, so the CLI can read it without importing any suite.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    name: str
+    #: Module whose import registers the suite's checks (and holds requirements.json beside it).
+    module: str
+    description: str
+    #: Module of the reference server (run with `python -m MODULE`, `--http --port 0` for HTTP).
+    reference: str
+
+
+SUITES: dict[str, SuiteEntry] = {
+    entry.name: entry
+    for entry in (
+        SuiteEntry(
+            "base",
+            "suites.base",
+            "MCP base protocol: JSON-RPC envelope, lifecycle, tools, resources, HTTP rules",
+            "conformance.reference.base_server",
+        ),
+    )
+}
+
+
+def suite_names() -> tuple[str, ...]:
+    return tuple(SUITES)
+
+
+def reference_command(suite: str) -> list[str]:
+    return [sys.executable, "-m", SUITES[suite].reference]
