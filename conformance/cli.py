@@ -199,6 +199,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         asyncio.run(api.run_plan_async(plan, options, builder, [Progress(quiet=args.quiet)]))
     except KeyboardInterrupt:
         interrupted = True
+    # asyncio may absorb the Ctrl-C into a cancelled run that still returns: the report says so.
+    interrupted = interrupted or builder.report["footer"].get("reason") == "interrupted"
     report = api.finish(builder, interrupted=interrupted)
     code = EXIT_INTERRUPTED if interrupted else report["footer"]["exit_code"]
     report["footer"]["exit_code"] = code

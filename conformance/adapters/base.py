@@ -177,6 +177,8 @@ class StreamAdapter(Adapter):
         self._closed_reason = ""
         #: Ids this adapter gave up on or already saw answered: a later response with one is stale.
         self._settled_ids: list[Any] = []
+        #: Probes with id null whose answer never came in time: a later null-id answer belongs to them.
+        self._late_null_answers = 0
 
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
@@ -190,8 +192,11 @@ class StreamAdapter(Adapter):
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                if expect_id is not NO_RESPONSE and expect_id is not None:
-                    self._settled_ids.append(expect_id)
+                if expect_id is not NO_RESPONSE:
+                    if expect_id is not None:
+                        self._settled_ids.append(expect_id)
+                    else:
+                        self._late_null_answers += 1
                     raise TransportTimeout(
                         f"no response to request id {expect_id!r} within {timeout:g} s",
                         evidence=self.diagnostics(),
@@ -216,6 +221,11 @@ class StreamAdapter(Adapter):
             if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
                 continue
             if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
+                frame.extra["stale"] = True
+                continue
+            if frame.id is None and expect_id is not None and self._late_null_answers:
+                # The late answer to a probe we stopped waiting for (id null), not this request's.
+                self._late_null_answers -= 1
                 frame.extra["stale"] = True
                 continue
             # One request is outstanding per adapter, so the first answer-shaped frame answers it even

@@ -120,7 +120,20 @@ class LegacySseAdapter(StreamAdapter):
             resp = await self._client.post(self.endpoint, content=message, headers=sent, timeout=timeout)
         except httpx.HTTPError as exc:
             raise TransportClosed(f"POST to the SSE endpoint failed: {exc!r}") from None
-        self.transcript.record("recv", channel=f"POST: HTTP {resp.status_code}", status=resp.status_code)
+        self.transcript.record(
+            "recv", resp.content, channel=f"POST: HTTP {resp.status_code}", status=resp.status_code
+        )
+        if resp.status_code >= 400:
+            # The POST itself was refused: no answer will come on the stream for this message.
+            frame = classify(resp.content) if resp.content.strip() else None
+            answered = frame if frame is not None and frame.kind in ("response", "error", "invalid") else None
+            return Reply(
+                response=answered,
+                frames=[frame] if frame else [],
+                status=resp.status_code,
+                headers={k.lower(): v for k, v in resp.headers.items()},
+                elapsed=time.monotonic() - started,
+            )
         if expect_id is NO_RESPONSE:
             return Reply(response=None, status=resp.status_code, elapsed=time.monotonic() - started)
         reply = await self._await_response(expect_id, timeout, started)

@@ -36,6 +36,8 @@ class CaseContext:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    #: Wire entries from earlier cases that this case's verdict rests on (a cached listing, say).
+    attached: list[dict[str, Any]] = field(default_factory=list)
 
     async def session(self) -> Session:
         return await self.pool.session()
@@ -56,6 +58,10 @@ class CaseContext:
             raise
         self.calls.append(call)
         return call
+
+    def attach(self, entries: list[dict[str, Any]]) -> None:
+        """Rest this case on wire entries recorded before it started, so its evidence shows them."""
+        self.attached.extend(entries)
 
     def note(self, text: str) -> None:
         self.notes.append(text)

@@ -233,7 +233,7 @@ class Runner:
             evidence.setdefault("notes", ctx.notes)
         if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
             evidence.update(ctx.calls[-1].excerpt())
-        entries = transcript.since(mark)
+        entries = ctx.attached + transcript.since(mark)
         return CaseResult(
             key=case_key(check.id, ctx.transport, ctx.revision, index),
             check=check.id,

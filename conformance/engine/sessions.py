@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
-from conformance.adapters.http import HttpAdapter
-from conformance.adapters.legacy_sse import LegacySseAdapter
 from conformance.adapters.stdio import StdioAdapter, _signal_group
 from conformance.protocol.session import Call, HandshakeFailed, Session
 from conformance.protocol.versions import TESTED_REVISIONS
@@ -27,6 +25,7 @@ LISTENING = re.compile(rb"LISTENING (https?://\S+)")
 
 
 def make_adapter(target: Target, transcript: Transcript) -> Adapter:
+    """The adapter for a target's transport; the HTTP ones import httpx only when used."""
     if target.kind == "stdio":
         return StdioAdapter(
             target.argv,
@@ -36,9 +35,13 @@ def make_adapter(target: Target, transcript: Transcript) -> Adapter:
             max_message_bytes=target.max_message_bytes,
         )
     if target.kind == "sse":
+        from conformance.adapters.legacy_sse import LegacySseAdapter
+
         return LegacySseAdapter(
             target.url, transcript, headers=target.headers, max_message_bytes=target.max_message_bytes
         )
+    from conformance.adapters.http import HttpAdapter
+
     return HttpAdapter(
         target.url, transcript, headers=target.headers, max_message_bytes=target.max_message_bytes
     )
@@ -74,9 +77,13 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
             err = b""
             with contextlib.suppress(TimeoutError):
                 err = await asyncio.wait_for(proc.stderr.read(4000), 1.0)
+            text = transcript.mask(err.decode("utf-8", errors="replace"))
+            last = [line for line in text.splitlines() if line.strip()][-1:]
+            hint = f"; last stderr line: {last[0].strip()[:200]}" if last else ""
+            wait = f"{target.start_timeout:g} s"
             raise TargetUnreachable(
-                f"the launch command printed no `LISTENING <url>` line within {target.start_timeout:g} s",
-                evidence=transcript.mask(err.decode("utf-8", errors="replace")),
+                f"the launch command printed no `LISTENING <url>` line within {wait}{hint}",
+                evidence=text,
             )
         url = line.decode("ascii")
         transcript.record("event", note=f"launched pid {proc.pid}, listening at {url}")

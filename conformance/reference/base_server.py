@@ -800,7 +800,31 @@ def _loopback_socket(host: str, port: int) -> tuple[socket.socket, str]:
     return sock, url_host
 
 
-async def serve_http(server: Server[Any], *, era: Era, host: str, port: int) -> bool:
+def build_sse_app(server: Server[Any]) -> ASGIApp:
+    """The deprecated HTTP+SSE transport of 2024-11-05: GET /sse streams, POST /messages/ sends.
+
+    Deployed servers still speak it, so the harness's `sse:` adapter needs a real peer to be tested on.
+    """
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    transport = SseServerTransport("/messages/", security_settings=_loopback_security())
+
+    async def handle_sse(request: Request) -> Response:
+        async with transport.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    routes = [
+        Route("/sse", endpoint=handle_sse, methods=["GET"]),
+        Mount("/messages/", app=transport.handle_post_message),
+    ]
+    return Starlette(routes=routes)
+
+
+async def serve_http(server: Server[Any], *, era: Era, host: str, port: int, sse: bool = False) -> bool:
     """Serve over Streamable HTTP until SIGTERM/SIGINT.
 
     Prints exactly one `LISTENING <url>` line to stdout once the socket accepts
@@ -809,7 +833,7 @@ async def serve_http(server: Server[Any], *, era: Era, host: str, port: int) -> 
     sock, url_host = _loopback_socket(host, port)
     bound_port = sock.getsockname()[1]
     config = uvicorn.Config(
-        build_http_app(server, era=era),
+        build_sse_app(server) if sse else build_http_app(server, era=era),
         log_config=None,
         access_log=False,
         lifespan="on",
@@ -822,7 +846,7 @@ async def serve_http(server: Server[Any], *, era: Era, host: str, port: int) -> 
         while not uv.started and not serving.done():
             await asyncio.sleep(0.01)
         if uv.started:
-            print(f"LISTENING http://{url_host}:{bound_port}{MCP_PATH}", flush=True)
+            print(f"LISTENING http://{url_host}:{bound_port}{'/sse' if sse else MCP_PATH}", flush=True)
         if _stop_requested.is_set():
             uv.should_exit = True  # a signal arrived before uvicorn took over the handlers
         await serving
@@ -853,6 +877,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
+    parser.add_argument(
+        "--sse",
+        action="store_true",
+        help="with --http: serve the 2024-11-05 HTTP+SSE transport at /sse instead",
+    )
     parser.add_argument("--era", choices=ERAS, default="both", help="protocol eras to serve (default both)")
     parser.add_argument("--page-size", type=int, default=2, help="entries per list page (default 2)")
     return parser.parse_args(argv)
@@ -869,7 +898,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.http:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, _request_stop)
-        return 0 if asyncio.run(serve_http(server, era=era, host=args.host, port=args.port)) else 1
+        started = asyncio.run(serve_http(server, era=era, host=args.host, port=args.port, sse=args.sse))
+        return 0 if started else 1
     return anyio.run(_stdio_main, server, era)
 
 

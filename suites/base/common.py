@@ -37,8 +37,10 @@ async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], 
     """Follow nextCursor to the end (capped, cycle-checked); cached per (target, revision)."""
     cache_key = f"list:{method}"
     if cache_key in ctx.shared:
-        items, calls, problem = ctx.shared[cache_key]
+        items, calls, problem, entries = ctx.shared[cache_key]
+        ctx.attach(entries)
     else:
+        mark = ctx.pool.transcript.mark()
         items, calls, problem = [], [], ""
         seen: set[str] = set()
         cursor: str | None = None
@@ -61,15 +63,19 @@ async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], 
             seen.add(cursor)
         else:
             problem = f"more than {ctx.options.list_page_cap} pages: the listing does not end"
-        ctx.shared[cache_key] = (items, calls, problem)
+        ctx.shared[cache_key] = (items, calls, problem, ctx.pool.transcript.since(mark))
     return items, calls, problem
 
 
-async def tools(ctx: CaseContext) -> list[dict[str, Any]]:
-    """All tools (objects only); a broken listing is this check's precondition failing, so SKIP."""
+async def tools(ctx: CaseContext, *, complete: bool = False) -> list[dict[str, Any]]:
+    """All tools (objects only); a broken listing is this check's precondition failing, so SKIP.
+
+    `complete=True` is for checks about the listing as a whole (uniqueness, order): a listing that
+    never ended may repeat pages, which would be misread as duplicate tools.
+    """
     items, _, problem = await list_all(ctx, "tools/list", "tools")
-    if problem and not items:
-        skip(f"needs a working tools/list: {problem}")
+    if problem and (complete or not items):
+        skip(f"needs a complete tools/list: {problem}")
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 

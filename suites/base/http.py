@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from conformance.adapters.http import HttpAdapter
+from typing import TYPE_CHECKING
+
 from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSION
 
+if TYPE_CHECKING:
+    from conformance.adapters.http import HttpAdapter
+
 GET_WINDOW = 0.5
 
 
 def _adapter(ctx: CaseContext, session_adapter: object) -> HttpAdapter:
+    from conformance.adapters.http import HttpAdapter
+
     if not isinstance(session_adapter, HttpAdapter):
         unjudgeable("this check needs the Streamable HTTP adapter")
     return session_adapter

@@ -7,7 +7,7 @@ import json
 from conformance.engine.checks import check, missed
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
-from suites.base.common import callable_tools, find_trace
+from suites.base.common import callable_tools, find_trace, list_all
 
 
 def _error_texts(call: Call) -> list[str]:
@@ -28,7 +28,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
     ]
     if ctx.identity.has("tools"):
         probes.append(("tools/call", {"name": "conformance_no_such_tool_7f3a", "arguments": {}}))
-        listed = ctx.shared.get("list:tools/list", ([], [], ""))[0]
+        listed, _, _ = await list_all(ctx, "tools/list", "tools")
         for tool in callable_tools(ctx, listed)[:20]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 # A wrong type for every argument: the commonest way to reach an unguarded handler.

@@ -90,6 +90,19 @@ async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
     return call
 
 
+def _refused_by_http_status(ctx: CaseContext, call: Call, vector: dict[str, Any]) -> bool:
+    """Over HTTP a rejected body is an HTTP error status; the JSON-RPC error body is only a MAY.
+
+    2025-06-18 transports: "If the server cannot accept the input, it MUST return an HTTP error status
+    code (e.g., 400 Bad Request). The HTTP response body MAY comprise a JSON-RPC error response".
+    """
+    status = call.reply.status
+    if ctx.transport in ("http", "sse") and status is not None and 400 <= status < 500 and call.error is None:
+        ctx.note(f"{vector['id']}: refused with HTTP {status} and no JSON-RPC error body")
+        return True
+    return False
+
+
 def _probes(requirement: str) -> list[dict[str, Any]]:
     return [v for v in vectors.load("base", "envelope-probes.json") if v["requirement"] == requirement]
 
@@ -106,6 +119,8 @@ async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Call, An
 async def parse_error(ctx: CaseContext) -> None:
     for vector in _probes("BASE-RPC-005"):
         call, _ = await _run_probe(ctx, vector)
+        if _refused_by_http_status(ctx, call, vector):
+            continue
         if call.error_code != jsonrpc.PARSE_ERROR:
             missed(f"{vector['id']}: expected error code -32700, got {call.error_code!r}", **call.excerpt())
         value = call.response
@@ -122,6 +137,8 @@ async def invalid_request(ctx: CaseContext) -> None:
         call, _ = await _run_probe(ctx, vector)
         if call.result is not None:
             missed(f"{vector['id']}: an invalid request was answered with a result", **call.excerpt())
+        if _refused_by_http_status(ctx, call, vector):
+            continue
         if call.error_code == jsonrpc.HEADER_MISMATCH and ctx.era == "modern" and ctx.transport == "http":
             ctx.note(f"{vector['id']}: refused as a header mismatch (no Mcp-Method header can mirror it)")
             continue

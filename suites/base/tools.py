@@ -56,13 +56,13 @@ async def name_rules(ctx: CaseContext) -> None:
 
 @check("base.tools.unique-names", "BASE-TOOLS-003", "tool names are unique", capability="tools")
 async def unique_names(ctx: CaseContext) -> None:
-    counts = Counter(t["name"] for t in await tools(ctx))
+    counts = Counter(t["name"] for t in await tools(ctx, complete=True))
     dupes = sorted(name for name, n in counts.items() if n > 1)
     if dupes:
         missed(f"names listed more than once: {dupes[:10]!r}")
 
 
-def _schema_problem(schema: Any, *, output: bool) -> str | None:
+def _schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, dict):
         return f"is a {type(schema).__name__}, not an object"
     if schema.get("type") != "object":
@@ -87,7 +87,7 @@ def _schema_problem(schema: Any, *, output: bool) -> str | None:
 )
 async def input_schema_valid(ctx: CaseContext) -> None:
     for tool in await tools(ctx):
-        problem = _schema_problem(tool.get("inputSchema"), output=False)
+        problem = _schema_problem(tool.get("inputSchema"))
         if problem:
             missed(f"tool {tool['name']!r}: inputSchema {problem}")
 
@@ -101,7 +101,7 @@ async def input_schema_valid(ctx: CaseContext) -> None:
 async def output_schema_valid(ctx: CaseContext) -> None:
     declared = [t for t in await tools(ctx) if "outputSchema" in t]
     for tool in declared:
-        problem = _schema_problem(tool.get("outputSchema"), output=True)
+        problem = _schema_problem(tool.get("outputSchema"))
         if problem:
             missed(f"tool {tool['name']!r}: outputSchema {problem}")
     if not declared:
@@ -110,9 +110,9 @@ async def output_schema_valid(ctx: CaseContext) -> None:
 
 @check("base.tools.deterministic-order", "BASE-TOOLS-007", "listing is deterministic", capability="tools")
 async def deterministic_order(ctx: CaseContext) -> None:
-    first = [t["name"] for t in await tools(ctx)]
+    first = [t["name"] for t in await tools(ctx, complete=True)]
     ctx.shared.pop("list:tools/list", None)
-    second = [t["name"] for t in await tools(ctx)]
+    second = [t["name"] for t in await tools(ctx, complete=True)]
     if first != second:
         missed(f"two listings differ: {first[:8]!r}… vs {second[:8]!r}…")
 

@@ -1,0 +1,135 @@
+"""Adapters against real processes and servers: caps, timeouts, process groups, the legacy SSE transport."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters.base import NO_RESPONSE, Transcript, TransportTimeout
+from conformance.adapters.sse_parse import SseParser
+from conformance.adapters.stdio import StdioAdapter
+from tests.conftest import non_pass, run
+
+
+def _adapter(code: str, **kwargs: object) -> StdioAdapter:
+    return StdioAdapter([sys.executable, "-c", code], Transcript(), **kwargs)  # type: ignore[arg-type]
+
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+ECHO = (
+    "import sys, json\n"
+    "for line in sys.stdin:\n"
+    "    m = json.loads(line)\n"
+    "    sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}) + '\\n')\n"
+    "    sys.stdout.flush()\n"
+)
+
+
+def test_oversize_message_is_discarded_and_reported() -> None:
+    code = "import sys\nsys.stdout.write('x' * 300000 + '\\n')\nsys.stdout.flush()\n" + ECHO
+
+    async def go() -> None:
+        adapter = _adapter(code, max_message_bytes=100_000)
+        await adapter.start()
+        try:
+            reply = await adapter.exchange(PING, expect_id=1, timeout=5)
+            assert reply.response is not None and reply.response.value["id"] == 1
+            assert any("exceeded the 100000-byte cap" in f.problem for f in reply.frames)
+            assert adapter.garbage_frames == 1
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
+def test_timeout_fires_and_close_kills_the_whole_group(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        f"open({str(marker)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+    )
+
+    async def go() -> int:
+        adapter = _adapter(code)
+        await adapter.start()
+        started = time.monotonic()
+        with pytest.raises(TransportTimeout):
+            await adapter.exchange(PING, expect_id=1, timeout=1.0)
+        assert time.monotonic() - started < 3
+        for _ in range(50):
+            if marker.exists() and marker.read_text():
+                break
+            await asyncio.sleep(0.1)
+        await adapter.close()
+        return int(marker.read_text())
+
+    child = asyncio.run(go())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"grandchild {child} survived the close: an orphan")
+
+
+def test_stderr_flood_is_kept_as_a_bounded_tail() -> None:
+    code = "import sys\nfor i in range(20000): sys.stderr.write('noise %d\\n' % i)\n" + ECHO
+
+    async def go() -> None:
+        adapter = _adapter(code)
+        await adapter.start()
+        try:
+            reply = await adapter.exchange(
+                b'{"jsonrpc":"2.0","id":1,"method":"ping"}', expect_id=1, timeout=10
+            )
+            assert reply.response is not None
+            await asyncio.sleep(0.2)
+            assert adapter.stderr_bytes > 100_000
+            assert len(adapter.stderr_tail(10_000)) <= 10_000
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
+def test_notification_is_not_awaited() -> None:
+    async def go() -> None:
+        adapter = _adapter(ECHO)
+        await adapter.start()
+        try:
+            reply = await adapter.exchange(
+                b'{"jsonrpc":"2.0","method":"x"}', expect_id=NO_RESPONSE, timeout=1
+            )
+            assert reply.response is None
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
+def test_sse_parser_handles_crlf_comments_and_multiline_data() -> None:
+    parser = SseParser(1000)
+    events = list(parser.feed(b'event: endpoint\r\ndata: /m?s=1\r\n\r\n: ping\n\ndata: {"a"\ndata: :1}\n'))
+    events += list(parser.feed(b"\n"))
+    assert [(e.event, e.data) for e in events] == [("endpoint", b"/m?s=1"), ("message", b'{"a"\n:1}')]
+    with pytest.raises(ValueError):
+        list(SseParser(10).feed(b"data: " + b"x" * 20 + b"\n"))
+
+
+def test_legacy_sse_transport_against_the_reference(tmp_path: Path) -> None:
+    target = tmp_path / "sse.toml"
+    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--sse", "--port", "0"]
+    target.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    report = run([str(target)], protocol="2025-06-18")
+    assert report["targets"][0]["transport"] == "sse"
+    assert non_pass(report) == set()

@@ -1,0 +1,78 @@
+"""Each planted defect must FAIL (or WARN, for a SHOULD) exactly the checks it breaks, and nothing else.
+
+The mutants are `tests/servers/raw_server.py --defect NAME`: a conformant raw JSON-lines server with one
+fault each, including faults the SDK would refuse to produce (wrong id, missing jsonrpc, stdout junk).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import non_pass, run, stdio
+from tests.servers.raw_server import DEFECTS
+
+EXPECTED: dict[str, set[tuple[str, str]]] = {
+    "none": set(),
+    "wrong-id": {("base.rpc.id-echo", "FAIL")},
+    "no-jsonrpc": {("base.rpc.version-field", "FAIL")},
+    "result-and-error": {("base.rpc.result-xor-error", "FAIL")},
+    "schema-violation": {("base.call.structured-matches-schema", "FAIL")},
+    # The only JSON text block differs: it is both not equal (MUST-like) and no faithful mirror (SHOULD).
+    "text-differs": {("base.call.text-mirror-equal", "FAIL"), ("base.call.text-mirror-present", "WARN")},
+    # A success for an unknown tool is also not the protocol error the schema asks for (SHOULD).
+    "unknown-tool-success": {
+        ("base.call.unknown-tool-not-success", "FAIL"),
+        ("base.call.unknown-tool-protocol-error", "WARN"),
+    },
+    "stack-trace": {("base.hygiene.no-stack-traces", "FAIL")},
+    "bad-input-schema": {("base.tools.input-schema-valid", "FAIL")},
+    # Uniqueness and order cannot be judged on a listing that never ends: SKIP, not a false WARN.
+    "cursor-loop": {
+        ("base.tools.pagination-ends", "FAIL"),
+        ("base.tools.unique-names", "SKIP"),
+        ("base.tools.deterministic-order", "SKIP"),
+    },
+    "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
+    "no-parse-error": {("base.rpc.parse-error", "FAIL")},
+}
+
+
+def test_every_defect_has_an_expectation() -> None:
+    assert set(EXPECTED) | {"get-200"} == set(DEFECTS)
+
+
+@pytest.mark.parametrize("defect", sorted(EXPECTED))
+def test_stdio_mutant_fails_exactly_its_checks(defect: str) -> None:
+    report = run([stdio("tests.servers.raw_server", "--defect", defect)])
+    assert report["targets"][0]["revisions_spoken"] == ["2026-07-28", "2025-11-25", "2025-06-18"]
+    assert non_pass(report) == EXPECTED[defect]
+    if EXPECTED[defect]:
+        assert report["footer"]["exit_code"] == 1
+        failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+        assert all(c["evidence"] or c["message"] for c in failed), "a FAIL carries its evidence"
+    else:
+        assert report["footer"]["exit_code"] == 0
+
+
+def _http_target(tmp_path: Path, *args: str) -> str:
+    """A target file that launches the raw server on HTTP (2026-07-28 only) and reads its URL."""
+    path = tmp_path / "raw-http.toml"
+    command = [sys.executable, "-m", "tests.servers.raw_server", "--http", *args]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    return str(path)
+
+
+def test_http_modern_only_raw_server_passes(tmp_path: Path) -> None:
+    report = run([_http_target(tmp_path)])
+    assert report["targets"][0]["revisions_spoken"] == ["2026-07-28"]
+    assert non_pass(report) == set()
+    assert any(c["check"] == "base.http.modern-get-405" and c["verdict"] == "PASS" for c in report["cases"])
+
+
+def test_http_get_200_mutant(tmp_path: Path) -> None:
+    report = run([_http_target(tmp_path, "--defect", "get-200")])
+    assert non_pass(report) == {("base.http.modern-get-405", "FAIL")}

@@ -1,0 +1,57 @@
+"""The reference server passes the base suite over stdio and HTTP, in every revision it speaks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.conftest import non_pass, run, stdio
+
+ALL = ["2026-07-28", "2025-11-25", "2025-06-18"]
+
+
+def test_embedded_default_passes_on_both_transports_and_all_revisions() -> None:
+    report = run(None)
+    assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
+    for target in report["targets"]:
+        assert target["revisions_spoken"] == ALL
+        assert target["server_info"]["name"] == "mcp-conformance-reference"
+    # The one SKIP is explained: a dual-era server keeps its legacy GET stream, so the rule for
+    # 2026-07-28-only servers does not apply (it is proven on the modern-only reference below).
+    assert non_pass(report) == {("base.http.modern-get-405", "SKIP")}
+    revisions = {(c["transport"], c["revision"]) for c in report["cases"]}
+    assert revisions == {(t, r) for t in ("stdio", "http") for r in ALL}
+    assert report["footer"]["exit_code"] == 0
+
+
+def _launch(tmp_path: Path, *args: str) -> str:
+    path = tmp_path / "target.toml"
+    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--port", "0", *args]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    return str(path)
+
+
+def test_modern_only_reference_over_http(tmp_path: Path) -> None:
+    report = run([_launch(tmp_path, "--era", "modern")])
+    assert report["targets"][0]["revisions_spoken"] == ["2026-07-28"]
+    assert non_pass(report) == set()
+    assert ("base.http.modern-get-405", "PASS") in {(c["check"], c["verdict"]) for c in report["cases"]}
+
+
+def test_legacy_only_reference_over_stdio() -> None:
+    report = run([stdio("conformance.reference.base_server", "--era", "legacy")])
+    assert report["targets"][0]["revisions_spoken"] == ["2025-11-25", "2025-06-18"]
+    assert non_pass(report) == set()
+
+
+def test_pinned_revision_is_tested_as_pinned() -> None:
+    report = run([stdio("conformance.reference.base_server")], protocol="2025-06-18")
+    assert {c["revision"] for c in report["cases"]} == {"2025-06-18"}
+    assert non_pass(report) == set()
+
+
+def test_pinned_revision_the_server_refuses_is_a_fail() -> None:
+    report = run([stdio("conformance.reference.base_server", "--era", "legacy")], protocol="2026-07-28")
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "FAIL")]
+    assert report["footer"]["exit_code"] == 1

@@ -1,0 +1,124 @@
+"""Bad input gets a clear one-line error and no traceback, a bounded run, and still a report."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "conformance"]
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def stdio_python(code: str) -> str:
+    return "stdio:" + shlex.join([sys.executable, "-c", code])
+
+
+def report_of(directory: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((directory / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["ftp://example.com", "nonsense", "stdio:", "http://", "http://127.0.0.1:notaport/mcp", "missing.toml"],
+)
+def test_malformed_server_is_a_usage_error(spec: str) -> None:
+    result = cli("run", "--server", spec)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("mcp-conformance: ")
+
+
+def test_unreachable_url_exits_3_with_an_error_report(tmp_path: Path) -> None:
+    result = cli("run", "--server", "http://127.0.0.1:9/mcp", "--report-dir", str(tmp_path), "--quiet")
+    assert result.returncode == 3
+    assert "Traceback" not in result.stdout + result.stderr
+    report = report_of(tmp_path)
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "ERROR")]
+    assert "cannot connect" in report["cases"][0]["message"]
+
+
+def test_missing_command_exits_3(tmp_path: Path) -> None:
+    result = cli("run", "--server", "stdio:no-such-command-7f3a", "--report-dir", str(tmp_path), "--quiet")
+    assert result.returncode == 3
+    assert "cannot start 'no-such-command-7f3a'" in report_of(tmp_path)["cases"][0]["message"]
+
+
+def test_server_that_exits_at_start_shows_its_stderr(tmp_path: Path) -> None:
+    code = "import sys; sys.stderr.write('fatal: config file missing\\n'); sys.exit(4)"
+    result = cli("run", "--server", stdio_python(code), "--report-dir", str(tmp_path), "--quiet")
+    assert result.returncode == 3
+    case = report_of(tmp_path)["cases"][0]
+    assert case["verdict"] == "ERROR"
+    assert "fatal: config file missing" in case["message"]
+    assert "exit status 4" in case["evidence"]["diagnostics"]
+
+
+def test_server_that_exits_0_at_once(tmp_path: Path) -> None:
+    result = cli("run", "--server", stdio_python("pass"), "--report-dir", str(tmp_path), "--quiet")
+    assert result.returncode == 3
+    assert "exit status 0" in report_of(tmp_path)["cases"][0]["message"]
+
+
+def test_hanging_server_is_bounded_by_the_request_timeout(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = cli(
+        "run",
+        "--server",
+        stdio_python("import time; time.sleep(120)"),
+        "--timeout",
+        "1",
+        "--report-dir",
+        str(tmp_path),
+        "--quiet",
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 3
+    assert "within 1 s" in report_of(tmp_path)["cases"][0]["message"]
+    assert elapsed < 30, "three bounded probes and the kills, not the server's two minutes"
+
+
+def test_ctrl_c_writes_a_partial_report(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [
+            *CLI,
+            "run",
+            "--server",
+            stdio_python("import time; time.sleep(120)"),
+            "--timeout",
+            "60",
+            "--report-dir",
+            str(tmp_path),
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    report = report_of(tmp_path)
+    assert report["footer"]["complete"] is False
+    assert report["footer"]["reason"] == "interrupted"
+    assert "INCOMPLETE" in out
+
+
+def test_bad_option_values_are_usage_errors() -> None:
+    assert cli("run", "--timeout", "0").returncode == 2
+    assert cli("run", "-k", "no-such-check-anywhere").returncode == 2
+    assert cli("explain", "NOPE-1").returncode == 2

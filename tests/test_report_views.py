@@ -1,0 +1,90 @@
+"""The canonical report follows its schema; views derive from it; a broken view never loses it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import schemas
+from conformance.reporting import canonical, views
+from tests.conftest import run, stdio
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    # A mutant gives every verdict kind a view must render: FAIL with evidence, WARN, SKIP, PASS.
+    return run(
+        [stdio("tests.servers.raw_server", "--defect", "cursor-loop")], select="tools", protocol="2025-11-25"
+    )
+
+
+def test_report_validates_against_its_schema(report: dict[str, Any]) -> None:
+    assert schemas.errors(schemas.REPORT_ID, None, report) == []
+    assert report["footer"]["totals"]["cases"] == len(report["cases"])
+    verdicts = {c["verdict"] for c in report["cases"]}
+    assert {"PASS", "FAIL", "SKIP"} <= verdicts
+
+
+def test_the_schema_rejects_a_malformed_report(report: dict[str, Any]) -> None:
+    broken = json.loads(json.dumps(report))
+    broken["cases"][0]["verdict"] = "MAYBE"
+    del broken["footer"]["complete"]
+    found = schemas.errors(schemas.REPORT_ID, None, broken)
+    assert any("verdict" in line for line in found) and any("complete" in line for line in found)
+
+
+def test_failed_cases_carry_evidence_and_transcript(report: dict[str, Any]) -> None:
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert failed
+    for case in failed:
+        assert case["transcript"], "the wire log of a failing case is in the report"
+        assert case["level"] and case["requirement"].startswith("BASE-")
+
+
+def test_junit_counts_match_the_report(report: dict[str, Any]) -> None:
+    root = ET.fromstring(views.junit_xml(report))
+    cases = root.findall(".//testcase")
+    assert len(cases) == len(report["cases"])
+    assert len(root.findall(".//failure")) == sum(c["verdict"] == "FAIL" for c in report["cases"])
+    assert len(root.findall(".//skipped")) == sum(c["verdict"] == "SKIP" for c in report["cases"])
+
+
+def test_markdown_lists_every_case_and_escapes_server_text(report: dict[str, Any]) -> None:
+    hostile = json.loads(json.dumps(report))
+    hostile["cases"][0]["verdict"] = "FAIL"
+    hostile["cases"][0]["message"] = "<script>alert(1)</script> | [x](http://evil) **bold**"
+    text = views.markdown(hostile)
+    assert "<script>" not in text and "](http" not in text and "**bold**" not in text
+    for case in report["cases"]:
+        assert case["requirement"] in text
+
+
+def test_a_failing_view_does_not_lose_the_canonical_report(
+    report: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(_: dict[str, Any]) -> str:
+        raise RuntimeError("view bug")
+
+    canonical.write_json_atomic(tmp_path / "report.json", report)
+    monkeypatch.setitem(views.VIEWS, "markdown", ("report.md", explode))
+    failures = views.write_views(report, tmp_path)
+    assert failures == ["the markdown view failed: RuntimeError('view bug')"]
+    assert (
+        json.loads((tmp_path / "report.json").read_text())["header"]["run_id"] == report["header"]["run_id"]
+    )
+    assert (tmp_path / "junit.xml").exists()
+
+
+def test_exit_codes_follow_the_verdicts(report: dict[str, Any]) -> None:
+    assert canonical.exit_code(report) == 1
+    clean = json.loads(json.dumps(report))
+    clean["cases"] = [c for c in clean["cases"] if c["verdict"] in ("PASS", "WARN", "SKIP")]
+    assert canonical.exit_code(clean) == 0
+    clean["footer"]["complete"] = False
+    assert canonical.exit_code(clean) == 1
+    clean["targets"][0]["unreachable"] = True
+    assert canonical.exit_code(clean) == 3
