@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR (default 3)",
     )
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="judge profiles by their seed strictly: e.g. later-catalog values FAIL instead of WARN",
+    )
     run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
     run.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
 
@@ -109,9 +114,13 @@ def _checks(suites: Sequence[str]) -> list[Any]:
 def cmd_list(args: argparse.Namespace) -> int:
     from conformance.requirements import get
 
-    for check in _checks(args.suite or ALL_SUITES):
-        req = get(check.requirement)
-        print(f"{check.id:45} {check.requirement:16} {req.level:10} {check.title}")
+    connect = get("BASE-LIFE-001")
+    for suite in args.suite or ALL_SUITES:
+        # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
+        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {connect.title}")
+        for check in _checks([suite]):
+            req = get(check.requirement)
+            print(f"{check.id:45} {check.requirement:16} {req.level:10} {check.title}")
     return EXIT_OK
 
 
@@ -177,6 +186,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         protocol=args.protocol,
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
+        strict=args.strict,
     )
     secrets = tuple(s for target, _ in plan for s in target.secrets)
     builder = api.new_builder(
@@ -189,6 +199,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "call_tools": args.call_tools,
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,
+                "strict": args.strict,
             },
         },
     )
