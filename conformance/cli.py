@@ -99,6 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageProblem as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `mcp-conformance list | head`: the reader left, which is fine
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 class UsageProblem(Exception):
