@@ -30,6 +30,7 @@ def raw_loop(calls: int) -> list[float]:
     proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin and proc.stdout
     try:
+
         def send(message: dict[str, object]) -> None:
             proc.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
@@ -40,8 +41,14 @@ def raw_loop(calls: int) -> list[float]:
         times = []
         for i in range(1, calls + 1):
             started = time.perf_counter()
-            send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                  "params": {"name": "echo", "arguments": {"text": "hello"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hello"}},
+                }
+            )
             json.loads(proc.stdout.readline())
             times.append(time.perf_counter() - started)
         return times
