@@ -190,46 +190,11 @@ def _number(value: Any, where: str) -> float | None:
 
 
 def reference_targets(suite: str) -> list[Target]:
-    """The embedded default for a suite: its reference server over stdio and over HTTP.
-
-    A stateful reference (one with a fixture controller in the catalog) gets one state file per target,
-    passed as `--db FILE` to every process of the reference and to its controller, which the target's
-    `[controller]` setting names. The files live in a temporary folder removed when the harness exits.
-    """
-    from conformance.catalog import controller_command, reference_command
+    """The embedded default for a suite: its reference server over stdio and over HTTP."""
+    from conformance.catalog import reference_command
 
     command = tuple(reference_command(suite))
-    controller = controller_command(suite)
-    state: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {"stdio": ((), {}), "http": ((), {})}
-    if controller:
-        folder = _state_folder()
-        for kind in state:
-            db = ("--db", os.path.join(folder, f"{suite}-{kind}.db"))
-            state[kind] = (db, {"controller": {"command": [*controller, *db]}})
-    stdio_args, stdio_settings = state["stdio"]
-    http_args, http_settings = state["http"]
     return [
-        Target(
-            kind="stdio",
-            argv=(*command, *stdio_args),
-            label=f"{suite} reference (stdio)",
-            settings=stdio_settings,
-        ),
-        Target(
-            kind="http",
-            launch=(*command, "--http", "--port", "0", *http_args),
-            label=f"{suite} reference (http)",
-            settings=http_settings,
-        ),
+        Target(kind="stdio", argv=command, label=f"{suite} reference (stdio)"),
+        Target(kind="http", launch=(*command, "--http", "--port", "0"), label=f"{suite} reference (http)"),
     ]
-
-
-def _state_folder() -> str:
-    """A fresh temporary folder for reference state files, removed (with its contents) at exit."""
-    import atexit
-    import shutil
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="mcp-conformance-state-")
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
