@@ -24,6 +24,9 @@ NO_RESPONSE: Any = object()
 
 #: How many bytes of one message a transcript keeps; the rest is counted, not stored.
 TRANSCRIPT_BYTES_PER_ENTRY = 64 * 1024
+#: How many bytes one target's transcript keeps in all; past it entries are counted, not kept, so a
+#: server that floods cannot exhaust the harness's memory.
+TRANSCRIPT_BUDGET = 48 * 1024 * 1024
 #: How many frames one reply keeps (a notification flood is counted past this).
 FRAMES_PER_REPLY = 500
 
@@ -84,8 +87,13 @@ class Transcript:
 
     def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         self.entries: list[dict[str, Any]] = []
+        self.kept_bytes = 0
+        self.dropped = 0
         self._t0 = time.monotonic()
         self._secrets = tuple(s for s in secrets if s)
+
+    def _now(self) -> float:
+        return round(time.monotonic() - self._t0, 6)
 
     def mask(self, text: str) -> str:
         for secret in self._secrets:
@@ -112,15 +120,31 @@ class Transcript:
         headers: Mapping[str, str] | None = None,
         note: str = "",
     ) -> None:
-        entry: dict[str, Any] = {"t": round(time.monotonic() - self._t0, 6), "dir": direction}
+        if self.kept_bytes > TRANSCRIPT_BUDGET:
+            if not self.dropped:
+                self.entries.append(
+                    {
+                        "t": self._now(),
+                        "dir": "event",
+                        "note": "transcript budget exhausted: later entries are counted, not kept",
+                    }
+                )
+            self.dropped += 1
+            return
+        entry: dict[str, Any] = {"t": self._now(), "dir": direction}
         if channel:
             entry["channel"] = channel
         if data:
             kept = data[:TRANSCRIPT_BYTES_PER_ENTRY]
+            self.kept_bytes += len(kept) + 64
             try:
                 entry["text"] = self.mask(kept.decode("utf-8"))
-            except UnicodeDecodeError:
-                entry["base64"] = base64.b64encode(kept).decode("ascii")
+            except UnicodeDecodeError as exc:
+                if len(data) > len(kept) and exc.start >= len(kept) - 3:
+                    # The cut, not the server, split a character: keep the whole characters before it.
+                    entry["text"] = self.mask(kept[: exc.start].decode("utf-8"))
+                else:
+                    entry["base64"] = base64.b64encode(kept).decode("ascii")
             if len(data) > len(kept):
                 entry["truncated_from"] = len(data)
         if status is not None:

@@ -154,6 +154,15 @@ class HttpAdapter(Adapter):
                     if frame.kind in ("response", "error", "invalid") and expect_id is not NO_RESPONSE:
                         reply.response = frame
         reply.elapsed = time.monotonic() - started
+        status = reply.status or 0
+        if expect_id is not NO_RESPONSE and reply.response is None and not 400 <= status < 500:
+            # A 4xx without a JSON-RPC body is a refusal the checks judge; a 5xx, or a 2xx that carries
+            # no answer (wrong content type, an empty or unreadable body), leaves nothing to judge.
+            excerpt = reply.frames[0].raw[:300].decode("utf-8", errors="replace") if reply.frames else ""
+            raise TransportError(
+                f"HTTP {status} ({reply.content_type or 'no content type'}) carried no JSON-RPC answer",
+                evidence=excerpt,
+            )
         return reply
 
     async def _read_capped(self, resp: httpx.Response) -> bytes:
