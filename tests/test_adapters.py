@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.base import NO_RESPONSE, Transcript, TransportTimeout
+from conformance.adapters.base import NO_RESPONSE, Transcript, TransportTimeout, TransportTooLarge
 from conformance.adapters.sse_parse import SseParser
 from conformance.adapters.stdio import StdioAdapter
 from tests.conftest import non_pass, run
@@ -31,17 +31,23 @@ ECHO = (
 )
 
 
-def test_oversize_message_is_discarded_and_reported() -> None:
-    code = "import sys\nsys.stdout.write('x' * 300000 + '\\n')\nsys.stdout.flush()\n" + ECHO
+def test_oversize_message_is_discarded_and_fails_fast() -> None:
+    code = (
+        "import sys\nsys.stdin.readline()\nsys.stdout.write('x' * 300000 + '\\n')\nsys.stdout.flush()\n"
+        + ECHO
+    )
 
     async def go() -> None:
         adapter = _adapter(code, max_message_bytes=100_000)
         await adapter.start()
         try:
-            reply = await adapter.exchange(PING, expect_id=1, timeout=5)
-            assert reply.response is not None and reply.response.value["id"] == 1
-            assert any("exceeded the 100000-byte cap" in f.problem for f in reply.frames)
+            started = time.monotonic()
+            with pytest.raises(TransportTooLarge, match="300000-byte message exceeded the 100000-byte cap"):
+                await adapter.exchange(PING, expect_id=1, timeout=30)
+            assert time.monotonic() - started < 5, "no need to wait out the timeout"
             assert adapter.garbage_frames == 1
+            reply = await adapter.exchange(PING.replace(b'"id":1', b'"id":2'), expect_id=2, timeout=5)
+            assert reply.response is not None and reply.response.value["id"] == 2
         finally:
             await adapter.close()
 

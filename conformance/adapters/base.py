@@ -52,6 +52,10 @@ class TransportClosed(TransportError):
     kind = "closed"
 
 
+class TransportTooLarge(TransportError):
+    kind = "oversize"
+
+
 class TargetUnreachable(TransportError):
     """The target could not be started or connected to at all (exit code 3 territory)."""
 
@@ -203,6 +207,8 @@ class StreamAdapter(Adapter):
         self._settled_ids: list[Any] = []
         #: Probes with id null whose answer never came in time: a later null-id answer belongs to them.
         self._late_null_answers = 0
+        #: Answer-shaped frames that arrived when no request was waiting for them.
+        self.stale_frames = 0
 
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
@@ -242,6 +248,15 @@ class StreamAdapter(Adapter):
                 reply.frames.append(frame)
             else:
                 reply.dropped_frames += 1
+            if expect_id is not NO_RESPONSE and "oversize" in frame.extra:
+                # Almost surely the answer itself, discarded unread: waiting out the timeout would add
+                # nothing but time.
+                self._settled_ids.extend(i for i in (expect_id,) if i is not None)
+                size, cap = frame.extra["oversize"], self.max_message_bytes
+                raise TransportTooLarge(
+                    f"a {size}-byte message exceeded the {cap}-byte cap while id {expect_id!r} was awaited",
+                    evidence=self.diagnostics(),
+                )
             if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
                 continue
             if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
@@ -262,12 +277,18 @@ class StreamAdapter(Adapter):
         return reply
 
     def drain_pending(self) -> list[Frame]:
-        """Frames that arrived after the last exchange (late duplicates, stray notifications)."""
+        """Frames that arrived after the last exchange settled (duplicates, late or unsolicited answers).
+
+        Called before every send: nothing already waiting can be the answer to a message not sent yet,
+        so a duplicated response is never mistaken for the next request's answer.
+        """
         out: list[Frame] = []
         while not self._frames.empty():
             frame = self._frames.get_nowait()
             if frame is None:
                 self._stream_ended(self._closed_reason)
                 break
+            frame.extra["stale"] = True
             out.append(frame)
+        self.stale_frames += sum(f.kind in ("response", "error", "invalid") for f in out)
         return out

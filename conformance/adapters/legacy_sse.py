@@ -114,6 +114,7 @@ class LegacySseAdapter(StreamAdapter):
     ) -> Reply:
         assert self._client is not None and self.endpoint is not None
         started = time.monotonic()
+        self.drain_pending()
         sent = {"Content-Type": "application/json", **self.base_headers, **(headers or {})}
         self.transcript.record("send", message, channel=f"POST {self.endpoint}", headers=sent)
         try:

@@ -124,7 +124,7 @@ class StdioAdapter(StreamAdapter):
         self.garbage_frames += 1
         note = f"one stdout line of {size} bytes exceeded the {self.max_message_bytes}-byte cap; discarded"
         self.transcript.record("recv", channel="stdout", note=note)
-        await self._frames.put(Frame(b"", None, "garbage", note))
+        await self._frames.put(Frame(b"", None, "garbage", note, {"oversize": size}))
 
     async def _read_stderr(self) -> None:
         assert self.proc and self.proc.stderr
@@ -170,6 +170,7 @@ class StdioAdapter(StreamAdapter):
         started = time.monotonic()
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
+        self.drain_pending()
         self.transcript.record("send", message, channel="stdin")
         try:
             self.proc.stdin.write(message + b"\n")

@@ -16,7 +16,7 @@ class RunOptions:
     timeout: float = 10.0
     protocol: str = "auto"
     strict: bool = False
-    max_restarts: int = 3
+    max_restarts: int = 8
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"

@@ -172,8 +172,9 @@ class SessionPool:
     revision: str
     transcript: Transcript
     timeout: float
-    max_restarts: int = 3
+    max_restarts: int = 8
     current: Session | None = None
+    gave_up: bool = False
     restarts: int = 0
     broken: bool = False
     extra: list[Session] = field(default_factory=list)
@@ -185,7 +186,8 @@ class SessionPool:
         if self.current is not None:
             await self.current.close()
             self.current = None
-        if self.restarts >= self.max_restarts:
+        if self.gave_up or self.restarts >= self.max_restarts:
+            self.gave_up = True
             raise TransportError(
                 f"gave up on this target after {self.restarts} restarts; last failure: {self.last_failure}"
             )
@@ -193,12 +195,11 @@ class SessionPool:
         self.broken = False
         try:
             self.current = await open_session(self.target, self.revision, self.transcript, self.timeout)
-        except HandshakeFailed as exc:
+        except (HandshakeFailed, TransportError) as exc:
+            # A server that cannot even be re-opened would only cost every later case a timeout.
+            self.gave_up = True
             self.last_failure = str(exc)
-            raise TransportError(f"re-opening the session failed: {exc}") from None
-        except TransportError as exc:
-            self.last_failure = str(exc)
-            raise
+            raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
 
     def adopt(self, session: Session) -> None:

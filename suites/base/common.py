@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar, cast
 
+from conformance.adapters.base import TransportError
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
+
+T = TypeVar("T")
 
 #: Stack-trace and source-path patterns (Python, Node, Java, PHP, Go, .NET) searched in error texts.
 TRACE_PATTERNS = [
@@ -25,6 +29,38 @@ TRACE_PATTERNS = [
 ]
 
 
+class Failed:
+    """A shared exchange that broke the transport; later checks that need it are ERROR at once."""
+
+    def __init__(self, owner: str, error: TransportError) -> None:
+        self.owner, self.error = owner, error
+
+    def reraise(self) -> NoReturn:
+        raise type(self.error)(
+            f"needs an exchange that already failed ({self.owner}): {self.error}",
+            evidence=self.error.evidence,
+        )
+
+
+async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
+    """Compute a fact once per (target, revision); remember a transport failure as well as a value.
+
+    Without this, every check that needs the same hanging call would wait out its own timeout.
+    """
+    if key in ctx.shared:
+        value = ctx.shared[key]
+        if isinstance(value, Failed):
+            value.reraise()
+        return cast(T, value)
+    try:
+        result = await factory()
+    except TransportError as exc:
+        ctx.shared[key] = Failed(owner, exc)
+        raise
+    ctx.shared[key] = result
+    return result
+
+
 def find_trace(text: str) -> str | None:
     for pattern in TRACE_PATTERNS:
         match = pattern.search(text)
@@ -37,7 +73,10 @@ async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], 
     """Follow nextCursor to the end (capped, cycle-checked); cached per (target, revision)."""
     cache_key = f"list:{method}"
     if cache_key in ctx.shared:
-        items, calls, problem, entries = ctx.shared[cache_key]
+        cached = ctx.shared[cache_key]
+        if isinstance(cached, Failed):
+            cached.reraise()
+        items, calls, problem, entries = cached
         ctx.attach(entries)
     else:
         mark = ctx.pool.transcript.mark()
@@ -45,7 +84,11 @@ async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], 
         seen: set[str] = set()
         cursor: str | None = None
         for _ in range(ctx.options.list_page_cap):
-            call = await ctx.request(method, {"cursor": cursor} if cursor is not None else None)
+            try:
+                call = await ctx.request(method, {"cursor": cursor} if cursor is not None else None)
+            except TransportError as exc:
+                ctx.shared[cache_key] = Failed(f"{method} page {len(calls) + 1}", exc)
+                raise
             calls.append(call)
             result = call.result
             if not isinstance(result, dict):

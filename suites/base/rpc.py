@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conformance import vectors
@@ -13,6 +14,8 @@ from conformance.schemas import shape_errors
 
 #: How long to wait for an answer to a malformed message before calling it unanswered.
 MALFORMED_WAIT = 3.0
+#: Seconds to let a duplicated null-id answer arrive before the next request is sent.
+DUPLICATE_GRACE = 0.05
 
 
 async def _sample(ctx: CaseContext) -> list[Call]:
@@ -87,6 +90,9 @@ async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
             raise
         missed(f"no answer within {MALFORMED_WAIT:g} s to {raw[:80]!r}")
     ctx.calls.append(call)
+    # An answer with id null cannot be told from a duplicate of itself by id: give a duplicate a moment
+    # to arrive, so the next send discards it instead of taking it for its own answer.
+    await asyncio.sleep(DUPLICATE_GRACE)
     return call
 
 

@@ -18,6 +18,7 @@ from suites.base.common import (
     example_value,
     json_text_blocks,
     list_all,
+    memo,
     no_callable_reason,
     tools,
 )
@@ -118,17 +119,17 @@ async def deterministic_order(ctx: CaseContext) -> None:
 
 
 async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str, Any], Any]]:
-    """Call each callable tool once (cached); keep (tool, call) pairs."""
-    if "structured-calls" not in ctx.shared:
-        listed = await tools(ctx)
-        chosen = callable_tools(ctx, listed)
+    """Call each callable tool once per (target, revision); keep (tool, call) pairs."""
+
+    async def call_each() -> tuple[list[tuple[dict[str, Any], Any]], int]:
+        chosen = callable_tools(ctx, await tools(ctx))
         pairs = []
         for tool in chosen:
             args = example_value(tool.get("inputSchema", {})) or {}
-            call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
-            pairs.append((tool, call))
-        ctx.shared["structured-calls"] = (pairs, len(chosen))
-    pairs, chosen = ctx.shared["structured-calls"]
+            pairs.append((tool, await ctx.request("tools/call", {"name": tool["name"], "arguments": args})))
+        return pairs, len(chosen)
+
+    pairs, chosen = await memo(ctx, "structured-calls", "calling each callable tool", call_each)
     if not chosen:
         skip(no_callable_reason(ctx))
     return pairs
@@ -222,9 +223,12 @@ UNKNOWN_TOOL = "conformance_no_such_tool_7f3a"
 
 
 async def _unknown_tool_call(ctx: CaseContext) -> Any:
-    if "unknown-tool" not in ctx.shared:
-        ctx.shared["unknown-tool"] = await ctx.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
-    call = ctx.shared["unknown-tool"]
+    call = await memo(
+        ctx,
+        "unknown-tool",
+        "calling an unknown tool",
+        lambda: ctx.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}}),
+    )
     ctx.calls.append(call)
     return call
 

@@ -1,0 +1,178 @@
+"""Misbehaving servers, one fault each, for proving that the harness survives them.
+
+    python -m tests.servers.chaos_server MODE            stdio faults
+    python -m tests.servers.chaos_server --http MODE     HTTP faults (prints LISTENING <url>)
+
+Every mode starts from the conformant raw server, so only the planted fault can explain what the
+harness reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.servers.raw_server import Server
+
+STDIO_MODES = {
+    "hang-first": "never answers anything",
+    "hang-call": "answers everything but hangs forever on tools/call",
+    "crash-mid": "exits with status 1 when it receives its 6th request",
+    "exit-0": "exits at once with status 0",
+    "garbage": "writes a junk line before every response",
+    "bad-utf8": "writes a line of invalid UTF-8 at start",
+    "huge": "answers the first tools/list with one 50 MB message",
+    "dup-id": "sends every response twice",
+    "flood-notify": "sends 2,000 notifications before every response",
+    "flood-stderr": "writes 20 MB to stderr at start",
+}
+HTTP_MODES = {
+    "http-500": "answers every POST with HTTP 500 and an HTML page",
+    "http-trickle": "sends its JSON body one byte every 0.5 s",
+    "http-reset": "closes the connection without answering tools/list",
+    "http-ctype": "answers with text/html instead of JSON",
+    "http-sse-forever": "opens an SSE stream for tools/list that sends pings and never the answer",
+}
+
+
+def serve_stdio(mode: str) -> None:
+    out = sys.stdout.buffer
+    server = Server("none")
+    if mode == "exit-0":
+        return
+    if mode == "bad-utf8":
+        out.write(b"\xff\xfe not utf-8 \xc3\x28\n")
+        out.flush()
+    if mode == "flood-stderr":
+        chunk = b"e" * 1023 + b"\n"
+        for _ in range(20 * 1024):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.flush()
+    requests = 0
+    sent_huge = False
+    for line in sys.stdin.buffer:
+        if mode == "hang-first":
+            time.sleep(3600)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and "id" in message:
+            requests += 1
+        if mode == "crash-mid" and requests == 6:
+            sys.exit(1)
+        method = message.get("method") if isinstance(message, dict) else None
+        if mode == "hang-call" and method == "tools/call":
+            time.sleep(3600)
+        if mode == "huge" and method == "tools/list" and not sent_huge:
+            sent_huge = True
+            payload = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "result": {"tools": [], "pad": "x" * 50_000_000},
+            }
+            out.write(json.dumps(payload).encode() + b"\n")
+            out.flush()
+            continue
+        response = server.handle_line(line.rstrip(b"\r\n"))
+        if response is None:
+            continue
+        data = json.dumps(response).encode() + b"\n"
+        if mode == "garbage":
+            out.write(b"DEBUG: handling a request\n")
+        if mode == "flood-notify":
+            note = (
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": {"level": "info", "data": "x"},
+                    }
+                ).encode()
+                + b"\n"
+            )
+            out.write(note * 2000)
+        out.write(data)
+        if mode == "dup-id":
+            out.write(data)
+        out.flush()
+
+
+def serve_http(mode: str) -> None:
+    server = Server("none")
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            message = json.loads(body)
+            response = server.handle(message)
+            data = json.dumps(response).encode() if response is not None else b""
+            method = message.get("method")
+            if mode == "http-500":
+                self._send(500, b"<html><body>Internal Server Error</body></html>", "text/html")
+            elif mode == "http-ctype":
+                self._send(200, b"<html><body>hello</body></html>", "text/html")
+            elif mode == "http-reset" and method == "tools/list":
+                self.close_connection = True
+                self.connection.close()
+            elif mode == "http-trickle" and method == "tools/list":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(0.5)
+            elif mode == "http-sse-forever" and method == "tools/list":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for _ in range(7200):
+                    self.wfile.write(b": ping\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.5)
+            elif response is None:
+                self._send(202, b"", "application/json")
+            else:
+                self._send(200, data, "application/json")
+
+        def _send(self, status: int, data: bytes, ctype: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    print(f"LISTENING http://127.0.0.1:{httpd.server_address[1]}/mcp", flush=True)
+    httpd.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("mode", choices=sorted({**STDIO_MODES, **HTTP_MODES}))
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
+        serve_http(args.mode) if args.http else serve_stdio(args.mode)
+
+
+if __name__ == "__main__":
+    main()

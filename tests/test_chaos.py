@@ -1,0 +1,140 @@
+"""The harness survives every misbehaving server: bounded time, ERROR with evidence where nothing can be
+judged, the other cases still run, no process left behind, bounded memory, and the report is written.
+
+Each server is `tests/servers/chaos_server.py MODE`: the conformant raw server with one fault planted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run
+
+REVISION = "2025-11-25"  # one revision keeps each run short; the faults do not depend on it
+TOOL_CALL_CHECKS = {
+    "base.call.structured-matches-schema",
+    "base.call.text-mirror-present",
+    "base.call.text-mirror-equal",
+    "base.call.unknown-tool-not-success",
+    "base.call.unknown-tool-protocol-error",
+    "base.call.invalid-arguments",
+    "base.hygiene.no-stack-traces",
+}
+
+
+def _spec(mode: str, tmp_path: Path) -> str:
+    if not mode.startswith("http-"):
+        return f"stdio:{sys.executable} -m tests.servers.chaos_server {mode}"
+    path = tmp_path / f"{mode}.toml"
+    command = [sys.executable, "-m", "tests.servers.chaos_server", "--http", mode]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    return str(path)
+
+
+def _chaos_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"tests.servers.chaos_server" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[str, str]]:
+    started = time.monotonic()
+    report = run([_spec(mode, tmp_path)], protocol=REVISION, timeout=1.0)
+    elapsed = time.monotonic() - started
+    assert elapsed < bound, f"{mode}: the run took {elapsed:.1f} s (bound {bound} s)"
+    assert report["footer"]["complete"] is True
+    deadline = time.monotonic() + 5
+    while _chaos_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _chaos_processes() == [], f"{mode}: a server process was left behind"
+    return report, {c["check"]: c["verdict"] for c in report["cases"]}
+
+
+@pytest.mark.parametrize(
+    ("mode", "bound"), [("hang-first", 20), ("exit-0", 10), ("http-500", 10), ("http-ctype", 10)]
+)
+def test_server_that_never_answers_usefully_is_an_error_and_exit_3(
+    mode: str, bound: float, tmp_path: Path
+) -> None:
+    report, verdicts = _run(mode, tmp_path, bound)
+    assert verdicts == {"base.connect": "ERROR"}
+    assert report["footer"]["exit_code"] == 3
+    assert report["cases"][0]["message"]
+
+
+def test_hang_on_one_call_errors_only_the_cases_that_call_tools(tmp_path: Path) -> None:
+    report, verdicts = _run("hang-call", tmp_path, 40)
+    errors = {check for check, verdict in verdicts.items() if verdict == "ERROR"}
+    assert errors == TOOL_CALL_CHECKS
+    assert all(v == "PASS" for c, v in verdicts.items() if c not in TOOL_CALL_CHECKS)
+    timed_out = [c for c in report["cases"] if c["verdict"] == "ERROR"]
+    assert all("timeout" in c["message"] or "already failed" in c["message"] for c in timed_out)
+
+
+def test_crash_mid_run_restarts_and_the_rest_still_runs(tmp_path: Path) -> None:
+    report, verdicts = _run("crash-mid", tmp_path, 40)
+    assert "ERROR" in verdicts.values() and "PASS" in verdicts.values()
+    assert not {"FAIL", "WARN"} & set(verdicts.values()), "a crash is never a verdict on a requirement"
+    crashed = next(c for c in report["cases"] if c["verdict"] == "ERROR")
+    assert "exit status 1" in json.dumps(crashed)
+
+
+@pytest.mark.parametrize("mode", ["garbage", "bad-utf8"])
+def test_junk_on_stdout_fails_only_the_stdout_rule(mode: str, tmp_path: Path) -> None:
+    _report, verdicts = _run(mode, tmp_path, 20)
+    assert {c: v for c, v in verdicts.items() if v != "PASS"} == {"base.stdio.stdout-only-messages": "FAIL"}
+
+
+@pytest.mark.parametrize("mode", ["dup-id", "flood-notify", "flood-stderr"])
+def test_noise_that_breaks_no_rule_leaves_every_case_passing(mode: str, tmp_path: Path) -> None:
+    _report, verdicts = _run(mode, tmp_path, 40)
+    assert set(verdicts.values()) == {"PASS"}
+
+
+def test_one_50_mb_message_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    report, verdicts = _run("huge", tmp_path, 30)
+    oversize = [c for c in report["cases"] if "exceeded the" in c["message"]]
+    assert oversize and all(c["verdict"] == "ERROR" for c in oversize)
+    assert not {"FAIL", "WARN"} & set(verdicts.values())
+
+
+@pytest.mark.parametrize("mode", ["http-trickle", "http-reset", "http-sse-forever"])
+def test_http_faults_on_one_method_error_its_cases_only(mode: str, tmp_path: Path) -> None:
+    _report, verdicts = _run(mode, tmp_path, 60)
+    assert "PASS" in verdicts.values() and "ERROR" in verdicts.values()
+    assert not {"FAIL", "WARN"} & set(verdicts.values())
+    assert verdicts["base.resources.read-shape"] == "PASS", "cases that never list tools are untouched"
+
+
+@pytest.mark.parametrize("mode", ["huge", "flood-notify"])
+def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
+    """The harness's own peak RSS (children excluded) stays far below what the server sends."""
+    code = (
+        "import resource, sys\n"
+        "from conformance.cli import main\n"
+        f"main(['run', '--server', {_spec(mode, tmp_path)!r}, '--protocol', {REVISION!r}, '--timeout', '1',\n"
+        f"      '--quiet', '--report-dir', {str(tmp_path / 'r')!r}])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ}
+    )
+    peak_mb = int(result.stderr.strip().splitlines()[-1]) / 1024
+    assert peak_mb < 200, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
+    assert (tmp_path / "r" / "report.json").exists()
