@@ -138,3 +138,60 @@ def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
     peak_mb = int(result.stderr.strip().splitlines()[-1]) / 1024
     assert peak_mb < 200, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
     assert (tmp_path / "r" / "report.json").exists()
+
+
+CANARY = "canary-7f3a9c-DO-NOT-LEAK"
+CHAOS = [sys.executable, "-m", "tests.servers.chaos_server"]
+
+
+def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
+    """A server that echoes secrets back everywhere: no output file, view or log line may carry them."""
+    stdio_target = tmp_path / "stdio.toml"
+    stdio_target.write_text(
+        "[target]\n"
+        f"command = {json.dumps([*CHAOS, 'leak-secret'])}\n"
+        '[target.env_from]\nCANARY = "CANARY_SOURCE"\n',
+        encoding="utf-8",
+    )
+    http_target = tmp_path / "http.toml"
+    http_target.write_text(
+        "[target]\n"
+        f"command = {json.dumps([*CHAOS, '--http', 'http-leak-secret'])}\n"
+        'transport = "http"\n'
+        '[target.headers_from_env]\nAuthorization = "AUTH_SOURCE"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "CANARY_SOURCE": CANARY, "AUTH_SOURCE": f"Bearer {CANARY}"}
+    outputs = []
+    for target in (stdio_target, http_target):
+        out_dir = tmp_path / target.stem
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "conformance",
+                "run",
+                "--server",
+                str(target),
+                "--protocol",
+                REVISION,
+                "--report-dir",
+                str(out_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert result.returncode in (0, 1), result.stderr
+        outputs += [result.stdout, result.stderr]
+        files = [p for p in out_dir.rglob("*") if p.is_file()]
+        assert {"report.json", "report.md", "junit.xml"} <= {p.name for p in files}
+        for path in files:
+            assert CANARY not in path.read_text(encoding="utf-8", errors="replace"), (
+                f"leaked into {path.name}"
+            )
+        report = json.loads((out_dir / "report.json").read_text())
+        assert "[redacted]" in json.dumps(report), "the echoed secret was seen and masked, not absent"
+    for text in outputs:
+        assert CANARY not in text

@@ -104,6 +104,18 @@ class Transcript:
             text = text.replace(secret, REDACTED)
         return text
 
+    def mask_value(self, value: Any) -> Any:
+        """Mask secrets anywhere in a JSON-like value: server text reaches messages and evidence too."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self.mask(value)
+        if isinstance(value, dict):
+            return {self.mask(str(k)): self.mask_value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.mask_value(v) for v in value]
+        return value
+
     def mask_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         return {k: (REDACTED if k.lower() in SENSITIVE_HEADERS else self.mask(v)) for k, v in headers.items()}
 

@@ -49,7 +49,7 @@ class Runner:
         transcript = Transcript(target.secrets)
         outcome = TargetOutcome(index)
         info: dict[str, Any] = {"index": index, "spec": target.describe(), "transport": target.kind}
-        self.events.emit(TargetStarted(index, info))
+        self.events.emit(TargetStarted(index, Transcript(target.secrets).mask_value(info)))
         suites = sorted({c.suite for c in checks})
         info["suites"] = suites
         try:
@@ -77,7 +77,7 @@ class Runner:
             for suite in suites:
                 self._emit_connect_error(index, target, suite, str(exc), exc.evidence, transcript, 0)
         info["unreachable"] = info.get("unreachable") or outcome.unreachable
-        self.events.emit(TargetFinished(index, info))
+        self.events.emit(TargetFinished(index, Transcript(target.secrets).mask_value(info)))
         return outcome
 
     def _report_unopened(
@@ -147,26 +147,32 @@ class Runner:
     ) -> None:
         req = requirement(req_id)
         full_id = f"{suite}.{check_id}"
-        self.events.emit(
-            CaseFinished(
-                CaseResult(
-                    key=case_key(full_id, target.kind, revision or "any", index),
-                    check=full_id,
-                    suite=suite,
-                    requirement=req_id,
-                    level=req.level,
-                    title=req.title,
-                    target=index,
-                    transport=target.kind,
-                    revision=revision or "any",
-                    verdict=verdict,
-                    message=message,
-                    duration=duration,
-                    evidence=evidence,
-                    transcript=entries,
-                )
-            )
+        self._finished(
+            target,
+            CaseResult(
+                key=case_key(full_id, target.kind, revision or "any", index),
+                check=full_id,
+                suite=suite,
+                requirement=req_id,
+                level=req.level,
+                title=req.title,
+                target=index,
+                transport=target.kind,
+                revision=revision or "any",
+                verdict=verdict,
+                message=message,
+                duration=duration,
+                evidence=evidence,
+                transcript=entries,
+            ),
         )
+
+    def _finished(self, target: Target, result: CaseResult) -> None:
+        """Emit a case with secrets masked in everything built from server text (messages, evidence)."""
+        masker = Transcript(target.secrets)
+        result.message = masker.mask(result.message)
+        result.evidence = masker.mask_value(result.evidence)
+        self.events.emit(CaseFinished(result))
 
     async def _run_revision(
         self,
@@ -193,7 +199,7 @@ class Runner:
                 ran.append(check)
                 ctx = CaseContext(target, revision, era, target.kind, identity, pool, self.options, shared)
                 result = await self._run_case(index, check, ctx, transcript)
-                self.events.emit(CaseFinished(result))
+                self._finished(target, result)
         finally:
             await pool.close()
         return ran

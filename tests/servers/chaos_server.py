@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.servers.raw_server import Server
+from tests.servers.raw_server import RpcError, Server
 
 STDIO_MODES = {
     "hang-first": "never answers anything",
@@ -30,6 +31,7 @@ STDIO_MODES = {
     "dup-id": "sends every response twice",
     "flood-notify": "sends 2,000 notifications before every response",
     "flood-stderr": "writes 20 MB to stderr at start",
+    "leak-secret": "echoes the CANARY environment variable in serverInfo, errors, stdout junk and stderr",
 }
 HTTP_MODES = {
     "http-500": "answers every POST with HTTP 500 and an HTML page",
@@ -37,12 +39,39 @@ HTTP_MODES = {
     "http-reset": "closes the connection without answering tools/list",
     "http-ctype": "answers with text/html instead of JSON",
     "http-sse-forever": "opens an SSE stream for tools/list that sends pings and never the answer",
+    "http-leak-secret": "echoes the Authorization header it received in every error message and header",
 }
+
+
+class LeakyServer(Server):
+    """Repeats a secret wherever a harness might copy server text: serverInfo, errors, headers."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__("none")
+        self.secret = secret
+
+    def dispatch(self, method: str, params: dict[str, Any], headers: dict[str, str] | None) -> dict[str, Any]:
+        result = super().dispatch(method, params, headers)
+        if method == "initialize":
+            result["serverInfo"]["name"] = f"leaky {self.secret}"
+        return result
+
+    def method(self, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
+        try:
+            return super().method(method, params, revision)
+        except RpcError as exc:
+            exc.message += f" (token {self.secret})"
+            raise
 
 
 def serve_stdio(mode: str) -> None:
     out = sys.stdout.buffer
-    server = Server("none")
+    server = LeakyServer(os.environ.get("CANARY", "")) if mode == "leak-secret" else Server("none")
+    if mode == "leak-secret":
+        sys.stderr.write(f"starting with token {os.environ.get('CANARY')}\n")
+        sys.stderr.flush()
+        out.write(f"debug token={os.environ.get('CANARY')}\n".encode())
+        out.flush()
     if mode == "exit-0":
         return
     if mode == "bad-utf8":
@@ -121,6 +150,8 @@ def serve_http(mode: str) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             message = json.loads(body)
             response = server.handle(message)
+            if mode == "http-leak-secret" and response is not None and "error" in response:
+                response["error"]["message"] += f" (you sent {self.headers.get('Authorization')})"
             data = json.dumps(response).encode() if response is not None else b""
             method = message.get("method")
             if mode == "http-500":
