@@ -17,6 +17,8 @@ class RunOptions:
     protocol: str = "auto"
     strict: bool = False
     max_restarts: int = 8
+    #: How many probes and revisions may run at once (`-j`); 1 runs everything in plan order.
+    jobs: int = 1
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"

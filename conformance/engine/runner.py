@@ -8,16 +8,19 @@ breaks it. Every case yields exactly one CaseResult, whatever the server did.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
 from conformance.engine.checks import Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions
 from conformance.engine.events import (
     CaseFinished,
+    Event,
     Fanout,
     RunFinished,
     TargetFinished,
@@ -28,6 +31,8 @@ from conformance.engine.sessions import ProbeResult, SessionPool, default_revisi
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
+
+T = TypeVar("T")
 
 CONNECT_CHECK = "connect"
 CONNECT_REQUIREMENT = "BASE-LIFE-001"
@@ -40,48 +45,126 @@ class TargetOutcome:
     spoken: list[str] = field(default_factory=list)
 
 
+class Slot:
+    """A place in the report's order: events and nested slots, emitted once everything before is done."""
+
+    def __init__(self) -> None:
+        self.items: list[Event | Slot] = []
+        self.cursor = 0
+        self.closed = False
+
+    def child(self) -> Slot:
+        slot = Slot()
+        self.items.append(slot)
+        return slot
+
+
+class OrderedEvents:
+    """Emits events in plan order while jobs finish in any order; with one job it is simply live."""
+
+    def __init__(self, fanout: Fanout) -> None:
+        self.fanout = fanout
+        self.root = Slot()
+
+    def emit(self, slot: Slot, event: Event) -> None:
+        slot.items.append(event)
+        self.flush()
+
+    def close(self, slot: Slot) -> None:
+        slot.closed = True
+        self.flush()
+
+    def flush(self) -> None:
+        self._drain(self.root)
+
+    def _drain(self, slot: Slot) -> bool:
+        while slot.cursor < len(slot.items):
+            item = slot.items[slot.cursor]
+            if isinstance(item, Slot):
+                if not self._drain(item):
+                    return False
+            else:
+                self.fanout.emit(item)
+            slot.cursor += 1
+        return slot.closed
+
+
 class Runner:
     def __init__(self, options: RunOptions, events: Fanout) -> None:
         self.options = options
         self.events = events
+        self.ordered = OrderedEvents(events)
+        self._limit = asyncio.Semaphore(max(1, options.jobs))
 
-    async def run_target(self, index: int, target: Target, checks: list[Check]) -> TargetOutcome:
+    async def _each(self, jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
+        """Run jobs in order (one job at a time) or concurrently under the `-j` limit."""
+        if self.options.jobs <= 1:
+            return [await job for job in jobs]
+        return list(await asyncio.gather(*jobs))
+
+    async def run_target(self, index: int, target: Target, checks: list[Check], slot: Slot) -> TargetOutcome:
+        masker = Transcript(target.secrets)
         transcript = Transcript(target.secrets)
         outcome = TargetOutcome(index)
         info: dict[str, Any] = {"index": index, "spec": target.describe(), "transport": target.kind}
-        self.events.emit(TargetStarted(index, Transcript(target.secrets).mask_value(info)))
+        self.ordered.emit(slot, TargetStarted(index, masker.mask_value(info)))
         suites = sorted({c.suite for c in checks})
         info["suites"] = suites
         try:
             async with launched(target, transcript) as live:
                 info["url"] = live.url or None
                 revisions = default_revisions(self.options.protocol)
-                probes = await probe_all(live, transcript, revisions, min(self.options.timeout, 10.0))
+                async with self._limit:
+                    probed = await probe_all(live, revisions, min(self.options.timeout, 10.0))
+                probes = [p for p, _ in probed]
                 info["probe"] = [_probe_info(p) for p in probes]
                 outcome.spoken = [p.revision for p in probes if p.spoken]
                 info["revisions_spoken"] = outcome.spoken
                 if not outcome.spoken:
                     outcome.unreachable = all(p.unreachable or not p.call for p in probes)
-                    self._report_unopened(index, target, probes, transcript, suites)
-                done_once: set[str] = set()
-                for probe in probes:
+                    entries = [e for _, t in probed for e in t.entries]
+                    self._report_unopened(index, target, probes, entries, suites, slot)
+                jobs = []
+                assigned_once: set[str] = set()
+                for probe, probe_transcript in probed:
                     if probe.session is None:
                         continue
                     info.setdefault("server_info", probe.session.identity.server_info)
-                    pending = [c for c in checks if not (c.once and c.id in done_once)]
-                    ran = await self._run_revision(index, live, probe, transcript, outcome.spoken, pending)
-                    done_once.update(c.id for c in ran if c.once)
+                    era = era_of(probe.revision)
+                    # A `once` check runs on the first spoken revision it applies to, whatever `-j` is.
+                    chosen = [
+                        c
+                        for c in checks
+                        if c.applies(era, target.kind, probe.revision)
+                        and not (c.once and c.id in assigned_once)
+                    ]
+                    assigned_once.update(c.id for c in chosen if c.once)
+                    jobs.append(
+                        self._run_revision(
+                            index, live, probe, probe_transcript, outcome.spoken, chosen, slot.child()
+                        )
+                    )
+                await self._each(jobs)
         except TargetUnreachable as exc:
             outcome.unreachable = True
             info["unreachable"] = str(exc)
             for suite in suites:
-                self._emit_connect_error(index, target, suite, str(exc), exc.evidence, transcript, 0)
+                self._emit_connect_error(
+                    index, target, suite, str(exc), exc.evidence, transcript.entries, slot
+                )
         info["unreachable"] = info.get("unreachable") or outcome.unreachable
-        self.events.emit(TargetFinished(index, Transcript(target.secrets).mask_value(info)))
+        self.ordered.emit(slot, TargetFinished(index, masker.mask_value(info)))
+        self.ordered.close(slot)
         return outcome
 
     def _report_unopened(
-        self, index: int, target: Target, probes: list[ProbeResult], transcript: Transcript, suites: list[str]
+        self,
+        index: int,
+        target: Target,
+        probes: list[ProbeResult],
+        entries: list[dict[str, Any]],
+        suites: list[str],
+        slot: Slot,
     ) -> None:
         lines = [f"{p.revision}: {p.message}" for p in probes]
         evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
@@ -101,11 +184,11 @@ class Runner:
                     "FAIL",
                     "the server accepted none of the revisions tried:\n" + "\n".join(lines),
                     {"why": evidence},
-                    transcript.entries[-40:],
-                    0.0,
+                    entries[-40:],
+                    slot,
                 )
             else:
-                self._emit_connect_error(index, target, suite, "\n".join(lines), evidence, transcript, 0)
+                self._emit_connect_error(index, target, suite, "\n".join(lines), evidence, entries, slot)
 
     def _emit_connect_error(
         self,
@@ -114,8 +197,8 @@ class Runner:
         suite: str,
         message: str,
         evidence: str,
-        transcript: Transcript,
-        duration: float,
+        entries: list[dict[str, Any]],
+        slot: Slot,
     ) -> None:
         self._emit(
             index,
@@ -127,8 +210,8 @@ class Runner:
             "ERROR",
             "the target could not be reached: " + message,
             {"diagnostics": evidence},
-            transcript.entries[-40:],
-            duration,
+            entries[-40:],
+            slot,
         )
 
     def _emit(
@@ -143,7 +226,7 @@ class Runner:
         message: str,
         evidence: dict[str, Any],
         entries: list[dict[str, Any]],
-        duration: float,
+        slot: Slot,
     ) -> None:
         req = requirement(req_id)
         full_id = f"{suite}.{check_id}"
@@ -161,18 +244,19 @@ class Runner:
                 revision=revision or "any",
                 verdict=verdict,
                 message=message,
-                duration=duration,
+                duration=0.0,
                 evidence=evidence,
                 transcript=entries,
             ),
+            slot,
         )
 
-    def _finished(self, target: Target, result: CaseResult) -> None:
+    def _finished(self, target: Target, result: CaseResult, slot: Slot) -> None:
         """Emit a case with secrets masked in everything built from server text (messages, evidence)."""
         masker = Transcript(target.secrets)
         result.message = masker.mask(result.message)
         result.evidence = masker.mask_value(result.evidence)
-        self.events.emit(CaseFinished(result))
+        self.ordered.emit(slot, CaseFinished(result))
 
     async def _run_revision(
         self,
@@ -182,8 +266,9 @@ class Runner:
         transcript: Transcript,
         spoken: list[str],
         checks: list[Check],
-    ) -> list[Check]:
-        """Run the applicable checks on one revision; return the checks that ran."""
+        slot: Slot,
+    ) -> None:
+        """Run the chosen checks on one revision, in order, over one shared (restartable) session."""
         revision = probe.revision
         era = era_of(revision)
         assert probe.session is not None
@@ -191,18 +276,17 @@ class Runner:
         pool.adopt(probe.session)
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
-        ran: list[Check] = []
         try:
-            for check in checks:
-                if not check.applies(era, target.kind, revision):
-                    continue
-                ran.append(check)
-                ctx = CaseContext(target, revision, era, target.kind, identity, pool, self.options, shared)
-                result = await self._run_case(index, check, ctx, transcript)
-                self._finished(target, result)
+            async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
+                for check in checks:
+                    ctx = CaseContext(
+                        target, revision, era, target.kind, identity, pool, self.options, shared
+                    )
+                    result = await self._run_case(index, check, ctx, transcript)
+                    self._finished(target, result, slot)
         finally:
             await pool.close()
-        return ran
+            self.ordered.close(slot)
 
     async def _run_case(
         self, index: int, check: Check, ctx: CaseContext, transcript: Transcript
@@ -263,13 +347,30 @@ def _probe_info(probe: ProbeResult) -> dict[str, Any]:
 
 
 async def run_all(plan: list[tuple[Target, list[Check]]], runner: Runner) -> tuple[list[TargetOutcome], bool]:
-    """Run every (target, checks) pair in turn; return outcomes and whether the run completed."""
-    outcomes: list[TargetOutcome] = []
+    """Run every (target, checks) pair; return outcomes and whether the run completed.
+
+    With `-j 1` targets and revisions run one after another; with more, up to that many probes and
+    revisions run at once, each revision over sessions of its own, and the events still come out in
+    plan order, so the report is the same whatever `-j` was.
+    """
+    slots = [runner.ordered.root.child() for _ in plan]
+    jobs = [
+        runner.run_target(index, target, checks, slots[index]) for index, (target, checks) in enumerate(plan)
+    ]
     try:
-        for index, (target, checks) in enumerate(plan):
-            outcomes.append(await runner.run_target(index, target, checks))
+        outcomes = await runner._each(jobs)
     except asyncio.CancelledError:
+        for slot in slots:  # what finished is reported; the rest is cut off
+            _close_all(slot)
+        runner.ordered.flush()
         runner.events.emit(RunFinished(complete=False, reason="interrupted"))
-        return outcomes, False
+        return [], False
     runner.events.emit(RunFinished(complete=True))
     return outcomes, True
+
+
+def _close_all(slot: Slot) -> None:
+    slot.closed = True
+    for item in slot.items:
+        if isinstance(item, Slot):
+            _close_all(item)

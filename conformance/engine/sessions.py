@@ -155,12 +155,18 @@ async def probe(target: Target, transcript: Transcript, revision: str, timeout: 
 
 
 async def probe_all(
-    target: Target, transcript: Transcript, revisions: tuple[str, ...], timeout: float
-) -> list[ProbeResult]:
+    target: Target, revisions: tuple[str, ...], timeout: float
+) -> list[tuple[ProbeResult, Transcript]]:
+    """Probe each revision on a transcript of its own, which the revision's cases then continue.
+
+    One transcript per revision keeps each case's slice of the wire log its own, also when revisions
+    run in parallel.
+    """
     results = []
     for revision in revisions:
+        transcript = Transcript(target.secrets)
         result = await probe(target, transcript, revision, timeout)
-        results.append(result)
+        results.append((result, transcript))
         if result.unreachable:
             break  # the same start or connect would fail again
     return results
