@@ -195,3 +195,23 @@ def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
         assert "[redacted]" in json.dumps(report), "the echoed secret was seen and masked, not absent"
     for text in outputs:
         assert CANARY not in text
+
+
+def test_never_follows_a_redirect_to_another_origin(tmp_path: Path) -> None:
+    report, verdicts = _run("http-redirect", tmp_path, 20)
+    assert verdicts == {"base.connect": "ERROR"}
+    assert "307" in report["cases"][0]["message"]
+    assert "127.0.0.2" not in json.dumps(report["targets"][0].get("url"))
+
+
+def test_legacy_sse_endpoint_on_another_origin_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sse.toml"
+    path.write_text(
+        f'[target]\ncommand = {json.dumps([*CHAOS, "--http", "sse-offsite-endpoint"])}\ntransport = "sse"\n',
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    report = run([str(path)], protocol=REVISION, timeout=1.0)
+    assert time.monotonic() - started < 30
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "ERROR")]
+    assert "outside the target's origin" in report["cases"][0]["message"]

@@ -100,6 +100,7 @@ class LegacySseAdapter(StreamAdapter):
         if urlsplit(endpoint)[:2] != urlsplit(self.url)[:2]:
             self.transcript.record("event", note=f"refused endpoint outside the target's origin: {endpoint}")
             self._stream_ended(f"the endpoint event pointed outside the target's origin: {endpoint}")
+            self._endpoint_ready.set()
             return
         self.endpoint = endpoint
         self._endpoint_ready.set()

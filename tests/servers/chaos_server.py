@@ -40,6 +40,8 @@ HTTP_MODES = {
     "http-ctype": "answers with text/html instead of JSON",
     "http-sse-forever": "opens an SSE stream for tools/list that sends pings and never the answer",
     "http-leak-secret": "echoes the Authorization header it received in every error message and header",
+    "http-redirect": "answers every POST with a 307 redirect to another origin",
+    "sse-offsite-endpoint": "a 2024-11-05 SSE endpoint whose `endpoint` event points at another origin",
 }
 
 
@@ -142,6 +144,14 @@ def serve_http(mode: str) -> None:
             pass
 
         def do_GET(self) -> None:
+            if mode == "sse-offsite-endpoint":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b"event: endpoint\ndata: http://127.0.0.2:9/messages/?session_id=x\n\n")
+                self.wfile.flush()
+                time.sleep(30)
+                return
             self.send_response(405)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -154,7 +164,12 @@ def serve_http(mode: str) -> None:
                 response["error"]["message"] += f" (you sent {self.headers.get('Authorization')})"
             data = json.dumps(response).encode() if response is not None else b""
             method = message.get("method")
-            if mode == "http-500":
+            if mode == "http-redirect":
+                self.send_response(307)
+                self.send_header("Location", "http://127.0.0.2:9/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            elif mode == "http-500":
                 self._send(500, b"<html><body>Internal Server Error</body></html>", "text/html")
             elif mode == "http-ctype":
                 self._send(200, b"<html><body>hello</body></html>", "text/html")
