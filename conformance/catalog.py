@@ -27,6 +27,12 @@ SUITES: dict[str, SuiteEntry] = {
             "MCP base protocol: JSON-RPC envelope, lifecycle, tools, resources, HTTP rules",
             "conformance.reference.base_server",
         ),
+        SuiteEntry(
+            "dw-discovery",
+            "suites.dw_discovery",
+            "Durable Workflow MCP discovery profile: the discovery document, its live cross-check, previews",
+            "conformance.reference.dw_server",
+        ),
     )
 }
 
