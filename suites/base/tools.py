@@ -181,19 +181,13 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
     capability="tools",
 )
 async def text_mirror_present(ctx: CaseContext) -> None:
-    judged = 0
-    for tool, call in await _successful_structured_calls(ctx):
-        result = _succeeded(call)
-        if result is None or "structuredContent" not in result:
-            continue
-        judged += 1
+    structured = await _structured_results(ctx)
+    for tool, call, result in structured:
         if result["structuredContent"] not in json_text_blocks(result):
             missed(
                 f"tool {tool['name']!r}: no text block carries the serialized structuredContent",
                 **call.excerpt(),
             )
-    if not judged:
-        skip("no called tool returned structuredContent")
 
 
 @check(
@@ -204,10 +198,7 @@ async def text_mirror_present(ctx: CaseContext) -> None:
 )
 async def text_mirror_equal(ctx: CaseContext) -> None:
     judged = 0
-    for tool, call in await _successful_structured_calls(ctx):
-        result = _succeeded(call)
-        if result is None or "structuredContent" not in result:
-            continue
+    for tool, call, result in await _structured_results(ctx):
         for value in json_text_blocks(result):
             judged += 1
             if value != result["structuredContent"]:
@@ -217,6 +208,18 @@ async def text_mirror_equal(ctx: CaseContext) -> None:
                 )
     if not judged:
         skip("no called tool returned structuredContent with a JSON text block")
+
+
+async def _structured_results(ctx: CaseContext) -> list[tuple[dict[str, Any], Any, dict[str, Any]]]:
+    """(tool, call, result) for each successful call that returned structuredContent; SKIP if none."""
+    found = []
+    for tool, call in await _successful_structured_calls(ctx):
+        result = _succeeded(call)
+        if result is not None and "structuredContent" in result:
+            found.append((tool, call, result))
+    if not found:
+        skip("no called tool returned structuredContent")
+    return found
 
 
 UNKNOWN_TOOL = "conformance_no_such_tool_7f3a"
