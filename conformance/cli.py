@@ -35,7 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="stdio:COMMAND, http(s)://HOST:PORT/PATH, sse:URL or FILE.toml (repeatable)",
     )
     run.add_argument(
-        "--suite", action="append", choices=ALL_SUITES, help="suite to run (repeatable; default all)"
+        "--suite",
+        action="append",
+        choices=ALL_SUITES,
+        help="suite to run (repeatable; default: base with --server, every suite without)",
     )
     run.add_argument(
         "-k",
@@ -61,9 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-restarts",
         type=int,
-        default=3,
+        default=8,
         metavar="N",
-        help="restarts of a broken session before the rest of its cases are ERROR (default 3)",
+        help="restarts of a broken session before the rest of its cases are ERROR (default 8)",
     )
     run.add_argument(
         "--strict",
@@ -72,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
     run.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run up to N probes and revisions at once, each over its own sessions (default 1)",
+    )
 
     lst = sub.add_parser("list", help="list suites, checks and requirement IDs")
     lst.add_argument("--suite", action="append", choices=ALL_SUITES)
@@ -171,9 +182,14 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem("--timeout must be positive")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more")
+    if args.jobs < 1:
+        raise UsageProblem("-j must be 1 or more")
     from conformance import api
 
-    suites = list(dict.fromkeys(args.suite or ALL_SUITES))
+    # Your own server gets the base suite unless you name a profile it claims; with no --server, every
+    # suite runs against its own reference server.
+    default = ALL_SUITES if not args.server else ("base",)
+    suites = list(dict.fromkeys(args.suite or default))
     checks = api.select_checks(suites, args.select)
     if not checks:
         raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
@@ -192,6 +208,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
         strict=args.strict,
+        jobs=args.jobs,
     )
     secrets = tuple(s for target, _ in plan for s in target.secrets)
     builder = api.new_builder(

@@ -31,24 +31,26 @@ TOOL_CALL_CHECKS = {
 
 
 def _spec(mode: str, tmp_path: Path) -> str:
+    """A target for one chaos mode, tagged with the test's folder so only its own processes are counted."""
+    tag = ["--tag", tmp_path.name]
     if not mode.startswith("http-"):
-        return f"stdio:{sys.executable} -m tests.servers.chaos_server {mode}"
+        return f"stdio:{sys.executable} -m tests.servers.chaos_server {mode} --tag {tmp_path.name}"
     path = tmp_path / f"{mode}.toml"
-    command = [sys.executable, "-m", "tests.servers.chaos_server", "--http", mode]
+    command = [sys.executable, "-m", "tests.servers.chaos_server", "--http", mode, *tag]
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     return str(path)
 
 
-def _chaos_processes() -> list[int]:
+def _chaos_processes(tag: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"tests.servers.chaos_server" in cmdline:
+        if b"tests.servers.chaos_server" in argv and tag.encode() in argv:
             found.append(int(entry.name))
     return found
 
@@ -60,9 +62,9 @@ def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[
     assert elapsed < bound, f"{mode}: the run took {elapsed:.1f} s (bound {bound} s)"
     assert report["footer"]["complete"] is True
     deadline = time.monotonic() + 5
-    while _chaos_processes() and time.monotonic() < deadline:
+    while _chaos_processes(tmp_path.name) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _chaos_processes() == [], f"{mode}: a server process was left behind"
+    assert _chaos_processes(tmp_path.name) == [], f"{mode}: a server process was left behind"
     return report, {c["check"]: c["verdict"] for c in report["cases"]}
 
 

@@ -214,6 +214,7 @@ def serve_http(mode: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--tag", default="", help="ignored: lets a test find exactly its own processes")
     parser.add_argument("mode", choices=sorted({**STDIO_MODES, **HTTP_MODES}))
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
