@@ -16,6 +16,10 @@ class SuiteEntry:
     description: str
     #: Module of the reference server (run with `python -m MODULE`, `--http --port 0` for HTTP).
     reference: str
+    #: Module of the reference's fixture controller, for a reference that keeps state. The embedded
+    #: default then gives the reference's processes and the controller one state file (`--db FILE`),
+    #: because racers over stdio are separate processes that must see one service.
+    controller: str | None = None
 
 
 SUITES: dict[str, SuiteEntry] = {
@@ -33,6 +37,13 @@ SUITES: dict[str, SuiteEntry] = {
             "Durable Workflow MCP discovery profile: the discovery document, its live cross-check, previews",
             "conformance.reference.dw_server",
         ),
+        SuiteEntry(
+            "map-review",
+            "suites.map_review",
+            "MAP publication-approval review profile: read_review/decide_review, digests, decisions, races",
+            "conformance.reference.map_server",
+            controller="conformance.reference.map_controller",
+        ),
     )
 }
 
@@ -43,3 +54,9 @@ def suite_names() -> tuple[str, ...]:
 
 def reference_command(suite: str) -> list[str]:
     return [sys.executable, "-m", SUITES[suite].reference]
+
+
+def controller_command(suite: str) -> list[str] | None:
+    """The command of a suite's reference fixture controller, or None for a stateless reference."""
+    module = SUITES[suite].controller
+    return [sys.executable, "-m", module] if module else None

@@ -44,6 +44,8 @@ class Target:
     label: str = ""
     #: Free-form settings for profiles (fixture controller, discovery location): read by the suites.
     settings: Mapping[str, Any] = field(default_factory=dict)
+    #: The `--server` string of a target file, so a printed replay command can name the same target.
+    spec: str = ""
 
     @property
     def transport(self) -> str:
@@ -74,7 +76,7 @@ def parse_target(spec: str) -> Target:
     if spec.startswith(("http://", "https://")):
         return Target(kind="http", url=_check_url(spec))
     if spec.endswith(".toml"):
-        return load_target_file(Path(spec))
+        return replace(load_target_file(Path(spec)), spec=spec)
     raise UsageError(
         f"cannot read --server {spec!r}: use stdio:COMMAND, http://HOST:PORT/PATH, sse:URL or FILE.toml"
     )
@@ -190,11 +192,46 @@ def _number(value: Any, where: str) -> float | None:
 
 
 def reference_targets(suite: str) -> list[Target]:
-    """The embedded default for a suite: its reference server over stdio and over HTTP."""
-    from conformance.catalog import reference_command
+    """The embedded default for a suite: its reference server over stdio and over HTTP.
+
+    A stateful reference (one with a fixture controller in the catalog) gets one state file per target,
+    passed as `--db FILE` to every process of the reference and to its controller, which the target's
+    `[controller]` setting names. The files live in a temporary folder removed when the harness exits.
+    """
+    from conformance.catalog import controller_command, reference_command
 
     command = tuple(reference_command(suite))
+    controller = controller_command(suite)
+    state: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {"stdio": ((), {}), "http": ((), {})}
+    if controller:
+        folder = _state_folder()
+        for kind in state:
+            db = ("--db", os.path.join(folder, f"{suite}-{kind}.db"))
+            state[kind] = (db, {"controller": {"command": [*controller, *db]}})
+    stdio_args, stdio_settings = state["stdio"]
+    http_args, http_settings = state["http"]
     return [
-        Target(kind="stdio", argv=command, label=f"{suite} reference (stdio)"),
-        Target(kind="http", launch=(*command, "--http", "--port", "0"), label=f"{suite} reference (http)"),
+        Target(
+            kind="stdio",
+            argv=(*command, *stdio_args),
+            label=f"{suite} reference (stdio)",
+            settings=stdio_settings,
+        ),
+        Target(
+            kind="http",
+            launch=(*command, "--http", "--port", "0", *http_args),
+            label=f"{suite} reference (http)",
+            settings=http_settings,
+        ),
     ]
+
+
+def _state_folder() -> str:
+    """A fresh temporary folder for reference state files, removed (with its contents) at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="mcp-conformance-state-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
