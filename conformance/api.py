@@ -74,10 +74,15 @@ def run_report(
     *,
     select: str | None = None,
     options: RunOptions | None = None,
+    header: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run synchronously and return the canonical report (the CLI's `run` without files or progress)."""
+    """Run synchronously and return the canonical report (the CLI's `run` without files or progress).
+
+    `header` adds to the report's header (the pytest plugin records its command line and options
+    there, as the CLI does).
+    """
     checks = select_checks(suites, select)
     plan = build_plan(servers, suites, checks)
-    builder = new_builder(plan)
+    builder = new_builder(plan, header)
     asyncio.run(run_plan_async(plan, options or RunOptions(), builder))
     return finish(builder)

@@ -44,6 +44,12 @@ SUITES: dict[str, SuiteEntry] = {
             "conformance.reference.map_server",
             controller="conformance.reference.map_controller",
         ),
+        SuiteEntry(
+            "fuzz",
+            "suites.fuzz",
+            "Property-based fuzzing of every callable tool from its own inputSchema (hypothesis)",
+            "conformance.reference.base_server",
+        ),
     )
 }
 

@@ -1,4 +1,5 @@
-"""Command line: `mcp-conformance run | list | explain`.
+"""Command line: `mcp-conformance run | list | explain | vectors`, and the report commands of
+`cli_reports` (`baseline update | diff | merge | badge | certify | verify`).
 
 Only argparse is imported at start-up; the engine, suites and SDK load when a command needs them,
 so `--help`, `list` and `explain` stay fast.
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from conformance import cli_reports
 from conformance.catalog import suite_names
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--call-tools",
         default="safe",
         choices=("safe", "all", "none"),
-        help="which tools the base suite may call: safe = annotated readOnlyHint (default)",
+        help="which tools the base and fuzz suites may call: safe = annotated readOnlyHint (default)",
     )
     run.add_argument(
         "--max-restarts",
@@ -73,7 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="judge profiles by their seed strictly: e.g. later-catalog values FAIL instead of WARN",
     )
+    run.add_argument(
+        "--fuzz-examples", type=int, default=100, metavar="N", help="fuzz suite: inputs per tool and mode"
+    )
+    run.add_argument("--fuzz-seed", type=int, metavar="N", help="fuzz suite: generator seed (default random)")
+    run.add_argument(
+        "--fuzz-budget", type=float, default=60.0, metavar="S", help="fuzz suite: seconds per target (60)"
+    )
+    run.add_argument("--fuzz-replay", metavar="JSON", help="fuzz suite: send this one recorded case")
     run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
+    run.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="expected failures: a listed FAIL is XFAIL; a listed case that passes is XPASS (fails the run)",
+    )
     run.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     run.add_argument(
         "-j",
@@ -93,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     vectors_sub = vectors.add_subparsers(dest="vectors_command", required=True)
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
     vlint.add_argument("--suite", choices=ALL_SUITES)
+    cli_reports.add_parsers(sub)
     return parser
 
 
@@ -106,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_explain(args)
         if args.command == "vectors":
             return cmd_vectors_lint(args)
+        if args.command in cli_reports.COMMANDS:
+            return cli_reports.main(args)
         return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
     except UsageProblem as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
@@ -184,6 +202,15 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem("--max-restarts must be 0 or more")
     if args.jobs < 1:
         raise UsageProblem("-j must be 1 or more")
+    if args.fuzz_examples < 1 or args.fuzz_budget <= 0:
+        raise UsageProblem("--fuzz-examples must be 1 or more and --fuzz-budget positive")
+    if args.fuzz_replay is not None:
+        from suites.fuzz.checks import parse_replay
+
+        try:
+            parse_replay(args.fuzz_replay)
+        except ValueError as exc:
+            raise UsageProblem(str(exc)) from None
     from conformance import api
 
     # Your own server gets the base suite unless you name a profile it claims; with no --server, every
@@ -197,6 +224,14 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         plan = api.build_plan(args.server, suites, checks)
     except UsageError as exc:
         raise UsageProblem(str(exc)) from None
+    expected = None
+    if args.baseline:
+        from conformance.reporting import baseline
+
+        try:  # read before the run: a bad baseline is a usage error, not a surprise after minutes of checks
+            expected = baseline.load(Path(args.baseline))
+        except baseline.BaselineError as exc:
+            raise UsageProblem(str(exc)) from None
 
     from conformance.engine.context import RunOptions
     from conformance.reporting import canonical, views
@@ -209,6 +244,10 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         max_restarts=args.max_restarts,
         strict=args.strict,
         jobs=args.jobs,
+        fuzz_examples=args.fuzz_examples,
+        fuzz_seed=args.fuzz_seed,
+        fuzz_budget=args.fuzz_budget,
+        fuzz_replay=args.fuzz_replay,
     )
     secrets = tuple(s for target, _ in plan for s in target.secrets)
     builder = api.new_builder(
@@ -222,6 +261,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,
                 "strict": args.strict,
+                **({} if "fuzz" not in suites else _fuzz_options(options)),
             },
         },
     )
@@ -235,6 +275,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     # asyncio may absorb the Ctrl-C into a cancelled run that still returns: the report says so.
     interrupted = interrupted or builder.report["footer"].get("reason") == "interrupted"
     report = api.finish(builder, interrupted=interrupted)
+    if expected is not None:
+        baseline.apply(report, expected)
     code = EXIT_INTERRUPTED if interrupted else report["footer"]["exit_code"]
     report["footer"]["exit_code"] = code
     try:
@@ -247,6 +289,16 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     print(views.summary_text(report))
     print(f"report: {directory / 'report.json'}  (exit {code})")
     return code
+
+
+def _fuzz_options(options: Any) -> dict[str, Any]:
+    """The fuzz suite's options, with the seed it drew when none was given, so the run can be repeated."""
+    return {
+        "fuzz_examples": options.fuzz_examples,
+        "fuzz_seed": options.fuzz_seed,
+        "fuzz_budget": options.fuzz_budget,
+        "fuzz_replay": options.fuzz_replay,
+    }
 
 
 def _mask(text: str, secrets: tuple[str, ...]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,17 @@ def run(
     return api.run_report(servers, suites, select=select, options=RunOptions(**options))
 
 
+def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`python -m conformance ARGS` from the repo root, as a user runs it (bounded by `timeout`)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [PY, "-m", "conformance", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
     """The (check, verdict) pairs of every case that did not PASS, across revisions and targets."""
     return {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
@@ -51,4 +63,16 @@ def shared_dir() -> Path:
     path = REPO.parent / "shared"
     if not path.is_dir():
         pytest.skip("../shared is not present")
+    return path
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's headless Chromium, installed with apt-get when missing; the test skips, saying why,
+    when it can be neither found nor installed."""
+    from tests.browser import find_chromium
+
+    path, why = find_chromium()
+    if path is None:
+        pytest.skip(f"no Chromium for the browser test: {why}")
     return path

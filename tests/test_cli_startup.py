@@ -10,7 +10,18 @@ import pytest
 HEAVY = ("mcp", "mcp_types", "pydantic", "httpx", "anyio")
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["list"], ["explain", "BASE-RPC-002"], ["run", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["list"],
+        ["explain", "BASE-RPC-002"],
+        ["run", "--help"],
+        ["diff", "--help"],
+        ["baseline", "update", "--help"],
+        ["certify", "--help"],
+    ],
+)
 def test_light_commands_import_nothing_heavy(argv: list[str]) -> None:
     code = (
         "import sys\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,19 @@ class RunOptions:
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"
+    #: Fuzz suite: inputs per tool and mode (valid, invalid) that hypothesis generates.
+    fuzz_examples: int = 100
+    #: Fuzz suite: the seed of every generator. None draws one when the options are made, so a run
+    #: uses one seed throughout and its report can record it.
+    fuzz_seed: int | None = None
+    #: Fuzz suite: wall-clock seconds for all fuzzing of one target (shrinking included).
+    fuzz_budget: float = 60.0
+    #: Fuzz suite: one recorded case to send once instead of exploring (JSON: tool, mode, arguments).
+    fuzz_replay: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fuzz_seed is None:
+            self.fuzz_seed = random.SystemRandom().randrange(2**32)
 
 
 @dataclass
@@ -40,6 +54,11 @@ class CaseContext:
     calls: list[Call] = field(default_factory=list)
     #: Wire entries from earlier cases that this case's verdict rests on (a cached listing, say).
     attached: list[dict[str, Any]] = field(default_factory=list)
+    #: Evidence the case keeps whatever its verdict (a fuzz case's seed and examples per second).
+    facts: dict[str, Any] = field(default_factory=dict)
+    #: Where the case's own part of the wire log starts, when later than the case's start: a fuzz case
+    #: that sent hundreds of inputs attaches only the failing one's entries, not all of them.
+    transcript_mark: int | None = None
 
     async def session(self) -> Session:
         return await self.pool.session()

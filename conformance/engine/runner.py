@@ -323,7 +323,9 @@ class Runner:
             evidence.setdefault("notes", ctx.notes)
         if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
             evidence.update(ctx.calls[-1].excerpt())
-        entries = ctx.attached + transcript.since(mark)
+        evidence = {**ctx.facts, **evidence}
+        own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
+        entries = ctx.attached + transcript.since(own)
         return CaseResult(
             key=case_key(check.id, ctx.transport, ctx.revision, index),
             check=check.id,

@@ -24,7 +24,7 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
-from conformance.engine.results import VERDICTS
+from conformance.engine.results import BLOCKING, VERDICTS
 
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
@@ -84,12 +84,23 @@ def totals(cases: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def exit_code(report: dict[str, Any]) -> int:
-    """0: every MUST-level check passed; 1: a FAIL or ERROR, or an incomplete run; 3: a target unreachable."""
+    """0: every MUST-level check passed; 1: a FAIL, ERROR or XPASS (a stale baseline entry), or an
+    incomplete run; 3: a target unreachable."""
     if any(target.get("unreachable") for target in report["targets"]):
         return 3
     if not report["footer"].get("complete"):
         return 1
-    return 1 if any(case["verdict"] in ("FAIL", "ERROR") for case in report["cases"]) else 0
+    return 1 if any(case["verdict"] in BLOCKING for case in report["cases"]) else 0
+
+
+def refresh(report: dict[str, Any]) -> dict[str, Any]:
+    """Recompute totals and the exit code after cases changed (a baseline applied, reports merged),
+    so the footer can never disagree with the cases it summarises. An interrupted run keeps 130."""
+    footer = report["footer"]
+    footer["totals"] = totals(report["cases"])
+    if footer.get("exit_code") != 130:
+        footer["exit_code"] = exit_code(report)
+    return report
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -106,7 +117,15 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("format") != FORMAT:
+    """Read a canonical report from its file, or from a report folder holding `report.json`."""
+    if path.is_dir():
+        path = path / "report.json"
+    data: Any = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not an mcp-conformance report")
+    if data.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path} has report format version {data.get('format_version')!r}; "
+            f"this harness reads version {FORMAT_VERSION}"
+        )
     return data

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TextIO
 
 from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
+
+#: A server's control characters (ANSI escapes included) must not drive the user's terminal.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _t(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class Progress:
@@ -26,7 +34,7 @@ class Progress:
         if self.quiet:
             return
         if isinstance(event, TargetStarted):
-            self._line(f"» target {event.index}: {event.info['spec']}")
+            self._line(_t(f"» target {event.index}: {event.info['spec']}"))
         elif isinstance(event, TargetFinished):
             spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
             self._line(f"  revisions spoken: {spoken}")
@@ -36,8 +44,8 @@ class Progress:
             self.counts[result.verdict] = self.counts.get(result.verdict, 0) + 1
             if result.verdict != "PASS":
                 first = result.message.splitlines()[0][:140] if result.message else ""
-                self._line(f"  {result.verdict:5} {result.key}  {first}")
+                self._line(_t(f"  {result.verdict:5} {result.key}  {first}"))
             if self.tty:
                 tally = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
-                self.stream.write(f"\r\033[K  [{self.done}] {tally}  {result.key[:60]}")
+                self.stream.write(f"\r\033[K  [{self.done}] {tally}  {_t(result.key[:60])}")
                 self.stream.flush()

@@ -1,0 +1,233 @@
+"""Diff two canonical reports, and merge reports of one suite run split across machines or CI jobs.
+
+Both work on case keys (`check[transport@revision]`, `#target` past the first target), which are
+stable across runs, so a diff reads as "what changed in the server" rather than "what changed in the
+order of the run". A regression, for a CI gate, is a case that blocks in the newer report (FAIL,
+ERROR, XPASS) and did not block, or did not exist, in the older one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.engine.results import BLOCKING, case_key
+from conformance.reporting import canonical
+
+#: Options that change what a verdict means: reports that differ in one of them cannot be merged.
+VERDICT_OPTIONS = ("protocol", "call_tools", "strict")
+
+
+@dataclass
+class Change:
+    key: str
+    before: str | None
+    after: str | None
+    message: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "before": self.before, "after": self.after, "message": self.message}
+
+
+@dataclass
+class Diff:
+    new_failures: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    added: list[Change] = field(default_factory=list)
+    removed: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def regression(self) -> bool:
+        return bool(self.new_failures)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "regression": self.regression,
+            "notes": self.notes,
+            **{
+                name: [c.as_dict() for c in getattr(self, name)]
+                for name in ("new_failures", "fixed", "changed", "added", "removed")
+            },
+        }
+
+    def text(self) -> str:
+        lines = [f"note: {note}" for note in self.notes]
+        titles = {
+            "new_failures": "new failures",
+            "fixed": "fixed",
+            "changed": "changed verdicts",
+            "added": "added cases",
+            "removed": "removed cases",
+        }
+        for name, title in titles.items():
+            changes: list[Change] = getattr(self, name)
+            lines.append(f"{title}: {len(changes)}")
+            for c in changes:
+                first = c.message.splitlines()[0][:160] if c.message else ""
+                lines.append(f"  {c.before or '-':5} -> {c.after or '-':5} {c.key}  {first}".rstrip())
+        lines.append("REGRESSION" if self.regression else "no regression")
+        return "\n".join(lines)
+
+
+def diff(before: dict[str, Any], after: dict[str, Any]) -> Diff:
+    """What changed from `before` to `after`, keyed by case key."""
+    out = Diff()
+    a = {c["key"]: c for c in before["cases"]}
+    b = {c["key"]: c for c in after["cases"]}
+    ha, hb = before["header"], after["header"]
+    if ha["harness"]["version"] != hb["harness"]["version"]:
+        out.notes.append(f"harness version {ha['harness']['version']} -> {hb['harness']['version']}")
+    if ha.get("suites") != hb.get("suites"):
+        out.notes.append(f"suites {ha.get('suites')} -> {hb.get('suites')}")
+    for name, report in (("before", before), ("after", after)):
+        if not report["footer"].get("complete"):
+            out.notes.append(f"the {name} report is incomplete ({report['footer'].get('reason')})")
+    for key in sorted(a.keys() | b.keys()):
+        ca, cb = a.get(key), b.get(key)
+        va, vb = ca and ca["verdict"], cb and cb["verdict"]
+        change = Change(key, va, vb, (cb or ca or {}).get("message", ""))
+        if cb is not None and vb in BLOCKING and (ca is None or va not in BLOCKING):
+            out.new_failures.append(change)
+        if ca is not None and va in BLOCKING and (cb is not None and vb not in BLOCKING):
+            out.fixed.append(change)
+        if ca is None:
+            out.added.append(change)
+        elif cb is None:
+            out.removed.append(change)
+        elif va != vb:
+            out.changed.append(change)
+    return out
+
+
+class MergeError(ValueError):
+    """The inputs cannot be one report; the message names the first inconsistency found."""
+
+
+def merge(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """One report from several runs of the same suites by the same harness.
+
+    Each pair of inputs must name either the same targets (the run was split by checks: `-k`) or
+    disjoint ones (split by target); a case found twice must have the same verdict, and a target found
+    twice must identify itself the same way. Disjoint targets are renumbered in input order, and their
+    case keys with them.
+    """
+    if len(reports) < 2:
+        raise MergeError("merge needs at least two reports")
+    first_name, first = reports[0]
+    for name, report in reports[1:]:
+        _same(first_name, first, name, report)
+    merged_targets: list[dict[str, Any]] = []
+    index_of: dict[str, int] = {}
+    identity: dict[str, tuple[str, Any]] = {}
+    cases: dict[str, tuple[str, dict[str, Any]]] = {}
+    target_sets: list[tuple[str, list[str]]] = []
+    for name, report in reports:
+        specs = [t["spec"] for t in report["targets"]]
+        if len(set(specs)) != len(specs):
+            raise MergeError(f"{name} names one target twice; merge cannot tell its cases apart")
+        for other, other_specs in target_sets:
+            shared = set(specs) & set(other_specs)
+            if shared and specs != other_specs:
+                raise MergeError(
+                    f"{name} and {other} share some targets but not all (or not in the same order): "
+                    f"{sorted(shared)[0]!r}; merge needs identical or disjoint targets"
+                )
+        target_sets.append((name, specs))
+        renumber: dict[int, int] = {}
+        for target in report["targets"]:
+            spec = target["spec"]
+            info = (target["transport"], target.get("server_info"))
+            if spec in index_of:
+                if identity[spec][1] != info:
+                    raise MergeError(
+                        f"target {spec!r} identifies as {info!r} in {name} but as {identity[spec][1]!r} in "
+                        f"{identity[spec][0]}: these are different servers"
+                    )
+                merged_target = merged_targets[index_of[spec]]
+                spoken = list(
+                    dict.fromkeys([*merged_target["revisions_spoken"], *target.get("revisions_spoken", [])])
+                )
+                merged_target["revisions_spoken"] = spoken
+                merged_target["unreachable"] = merged_target.get("unreachable") or target.get("unreachable")
+            else:
+                index_of[spec] = len(merged_targets)
+                identity[spec] = (name, info)
+                spoken = target.get("revisions_spoken", [])
+                merged_targets.append({**target, "index": index_of[spec], "revisions_spoken": spoken})
+            renumber[target["index"]] = index_of[spec]
+        for case in report["cases"]:
+            new_index = renumber.get(case["target"])
+            if new_index is None:
+                raise MergeError(f"{name}: case {case['key']} names target {case['target']}, not listed")
+            moved = {**case, "target": new_index}
+            moved["key"] = case_key(case["check"], case["transport"], case["revision"], new_index)
+            seen = cases.get(moved["key"])
+            if seen is not None:
+                if seen[1]["verdict"] != moved["verdict"]:
+                    raise MergeError(
+                        f"case {moved['key']} is {seen[1]['verdict']} in {seen[0]} but {moved['verdict']} in "
+                        f"{name}: the runs disagree, so no merged verdict would be true"
+                    )
+                continue
+            cases[moved["key"]] = (name, moved)
+    header = dict(first["header"])
+    header["run_id"] = canonical.new_run_id()
+    header["started"] = min(r["header"]["started"] for _, r in reports)
+    header["command"] = ["mcp-conformance", "merge", *(name for name, _ in reports)]
+    selects = [(r["header"].get("options") or {}).get("select", "") for _, r in reports]
+    if "options" in header:
+        # `-k a,b` selects the union of `-k a` and `-k b`; one unfiltered input means all checks ran.
+        words = dict.fromkeys(w for sel in selects for w in sel.split(",") if w)
+        header["options"] = {**header["options"], "select": "" if "" in selects else ",".join(words)}
+    header["merged_from"] = [
+        {
+            "run_id": r["header"]["run_id"],
+            "select": (r["header"].get("options") or {}).get("select", ""),
+            "source": name,
+        }
+        for name, r in reports
+    ]
+    complete = all(r["footer"].get("complete") for _, r in reports)
+    incomplete = [name for name, r in reports if not r["footer"].get("complete")]
+    finished = [r["footer"]["finished"] for _, r in reports if r["footer"].get("finished")]
+    merged = {
+        "format": first["format"],
+        "format_version": first["format_version"],
+        "header": header,
+        "targets": merged_targets,
+        "cases": [case for _, case in cases.values()],
+        "footer": {
+            "finished": max(finished) if finished else canonical.now_iso(),
+            "complete": complete,
+            "reason": "complete" if complete else "incomplete inputs: " + ", ".join(incomplete),
+        },
+    }
+    baselines = [r["footer"]["baseline"] for _, r in reports if r["footer"].get("baseline")]
+    if baselines:
+        # An entry matched in one shard is matched: only entries no shard used stay unmatched.
+        unmatched = set.intersection(*(set(b["unmatched"]) for b in baselines))
+        merged["footer"]["baseline"] = {**baselines[0], "unmatched": sorted(unmatched)}
+    return canonical.refresh(merged)
+
+
+def _same(name_a: str, a: dict[str, Any], name_b: str, b: dict[str, Any]) -> None:
+    def refuse(what: str, va: Any, vb: Any) -> None:
+        raise MergeError(f"{name_a} and {name_b} differ in {what}: {va!r} vs {vb!r}; refusing to merge")
+
+    for field_name in ("format", "format_version"):
+        if a.get(field_name) != b.get(field_name):
+            refuse(field_name, a.get(field_name), b.get(field_name))
+    ha, hb = a["header"], b["header"]
+    if ha["harness"]["version"] != hb["harness"]["version"]:
+        refuse("harness version", ha["harness"]["version"], hb["harness"]["version"])
+    if sorted(ha.get("suites", [])) != sorted(hb.get("suites", [])):
+        refuse("suites", ha.get("suites"), hb.get("suites"))
+    oa, ob = ha.get("options") or {}, hb.get("options") or {}
+    for option in VERDICT_OPTIONS:
+        if oa.get(option) != ob.get(option):
+            refuse(f"option {option}", oa.get(option), ob.get(option))
+    ba, bb = a["footer"].get("baseline"), b["footer"].get("baseline")
+    if (ba or {}).get("sha256") != (bb or {}).get("sha256"):
+        refuse("baseline", (ba or {}).get("path"), (bb or {}).get("path"))

@@ -1,0 +1,152 @@
+"""Baselines of expected failures: listed FAILs are XFAIL (the run passes), a listed case that passes is
+XPASS (a stale entry, the run fails), an ERROR stays ERROR; `baseline update` writes the file."""
+
+from __future__ import annotations
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import schemas
+from conformance.reporting import baseline, views
+from tests.conftest import cli, stdio
+
+RAW = "tests.servers.raw_server"
+ARGS = ("--suite", "base", "-k", "rpc", "--timeout", "5", "--quiet")
+
+
+def _run(tmp_path: Path, name: str, *extra: str, defect: str = "none") -> tuple[int, dict[str, Any], Path]:
+    out = tmp_path / name
+    done = cli("run", "--server", stdio(RAW, "--defect", defect), *ARGS, "--report-dir", str(out), *extra)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert schemas.errors(schemas.REPORT_ID, None, report) == []
+    return done.returncode, report, out
+
+
+def _write(path: Path, entries: dict[str, str]) -> Path:
+    data = {
+        "format": "mcp-conformance-baseline",
+        "format_version": 1,
+        "expected_failures": [{"case": k, "reason": v} for k, v in entries.items()],
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_update_then_run_turns_known_failures_into_xfail_and_passes(tmp_path: Path) -> None:
+    code, before, out = _run(tmp_path, "before", defect="wrong-id")
+    assert code == 1 and before["footer"]["totals"]["FAIL"] == 3
+    done = cli("baseline", "update", "--report", str(out), "--out", str(tmp_path / "baseline.json"))
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "baseline.json").read_text())
+    assert [e["case"] for e in written["expected_failures"]] == ["base.rpc.id-echo"]
+    assert "sent id" in written["expected_failures"][0]["reason"]
+
+    code, after, out = _run(
+        tmp_path, "after", "--baseline", str(tmp_path / "baseline.json"), defect="wrong-id"
+    )
+    assert code == 0 and after["footer"]["exit_code"] == 0
+    xfail = [c for c in after["cases"] if c["verdict"] == "XFAIL"]
+    assert len(xfail) == 3 and all(c["baseline"]["verdict"] == "FAIL" for c in xfail)
+    assert after["footer"]["totals"]["XFAIL"] == 3 and after["footer"]["totals"]["FAIL"] == 0
+    assert after["footer"]["baseline"]["unmatched"] == []
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert len(junit.findall(".//skipped[@type='xfail']")) == 3 and not junit.findall(".//failure")
+    assert "XFAIL" in (out / "report.md").read_text() and 'value="XFAIL"' in (out / "report.html").read_text()
+
+
+def test_a_stale_entry_is_xpass_and_fails_the_run(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "baseline.json", {"base.rpc.id-echo": "server bug #12", "base.no.such-check": "old"}
+    )
+    code, report, out = _run(tmp_path, "stale", "--baseline", str(path))
+    assert code == 1 and report["footer"]["exit_code"] == 1
+    xpass = [c for c in report["cases"] if c["verdict"] == "XPASS"]
+    assert len(xpass) == 3 and all("stale baseline entry" in c["message"] for c in xpass)
+    assert not [c for c in report["cases"] if c["verdict"] in ("FAIL", "ERROR")], "only the stale entry fails"
+    assert report["footer"]["baseline"]["unmatched"] == ["base.no.such-check"]
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert len(junit.findall(".//failure[@type='XPASS']")) == 3
+    summary = views.summary_text(report)
+    assert "XPASS 3" in summary and "base.no.such-check" in summary
+
+
+def test_a_case_key_entry_covers_only_that_case(tmp_path: Path) -> None:
+    path = _write(tmp_path / "baseline.json", {"base.rpc.id-echo[stdio@2025-11-25]": "only this revision"})
+    code, report, _ = _run(tmp_path, "one", "--baseline", str(path), defect="wrong-id")
+    verdicts = {c["key"]: c["verdict"] for c in report["cases"] if c["check"] == "base.rpc.id-echo"}
+    assert verdicts == {
+        "base.rpc.id-echo[stdio@2026-07-28]": "FAIL",
+        "base.rpc.id-echo[stdio@2025-11-25]": "XFAIL",
+        "base.rpc.id-echo[stdio@2025-06-18]": "FAIL",
+    }
+    assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("not json", "is not JSON"),
+        (
+            '{"format": "mcp-conformance-baseline", "format_version": 1, '
+            '"expected_failures": [{"case": "X"}]}',
+            "malformed",
+        ),
+        (
+            '{"format": "mcp-conformance-baseline", "format_version": 1, "expected_failures": '
+            '[{"case": "base.a.b", "reason": "r"}, {"case": "base.a.b", "reason": "again"}]}',
+            "twice",
+        ),
+    ],
+)
+def test_a_bad_baseline_is_a_usage_error_before_any_run(tmp_path: Path, content: str, needle: str) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(content, encoding="utf-8")
+    done = cli(
+        "run", "--server", stdio(RAW), *ARGS, "--report-dir", str(tmp_path / "r"), "--baseline", str(path)
+    )
+    assert done.returncode == 2 and needle in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def _case(key: str, verdict: str, message: str = "why") -> dict[str, Any]:
+    check = key.split("[", 1)[0]
+    return {"key": key, "check": check, "verdict": verdict, "message": message}
+
+
+def _report(*cases: dict[str, Any]) -> dict[str, Any]:
+    return {"header": {"run_id": "r1"}, "targets": [], "cases": list(cases), "footer": {"complete": True}}
+
+
+def test_apply_leaves_errors_and_skips_alone() -> None:
+    report = _report(
+        _case("s.a.b[stdio@x]", "ERROR"), _case("s.a.c[stdio@x]", "SKIP"), _case("s.a.d[stdio@x]", "WARN")
+    )
+    listed = baseline.Baseline({"s.a.b": "flaky", "s.a.c": "n/a", "s.a.d": "known"}, "b.json", "0" * 64)
+    baseline.apply(report, listed)
+    assert [c["verdict"] for c in report["cases"]] == ["ERROR", "SKIP", "XFAIL"]
+    assert report["footer"]["exit_code"] == 1, "a baseline cannot excuse what the harness could not judge"
+
+
+def test_update_keeps_reasons_and_narrows_to_keys_when_a_check_fails_only_somewhere() -> None:
+    report = _report(
+        _case("s.a.b[stdio@1]", "FAIL"),
+        _case("s.a.b[stdio@2]", "PASS"),
+        _case("s.a.c[stdio@1]", "XFAIL"),
+        _case("s.a.d[stdio@1]", "FAIL"),
+        _case("s.a.e[stdio@1]", "WARN"),
+        _case("s.a.f[stdio@1]", "XPASS"),
+    )
+    report["cases"][2]["baseline"] = {"entry": "s.a.c", "reason": "kept reason", "verdict": "FAIL"}
+    previous = baseline.Baseline({"s.a.c": "kept reason", "s.a.f": "stale, dropped"})
+    data = baseline.update(copy.deepcopy(report), previous)
+    assert schemas.errors(baseline.SCHEMA_ID, None, data) == []
+    entries = {e["case"]: e["reason"] for e in data["expected_failures"]}
+    assert set(entries) == {"s.a.b[stdio@1]", "s.a.c", "s.a.d"}
+    assert entries["s.a.c"] == "kept reason"
+    with_warn = baseline.update(copy.deepcopy(report), previous, include_warn=True)
+    assert "s.a.e" in {e["case"] for e in with_warn["expected_failures"]}

@@ -1,0 +1,155 @@
+"""`diff` finds a planted regression between two real runs; `merge` joins shards and refuses
+inputs that cannot be one report."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import schemas
+from conformance.reporting import compare
+from tests.conftest import cli, stdio
+
+RAW = "tests.servers.raw_server"
+ARGS = ("--suite", "base", "--timeout", "5", "--quiet")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real runs: the reference, the wrong-id mutant, and the reference split into two shards by -k."""
+    root = tmp_path_factory.mktemp("runs")
+    plan = {
+        "reference": (stdio(RAW), "rpc,tools"),
+        "mutant": (stdio(RAW, "--defect", "wrong-id"), "rpc,tools"),
+        "shard-rpc": (stdio(RAW), "rpc"),
+        "shard-tools": (stdio(RAW), "tools"),
+    }
+    for name, (server, select) in plan.items():
+        done = cli("run", "--server", server, *ARGS, "-k", select, "--report-dir", str(root / name))
+        assert done.returncode == (1 if name == "mutant" else 0), done.stdout + done.stderr
+    return {name: root / name for name in plan}
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((path / "report.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_diff_finds_the_planted_regression(runs: dict[str, Path]) -> None:
+    done = cli("diff", str(runs["reference"]), str(runs["mutant"]), "--json")
+    assert done.returncode == 1, done.stderr
+    found = json.loads(done.stdout)
+    assert found["regression"] is True
+    expected = {f"base.rpc.id-echo[stdio@{rev}]" for rev in ("2026-07-28", "2025-11-25", "2025-06-18")}
+    assert {c["key"] for c in found["new_failures"]} == expected
+    assert all(c["before"] == "PASS" and c["after"] == "FAIL" for c in found["new_failures"])
+    assert {c["key"] for c in found["changed"]} == expected
+    assert found["fixed"] == found["added"] == found["removed"] == []
+
+    text = cli("diff", str(runs["reference"]), str(runs["mutant"]))
+    assert (
+        text.returncode == 1
+        and "REGRESSION" in text.stdout
+        and "base.rpc.id-echo[stdio@2025-11-25]" in text.stdout
+    )
+
+
+def test_the_reverse_diff_is_a_fix_not_a_regression(runs: dict[str, Path]) -> None:
+    done = cli("diff", str(runs["mutant"] / "report.json"), str(runs["reference"] / "report.json"), "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert len(found["fixed"]) == 3 and found["new_failures"] == []
+
+
+def test_diff_reports_added_and_removed_cases(runs: dict[str, Path]) -> None:
+    before = _load(runs["reference"])
+    after = copy.deepcopy(before)
+    gone = after["cases"].pop(0)
+    new = {**copy.deepcopy(gone), "key": "base.rpc.brand-new[stdio@2026-07-28]", "verdict": "FAIL"}
+    after["cases"].append(new)
+    result = compare.diff(before, after)
+    assert [c.key for c in result.removed] == [gone["key"]]
+    assert [c.key for c in result.added] == [new["key"]]
+    assert [c.key for c in result.new_failures] == [new["key"]], "a new case that fails is a regression too"
+
+
+def test_diff_of_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:
+    done = cli("diff", str(tmp_path / "nope"), str(tmp_path / "nope2"))
+    assert done.returncode == 2 and "no report" in done.stderr
+
+
+def test_merge_joins_shards_of_one_target(runs: dict[str, Path], tmp_path: Path) -> None:
+    done = cli("merge", str(tmp_path / "merged"), str(runs["shard-rpc"]), str(runs["shard-tools"]))
+    assert done.returncode == 0, done.stderr
+    merged = _load(tmp_path / "merged")
+    assert schemas.errors(schemas.REPORT_ID, None, merged) == []
+    reference = _load(runs["reference"])
+    assert sorted(c["key"] for c in merged["cases"]) == sorted(c["key"] for c in reference["cases"])
+    assert merged["footer"]["totals"] == reference["footer"]["totals"]
+    assert len(merged["targets"]) == 1 and merged["footer"]["exit_code"] == 0
+    assert [m["select"] for m in merged["header"]["merged_from"]] == ["rpc", "tools"]
+    assert merged["header"]["options"]["select"] == "rpc,tools"
+    assert {p.name for p in (tmp_path / "merged").iterdir()} >= {"report.md", "junit.xml", "report.html"}
+
+
+def test_merge_of_disjoint_targets_renumbers_them(runs: dict[str, Path], tmp_path: Path) -> None:
+    done = cli("merge", str(tmp_path / "merged"), str(runs["reference"]), str(runs["mutant"]))
+    assert done.returncode == 0, done.stderr
+    merged = _load(tmp_path / "merged")
+    assert [t["index"] for t in merged["targets"]] == [0, 1]
+    assert "base.rpc.id-echo[stdio@2025-11-25]#1" in {
+        c["key"] for c in merged["cases"] if c["verdict"] == "FAIL"
+    }
+    assert merged["footer"]["exit_code"] == 1
+    assert len(merged["cases"]) == len(_load(runs["reference"])["cases"]) + len(
+        _load(runs["mutant"])["cases"]
+    )
+
+
+def _variant(report: dict[str, Any], change: str) -> dict[str, Any]:
+    other = copy.deepcopy(report)
+    if change == "harness":
+        other["header"]["harness"]["version"] = "0.0.9"
+    elif change == "suites":
+        other["header"]["suites"] = ["base", "dw-discovery"]
+    elif change == "protocol":
+        other["header"]["options"]["protocol"] = "2025-06-18"
+    elif change == "verdict":
+        other["cases"][0]["verdict"] = "FAIL"
+    elif change == "identity":
+        other["targets"][0]["server_info"] = {"name": "another build", "version": "2"}
+    return other
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ("harness", "harness version"),
+        ("suites", "suites"),
+        ("protocol", "option protocol"),
+        ("verdict", "the runs disagree"),
+        ("identity", "different servers"),
+    ],
+)
+def test_merge_refuses_inconsistent_inputs(
+    runs: dict[str, Path], tmp_path: Path, change: str, needle: str
+) -> None:
+    report = _load(runs["shard-rpc"])
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "report.json").write_text(json.dumps(_variant(report, change)), encoding="utf-8")
+    done = cli("merge", str(tmp_path / "out"), str(runs["shard-rpc"]), str(tmp_path / "b"))
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("mcp-conformance: cannot merge:") and needle in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_merge_refuses_partly_overlapping_targets(runs: dict[str, Path]) -> None:
+    one, two = _load(runs["reference"]), _load(runs["mutant"])
+    both = copy.deepcopy(one)
+    both["targets"].append({**copy.deepcopy(two["targets"][0]), "index": 1})
+    with pytest.raises(compare.MergeError, match="share some targets but not all"):
+        compare.merge([("a", both), ("b", two)])
