@@ -22,7 +22,7 @@ this machine's paths; keys are sorted, and JSON bodies are stored parsed.
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -35,11 +35,7 @@ from typing import Any
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from conformance import api
-from conformance.engine.checks import Check
-from conformance.engine.context import CaseContext, RunOptions
-from conformance.engine.events import Fanout
-from conformance.engine.results import CaseResult
-from conformance.engine.runner import Runner, run_all
+from conformance.engine.context import RunOptions
 from conformance.targets import Target
 
 _PID = re.compile(r"\bpid \d+")
@@ -161,18 +157,6 @@ def normalise(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [normaliser.entry(entry) for entry in entries]
 
 
-class _KeepingRunner(Runner):
-    """A runner that keeps the transcript of passing cases too: a snapshot must show what the server
-    said when all was well, which is exactly what a later drift is compared against."""
-
-    async def _run_case(self, index: int, check: Check, ctx: CaseContext, transcript: Any) -> CaseResult:
-        mark = transcript.mark()
-        result = await super()._run_case(index, check, ctx, transcript)
-        if not result.transcript:
-            result.transcript = ctx.attached + transcript.since(mark)
-        return result
-
-
 def record(
     servers: Sequence[str | Target] | None = None,
     suites: Sequence[str] = ("base",),
@@ -184,12 +168,8 @@ def record(
 
     The verdict is deliberately left out: a snapshot records behaviour; the report judges it.
     """
-    checks = api.select_checks(suites, select)
-    plan = api.build_plan(servers, suites, checks)
-    builder = api.new_builder(plan)
-    runner = _KeepingRunner(options or RunOptions(), Fanout([builder]))
-    asyncio.run(run_all(plan, runner))
-    report = api.finish(builder)
+    options = dataclasses.replace(options or RunOptions(), keep_transcripts=True)
+    report = api.run_report(servers, suites, select=select, options=options)
     return {
         case["key"]: {"case": case["key"], "transcript": normalise(case["transcript"])}
         for case in report["cases"]

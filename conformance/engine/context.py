@@ -18,6 +18,8 @@ class RunOptions:
     protocol: str = "auto"
     strict: bool = False
     max_restarts: int = 8
+    #: Keep the wire log of passing cases too (snapshots record what the server said when all was well).
+    keep_transcripts: bool = False
     #: How many probes and revisions may run at once (`-j`); 1 runs everything in plan order.
     jobs: int = 1
     list_page_cap: int = 1000

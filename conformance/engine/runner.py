@@ -340,7 +340,7 @@ class Runner:
             message=message,
             duration=time.monotonic() - started,
             evidence=evidence,
-            transcript=entries if verdict != "PASS" else [],
+            transcript=entries if verdict != "PASS" or self.options.keep_transcripts else [],
         )
 
 
