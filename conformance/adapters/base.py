@@ -245,9 +245,14 @@ class StreamAdapter(Adapter):
                     )
                 break
             try:
-                frame = await asyncio.wait_for(self._frames.get(), remaining)
-            except TimeoutError:
-                continue
+                frame = self._frames.get_nowait()
+            except asyncio.QueueEmpty:
+                try:
+                    # asyncio.timeout, not wait_for: no extra task per frame on this hot path.
+                    async with asyncio.timeout(remaining):
+                        frame = await self._frames.get()
+                except TimeoutError:
+                    continue
             if frame is None:
                 self._stream_ended(self._closed_reason)  # keep the sentinel for the next caller
                 if expect_id is NO_RESPONSE:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
@@ -30,6 +30,8 @@ from conformance.adapters.sse_parse import SseParser
 from conformance.protocol.jsonrpc import Frame, classify
 
 ACCEPT_BOTH = "application/json, text/event-stream"
+#: Seconds to wait for the end of an SSE stream whose answer has arrived (see `_finish`).
+STREAM_TAIL_WAIT = 0.25
 
 
 class HttpAdapter(Adapter):
@@ -208,6 +210,7 @@ class HttpAdapter(Adapter):
                     reply.dropped_frames += 1
                 if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
                     reply.response = frame
+                    await _finish(stream)
                     return
 
     async def close(self) -> None:
@@ -223,6 +226,15 @@ class HttpAdapter(Adapter):
                     "recv", channel=f"DELETE session: HTTP {resp.status_code}", status=resp.status_code
                 )
         await client.aclose()
+
+
+async def _finish(stream: AsyncIterator[bytes]) -> None:
+    """Read what is left of an answered SSE stream (a conformant server ends it now), so httpx can keep
+    the connection for the next request; give up after a moment and let the connection go."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(STREAM_TAIL_WAIT):
+            async for _ in stream:
+                pass
 
 
 def _lower(headers: httpx.Headers) -> dict[str, str]:

@@ -174,7 +174,9 @@ class StdioAdapter(StreamAdapter):
         self.transcript.record("send", message, channel="stdin")
         try:
             self.proc.stdin.write(message + b"\n")
-            await asyncio.wait_for(self.proc.stdin.drain(), timeout)
+            if self.proc.stdin.transport.get_write_buffer_size():
+                async with asyncio.timeout(timeout):
+                    await self.proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the reader reports the exit with its evidence
         except TimeoutError:

@@ -162,14 +162,16 @@ async def probe_all(
     One transcript per revision keeps each case's slice of the wire log its own, also when revisions
     run in parallel.
     """
-    results = []
-    for revision in revisions:
-        transcript = Transcript(target.secrets)
-        result = await probe(target, transcript, revision, timeout)
-        results.append((result, transcript))
-        if result.unreachable:
-            break  # the same start or connect would fail again
-    return results
+    transcripts = [Transcript(target.secrets) for _ in revisions]
+    # The probes are independent (each its own connection or process), so they wait side by side:
+    # a server that takes a while to start costs that once, not once per revision.
+    results = await asyncio.gather(
+        *(
+            probe(target, transcript, revision, timeout)
+            for revision, transcript in zip(revisions, transcripts, strict=True)
+        )
+    )
+    return list(zip(results, transcripts, strict=True))
 
 
 @dataclass
@@ -228,9 +230,7 @@ class SessionPool:
     async def close(self) -> None:
         sessions = [s for s in [self.current, *self.extra] if s is not None]
         self.current, self.extra = None, []
-        for session in sessions:
-            with contextlib.suppress(Exception):
-                await session.close()
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
 
 def default_revisions(protocol: str) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -64,6 +66,20 @@ async def unique_names(ctx: CaseContext) -> None:
 
 
 def _schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a usable tool schema, or None; servers often repeat schemas, so cached."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _schema_problem_uncached(schema)
+    return _cached_schema_problem(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_schema_problem(key: str) -> str | None:
+    return _schema_problem_uncached(json.loads(key))
+
+
+def _schema_problem_uncached(schema: Any) -> str | None:
     if not isinstance(schema, dict):
         return f"is a {type(schema).__name__}, not an object"
     if schema.get("type") != "object":
