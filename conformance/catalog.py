@@ -45,6 +45,13 @@ SUITES: dict[str, SuiteEntry] = {
             controller="conformance.reference.map_controller",
         ),
         SuiteEntry(
+            "uwmd",
+            "suites.uwmd",
+            "UW Markdown MCP binding 1.0: deal resources, the five uwmd tools, If-Match races, security",
+            "conformance.reference.uwmd_server",
+            controller="conformance.reference.uwmd_controller",
+        ),
+        SuiteEntry(
             "fuzz",
             "suites.fuzz",
             "Property-based fuzzing of every callable tool from its own inputSchema (hypothesis)",

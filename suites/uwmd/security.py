@@ -1,0 +1,357 @@
+"""UWMD-SEC rows: authorization per deal, per representation and at link resolution; no file paths; and the
+codec protections of every entry point against hostile stored representations.
+
+A probe that makes the server hang or drop the connection is the defect these rows look for, so here (and
+only here) a transport failure is a FAIL with its evidence, not an ERROR. Hostile inputs are data
+(`vectors/uwmd/security.json`), stored with the `load_representation` hook; each is then resolved through
+resources/read, get_document, convert and validate, every request bounded by the catalog's 5 seconds, and
+the server must still answer a ping afterwards.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from dataclasses import replace
+from typing import Any
+
+from conformance import vectors
+from conformance.engine.checks import check, missed, skip
+from conformance.engine.context import CaseContext
+from conformance.engine.sessions import open_session
+from conformance.protocol.session import Session
+from suites.uwmd.common import (
+    CONVERT,
+    GET,
+    HOSTILE_TIMEOUT,
+    LIST,
+    MODELS,
+    SUITE,
+    VALIDATE,
+    Deal,
+    Reply,
+    Tally,
+    b64,
+    current_digest,
+    deal_uri,
+    deal_vectors,
+    edit,
+    etag_of,
+    expect_refused,
+    expect_success,
+    fx,
+    load,
+    new_id,
+    probe,
+    read,
+    readable,
+    rename,
+    tool,
+    walk,
+)
+
+
+async def second_session(ctx: CaseContext) -> tuple[Session, str]:
+    """A new session acting as the second principal (second_principal hook), closed with the case's pool."""
+    fixture = await fx(ctx, "second_principal")
+    info = await fixture.call("second_principal")
+    target = replace(
+        ctx.target,
+        env={**ctx.target.env, **info.get("env", {})},
+        headers={**ctx.target.headers, **info.get("headers", {})},
+    )
+    session = await open_session(target, ctx.revision, ctx.pool.transcript, ctx.pool.timeout)
+    ctx.pool.extra.append(session)
+    return session, str(info["principal"])
+
+
+def leaks(reply: Reply, secrets: list[str]) -> list[str]:
+    """Which of `secrets` appear anywhere in a reply (raw text, or any decoded string)."""
+    texts = [reply.raw()] + [node for _, node in walk(reply.call.response) if isinstance(node, str)]
+    return [s for s in secrets if any(s in t for t in texts)]
+
+
+def denied(tally: Tally, reply: Reply, what: str, secrets: list[str]) -> None:
+    if reply.success:
+        tally.add(f"{what} succeeded for a principal without access", reply)
+    found = leaks(reply, secrets)
+    if found:
+        tally.add(f"{what} shows the deal's {found[0]!r}", reply)
+
+
+async def ungranted(ctx: CaseContext, kind: str) -> tuple[Deal, Session, str]:
+    """A fresh deal the second principal holds no grant on, and a session acting as it."""
+    fixture = await fx(ctx, "load_deal", "grant", "second_principal")
+    deal = await load(ctx, kind)
+    await fixture.call("grant", principal="second", deal_id=deal.deal_id, representations=[])
+    session, principal = await second_session(ctx)
+    return deal, session, principal
+
+
+@check(
+    "uwmd.sec.deal-authz", "UWMD-SEC-001", "a principal without a grant gets nothing of the deal", once=True
+)
+async def deal_authz(ctx: CaseContext) -> None:
+    deal, session, principal = await ungranted(ctx, "mesa-canary")
+    assert deal.document is not None
+    secrets = [deal.document["frontmatter"]["deal_name"], deal_vectors()["mesa-canary"]["canary"]]
+    digest = await readable(ctx, deal)
+    tally = Tally()
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        *[(GET, f"get_document {r}", {"deal_id": deal.deal_id, "representation": r}) for r in MODELS],
+        (GET, "get_document view rent_roll", {"deal_id": deal.deal_id, "view": "rent_roll"}),
+        (VALIDATE, "validate", {"deal_id": deal.deal_id}),
+        (CONVERT, "convert", {"deal_id": deal.deal_id, "target_representation": "uw-xml"}),
+    ]
+    for name, what, args in calls:
+        reply = await probe(ctx, what, lambda n=name, a=args: tool(ctx, n, a, session))  # type: ignore[misc]
+        denied(tally, reply, what, secrets)
+    attempt = await probe(
+        ctx, "apply_edit", lambda: edit(ctx, deal, etag_of(digest), rename("taken over"), session=session)
+    )
+    denied(tally, attempt, "apply_edit", secrets)
+    for uri in (deal.uri, deal_uri(deal.deal_id, "uw-xml"), deal_uri(deal.deal_id, view="rent_roll")):
+        reply = await probe(ctx, f"resources/read {uri}", lambda u=uri: read(ctx, u, session))  # type: ignore[misc]
+        denied(tally, reply, f"resources/read {uri}", secrets)
+    after, reply = await current_digest(ctx, deal)
+    if after != digest:
+        tally.add(f"the other principal's apply_edit was committed (digest {digest} -> {after})", reply)
+    tally.judge(ctx, len(calls) + 4)
+    ctx.note(f"acting as {principal}")
+
+
+@check(
+    "uwmd.sec.representation-authz",
+    "UWMD-SEC-002",
+    "a grant of uw-json does not open other variants",
+    once=True,
+)
+async def representation_authz(ctx: CaseContext) -> None:
+    fixture = await fx(ctx, "load_deal", "grant", "second_principal")
+    deal = await load(ctx)
+    await fixture.call("grant", principal="second", deal_id=deal.deal_id, representations=["uw-json"])
+    session, _ = await second_session(ctx)
+    allowed = await tool(ctx, GET, {"deal_id": deal.deal_id}, session)
+    expect_success(allowed, "get_document uw-json by a principal granted uw-json")
+    expect_success(
+        await read(ctx, deal.uri, session), "resources/read uw-json by a principal granted uw-json"
+    )
+    tally = Tally()
+    for what, selection in (
+        ("uw-csv-bundle", {"representation": "uw-csv-bundle"}),
+        ("view rent_roll", {"view": "rent_roll"}),
+    ):
+        reply = await tool(ctx, GET, {"deal_id": deal.deal_id, **selection}, session)
+        if reply.success:
+            tally.add(f"get_document {what} succeeded for a principal granted only uw-json", reply)
+    for uri in (deal_uri(deal.deal_id, "uw-csv-bundle"), deal_uri(deal.deal_id, view="rent_roll")):
+        reply = await read(ctx, uri, session)
+        if reply.success:
+            tally.add(f"resources/read {uri} succeeded for a principal granted only uw-json", reply)
+    tally.judge(ctx, 6)
+
+
+@check("uwmd.sec.link-replay", "UWMD-SEC-003", "a resource link is authorized when it is resolved", once=True)
+async def link_replay(ctx: CaseContext) -> None:
+    deal, session, _ = await ungranted(ctx, "harbor")
+    assert deal.document is not None
+    reply = await tool(ctx, GET, {"deal_id": deal.deal_id, "view": "rent_roll"})
+    expect_success(reply, "get_document view rent_roll by the owner")
+    links = [link["uri"] for link in reply.links() if isinstance(link.get("uri"), str)]
+    if not links:
+        skip("needs a resource_link in get_document's result (see uwmd.tool.resource-link)")
+    expect_success(await read(ctx, links[0]), "the owner resolving its own link")
+    replayed = await probe(ctx, "the replayed link", lambda: read(ctx, links[0], session))
+    tally = Tally()
+    denied(
+        tally,
+        replayed,
+        f"resources/read of the replayed link {links[0]}",
+        [deal.document["frontmatter"]["deal_name"]],
+    )
+    tally.judge(ctx, 2)
+
+
+@check("uwmd.sec.no-file-paths", "UWMD-SEC-004", "resource URIs and deal ids are never file paths")
+async def no_file_paths(ctx: CaseContext) -> None:
+    tally = Tally()
+    count = 0
+    for vector in vectors.load(SUITE, "security.json"):
+        if vector["kind"] != "path-probe":
+            continue
+        markers = vector["markers"]
+        if "uri" in vector:
+            uri = vector["uri"]
+            replies = [await probe(ctx, f"resources/read {uri}", lambda u=uri: read(ctx, u))]  # type: ignore[misc]
+            labels = [f"resources/read {uri}"]
+        else:
+            deal_id = vector["deal_id"]
+            replies, labels = [], []
+            for name in (GET, VALIDATE, CONVERT):
+                args: dict[str, Any] = {"deal_id": deal_id}
+                if name == CONVERT:
+                    args["target_representation"] = "uw-json"
+                replies.append(await probe(ctx, f"{name} {deal_id}", lambda n=name, a=args: tool(ctx, n, a)))  # type: ignore[misc]
+                labels.append(f"{name} with deal_id {deal_id}")
+        for label, reply in zip(labels, replies, strict=True):
+            count += 1
+            if reply.success:
+                tally.add(f"{label} succeeded", reply)
+            found = leaks(reply, markers)
+            if found:
+                tally.add(f"{label} returned file contents ({found[0]!r})", reply)
+    tally.judge(ctx, count)
+
+
+# --------------------------------------------------------------------------- SEC-005: hostile inputs
+
+
+def hostile_vectors(check_name: str) -> list[dict[str, Any]]:
+    return [
+        v for v in vectors.load(SUITE, "security.json") if v["kind"] == "hostile" and v["check"] == check_name
+    ]
+
+
+async def max_bytes(ctx: CaseContext, representation: str) -> int | None:
+    """The max_bytes list_representations advertises for a representation, if any."""
+    reply = await tool(ctx, LIST, {})
+    for _, node in walk(reply.sc):
+        if (
+            isinstance(node, dict)
+            and node.get("id") == representation
+            and isinstance(node.get("max_bytes"), int)
+        ):
+            value: int = node["max_bytes"]
+            return value
+    return None
+
+
+def padded_body(limit: int) -> bytes:
+    """A valid uw-json of the minimal example deal, padded with one extension string to `limit` + 1 bytes."""
+    document = copy.deepcopy(deal_vectors()["deal-1"]["document"])
+    for key in ("semantic_digest", "generated_at", "generator"):
+        document.pop(key, None)
+    block = copy.deepcopy(next(iter(document["sections"].values())))
+    block["annotation"]["section"] = block["content"]["_meta"]["section"] = "x_padding"
+    block["content"]["padding"] = ""
+    document["extensions"] = {"x_padding": block}
+    base = len(json.dumps(document, ensure_ascii=False).encode("utf-8"))
+    block["content"]["padding"] = "p" * max(limit + 1 - base, 0)
+    body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    assert len(body) == limit + 1, (len(body), limit)
+    return body
+
+
+async def resolve_everywhere(
+    ctx: CaseContext, tally: Tally, deal_id: str, label: str, markers: list[str]
+) -> int:
+    """resources/read, get_document, convert and validate of a hostile deal: each must be refused in time."""
+    probes: list[tuple[str, Any]] = [
+        ("resources/read", lambda: read(ctx, deal_uri(deal_id), timeout=HOSTILE_TIMEOUT)),
+        ("get_document", lambda: tool(ctx, GET, {"deal_id": deal_id}, timeout=HOSTILE_TIMEOUT)),
+        (
+            "convert",
+            lambda: tool(
+                ctx,
+                CONVERT,
+                {"deal_id": deal_id, "target_representation": "uw-json"},
+                timeout=HOSTILE_TIMEOUT,
+            ),
+        ),
+        ("validate", lambda: tool(ctx, VALIDATE, {"deal_id": deal_id}, timeout=HOSTILE_TIMEOUT)),
+    ]
+    for name, action in probes:
+        reply = await probe(ctx, f"{name} of {label}", action)
+        if reply.success:
+            tally.add(f"{name} of {label} succeeded: the protection was not applied", reply)
+        found = leaks(reply, markers)
+        if found:
+            tally.add(f"{name} of {label} shows {found[0][:40]!r}: the input was expanded or read", reply)
+    return len(probes)
+
+
+async def still_alive(ctx: CaseContext, label: str) -> None:
+    await probe(ctx, f"a ping after {label}", lambda: ctx.request("ping", {}, timeout=HOSTILE_TIMEOUT))
+
+
+async def hostile_check(ctx: CaseContext, check_name: str) -> None:
+    fixture = await fx(ctx, "load_representation")
+    tally = Tally()
+    count = 0
+    unsized: list[str] = []
+    for vector in hostile_vectors(check_name):
+        label = vector["id"].removeprefix("uwmd.hostile.")
+        if "recipe" in vector:
+            if vector["recipe"] != "pad-to-max-bytes-plus-one":
+                continue
+            limit = await max_bytes(ctx, vector["representation"])
+            if limit is None:
+                unsized.append(vector["representation"])
+                continue
+            body = padded_body(limit)
+        else:
+            body = base64.b64decode(vector["body_base64"])
+        deal_id = new_id(ctx, f"hostile-{label}")
+        await fixture.call(
+            "load_representation",
+            deal_id=deal_id,
+            representation=vector["representation"],
+            body_base64=b64(body),
+        )
+        count += await resolve_everywhere(ctx, tally, deal_id, label, vector["markers"])
+        await still_alive(ctx, label)
+    for representation in unsized:
+        ctx.note(f"list_representations advertises no max_bytes for {representation}: no oversize body")
+    if not count:
+        skip(
+            f"needs a max_bytes for {', '.join(unsized)} in list_representations (it sizes the oversize body)"
+        )
+    tally.judge(ctx, count)
+
+
+@check(
+    "uwmd.sec.xml-entities",
+    "UWMD-SEC-005",
+    "uw-xml with DTDs and entities is refused, never expanded",
+    once=True,
+)
+async def xml_entities(ctx: CaseContext) -> None:
+    await hostile_check(ctx, "xml-entities")
+
+
+@check("uwmd.sec.zip-limits", "UWMD-SEC-005", "a ZIP bomb and escaping member paths are refused", once=True)
+async def zip_limits(ctx: CaseContext) -> None:
+    await hostile_check(ctx, "zip-limits")
+
+
+@check(
+    "uwmd.sec.digest-check", "UWMD-SEC-005", "a uw-json whose semantic_digest is wrong is refused", once=True
+)
+async def digest_check(ctx: CaseContext) -> None:
+    await hostile_check(ctx, "digest")
+
+
+@check("uwmd.sec.utf8", "UWMD-SEC-005", "invalid UTF-8 is refused", once=True)
+async def utf8(ctx: CaseContext) -> None:
+    await hostile_check(ctx, "utf8")
+
+
+@check("uwmd.sec.size-limits", "UWMD-SEC-005", "bodies and edits over max_bytes are refused", once=True)
+async def size_limits(ctx: CaseContext) -> None:
+    await hostile_check(ctx, "size")
+    limit = await max_bytes(ctx, "uw-json")
+    if limit is None:
+        return
+    deal = await load(ctx, "deal-1")
+    digest = await readable(ctx, deal)
+    operation = {"kind": "frontmatter_set", "path": "notes", "value": "n" * (limit + 1)}
+    reply = await probe(ctx, "an oversize apply_edit", lambda: edit(ctx, deal, etag_of(digest), operation))
+    expect_refused(reply, f"apply_edit writing a value of {limit + 1} characters (max_bytes {limit})")
+    await still_alive(ctx, "an oversize apply_edit")
+    after, check_reply = await current_digest(ctx, deal)
+    if after != digest:
+        missed(
+            f"the oversize apply_edit was refused but the deal changed ({digest} -> {after})",
+            **check_reply.excerpt(),
+        )
