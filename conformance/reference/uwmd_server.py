@@ -30,7 +30,6 @@ import logging
 import math
 import os
 import signal
-import socket
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -42,7 +41,6 @@ from typing import Any, Final, cast
 import anyio
 import jsonschema
 import mcp_types as types
-import uvicorn
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -659,63 +657,9 @@ def main(
         if args.http:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, base_server._request_stop)
-            serving = serve_http(server, era=era, host=args.host, port=args.port)
+            serving = base_server.serve_http(server, era=era, host=args.host, port=args.port)
             return 0 if asyncio.run(serving) else 1
-        return anyio.run(partial(_stdio_main, server, era))
-
-
-def _loopback_socket(host: str, port: int) -> tuple[socket.socket, str]:
-    """A listening TCP socket on a loopback address only, made with an explicit IPPROTO_TCP so that asyncio
-    sets TCP_NODELAY on its connections (otherwise a response split into headers and body waits for the
-    client's delayed ACK, about 40 ms per request, and races would measure the kernel, not the server)."""
-    import ipaddress
-
-    try:
-        address = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
-    except ValueError:
-        raise SystemExit(f"--host must be a loopback IP address, got {host!r}") from None
-    if not address.is_loopback:
-        raise SystemExit(f"--host must be a loopback address, got {host!r}")
-    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((str(address), port))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock, f"[{address}]" if address.version == 6 else str(address)
-
-
-async def serve_http(server: Server[Any], *, era: base_server.Era, host: str, port: int) -> bool:
-    """Serve Streamable HTTP until SIGTERM/SIGINT, printing one `LISTENING <url>` line once accepting."""
-    sock, url_host = _loopback_socket(host, port)
-    config = uvicorn.Config(
-        base_server.build_http_app(server, era=era),
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
-    uv = uvicorn.Server(config)
-    try:
-        serving = asyncio.ensure_future(uv.serve(sockets=[sock]))
-        while not uv.started and not serving.done():
-            await asyncio.sleep(0.01)
-        if uv.started:
-            print(f"LISTENING http://{url_host}:{sock.getsockname()[1]}{base_server.MCP_PATH}", flush=True)
-        if base_server._stop_requested.is_set():
-            uv.should_exit = True  # a signal arrived before uvicorn took over the handlers
-        await serving
-    finally:
-        sock.close()
-    return bool(uv.started)
-
-
-async def _stdio_main(server: Server[Any], era: base_server.Era) -> int:
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(base_server._cancel_on_signal, tg.cancel_scope)
-        await base_server.serve_stdio(server, era)
-        tg.cancel_scope.cancel()
-    return 0
+        return anyio.run(partial(base_server._stdio_main, server, era))
 
 
 if __name__ == "__main__":
