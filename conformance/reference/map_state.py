@@ -14,18 +14,17 @@ the SDK's import.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
+
+from conformance.reference.sqlite_store import SqliteStore
 
 JSON = dict[str, Any]
 
@@ -42,7 +41,6 @@ ENV_ACCOUNT: Final = "MAP_REFERENCE_ACCOUNT"
 ENV_TENANT: Final = "MAP_REFERENCE_TENANT"
 HEADER_ACCOUNT: Final = "X-Map-Account"
 HEADER_TENANT: Final = "X-Map-Tenant"
-BUSY_TIMEOUT_MS: Final = 15000
 
 OPEN: Final = "awaiting_review"
 WITHDRAWN: Final = "withdrawn"
@@ -190,63 +188,17 @@ def _real_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class MapStore:
+class MapStore(SqliteStore):
     """The review service's state and rules; subclass hooks (`check_*`, `content_digest`, ...) let the
     project's tests plant exactly one defect each without copying the service."""
 
     def __init__(self, path: str | None, *, clock: str = DEFAULT_CLOCK) -> None:
         if clock != "system":
             parse_instant(clock)  # fail fast on a bad --clock
-        self.path = path or ":memory:"
         self.clock_spec = clock
-        self._local = threading.local()
-        self._memory_lock = threading.RLock() if self.path == ":memory:" else None
-        self._memory_conn: sqlite3.Connection | None = None
-        with self._connection() as conn:
-            self._initialise(conn)
+        super().__init__(path)
 
-    # ----------------------------------------------------------------- connections and transactions
-
-    def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if self.path != ":memory:":
-            for _ in range(50):
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    break
-                except sqlite3.OperationalError:
-                    time.sleep(0.05)
-            conn.execute("PRAGMA synchronous = NORMAL")
-        return conn
-
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        """One connection per thread on a file; one shared, lock-guarded connection in memory."""
-        if self._memory_lock is not None:
-            with self._memory_lock:
-                if self._memory_conn is None:
-                    self._memory_conn = self._open()
-                yield self._memory_conn
-            return
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._open()
-        yield conn
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` ... `COMMIT`: the write lock is held from the first read to the commit."""
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+    # ----------------------------------------------------------------- tables and seed data
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")

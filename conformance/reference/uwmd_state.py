@@ -20,7 +20,6 @@ import contextlib
 import copy
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance.reference import uwmd_codecs as codecs
+from conformance.reference.sqlite_store import SqliteStore
 from conformance.reference.uwmd_codecs import CodecError
 
 JSON = dict[str, Any]
@@ -42,7 +42,6 @@ TENANT_ROLES: Final = {"primary": "tenant-a", "other": "tenant-b"}
 ENV_PRINCIPAL: Final = "UWMD_REFERENCE_PRINCIPAL"
 HEADER_PRINCIPAL: Final = "X-Uwmd-Principal"
 ALL: Final = "*"
-BUSY_TIMEOUT_MS: Final = 15000
 MAX_ID: Final = 200
 #: Frontmatter fields an edit may never change (UW Protocol §V.6).
 IMMUTABLE: Final = frozenset({"uw_version", "deal_id", "created"})
@@ -142,60 +141,11 @@ class Fetched:
     digest: str
 
 
-class UwmdStore:
+class UwmdStore(SqliteStore):
     """Deals, grants and every rule of the binding; the hooks (`authorize`, `check_if_match`, `decode`, ...)
     let the project's tests plant exactly one defect each without copying the service."""
 
-    def __init__(self, path: str | None) -> None:
-        self.path = path or ":memory:"
-        self._local = threading.local()
-        self._memory_lock = threading.RLock() if self.path == ":memory:" else None
-        self._memory_conn: sqlite3.Connection | None = None
-        with self._connection() as conn:
-            self._initialise(conn)
-
-    # ----------------------------------------------------------------- connections and transactions
-
-    def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if self.path != ":memory:":
-            for _ in range(50):
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    break
-                except sqlite3.OperationalError:
-                    time.sleep(0.05)
-            conn.execute("PRAGMA synchronous = NORMAL")
-        return conn
-
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        """One connection per thread on a file; one shared, lock-guarded connection in memory."""
-        if self._memory_lock is not None:
-            with self._memory_lock:
-                if self._memory_conn is None:
-                    self._memory_conn = self._open()
-                yield self._memory_conn
-            return
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._open()
-        yield conn
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """`BEGIN IMMEDIATE` ... `COMMIT`: the write lock is held from the first read to the commit."""
-        with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+    # ----------------------------------------------------------------- transactions
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
