@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +68,17 @@ class CaseContext:
 
     async def fresh_session(self) -> Session:
         return await self.pool.fresh()
+
+    async def racer_sessions(self, count: int) -> list[Session]:
+        """`count` sessions of their own (a process each over stdio), opened side by side, for races
+        (catalog convention C-5); if one cannot be opened, the others are closed and the failure raised."""
+        opened = await asyncio.gather(*(self.fresh_session() for _ in range(count)), return_exceptions=True)
+        sessions = [o for o in opened if isinstance(o, Session)]
+        failures = [o for o in opened if isinstance(o, BaseException)]
+        if failures:
+            await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+            raise failures[0]
+        return sessions
 
     async def fresh_session_unopened(self) -> Session:
         return await self.pool.fresh_unopened()

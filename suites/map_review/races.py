@@ -181,17 +181,6 @@ async def release(actions: list[tuple[str, float, Callable[[], Awaitable[Any]]]]
     return [item for item in done if isinstance(item, Shot)]
 
 
-async def racer_sessions(ctx: CaseContext, count: int) -> list[Session]:
-    """`count` sessions of their own (a process each over stdio), opened concurrently."""
-    opened = await asyncio.gather(*(ctx.fresh_session() for _ in range(count)), return_exceptions=True)
-    failures = [o for o in opened if isinstance(o, BaseException)]
-    sessions = [o for o in opened if isinstance(o, Session)]
-    if failures:
-        await close_all(sessions)
-        raise failures[0]
-    return sessions
-
-
 async def close_all(sessions: list[Session]) -> None:
     await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
@@ -222,7 +211,7 @@ async def decision_race(ctx: CaseContext, name: str, decisions: list[str]) -> No
     """One race check: len(decisions) sessions, ROUNDS rounds on fresh reviews, exactly one winner."""
     fixture = await fx(ctx, "create_review")
     oracle = fixture.has("publication_jobs")
-    sessions = await racer_sessions(ctx, len(decisions))
+    sessions = await ctx.racer_sessions(len(decisions))
     race = Race(name, len(decisions))
     try:
         for index in range(rounds(ctx)):

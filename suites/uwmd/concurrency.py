@@ -252,14 +252,6 @@ async def release(ctx: CaseContext, deal: Deal, tag: str, sessions: list[Session
     return [item for item in done if isinstance(item, Shot)]
 
 
-async def racer_sessions(ctx: CaseContext, count: int) -> list[Session]:
-    opened = await asyncio.gather(*(ctx.fresh_session() for _ in range(count)), return_exceptions=True)
-    failures = [o for o in opened if isinstance(o, BaseException)]
-    if failures:
-        raise failures[0]
-    return [o for o in opened if isinstance(o, Session)]
-
-
 async def judge_round(ctx: CaseContext, deal: Deal, shots: list[Shot]) -> list[str]:
     problems: list[str] = []
     winners = [s for s in shots if s.reply.success]
@@ -293,7 +285,7 @@ async def race(ctx: CaseContext, racers: int) -> None:
     fixture = await fx(ctx, "load_deal")
     deal = await load(ctx)
     assert deal.document is not None
-    sessions = await racer_sessions(ctx, racers)
+    sessions = await ctx.racer_sessions(racers)
     record = Race(f"apply_edit x{racers}", racers)
     try:
         for index in range(rounds(ctx)):
