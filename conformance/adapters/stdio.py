@@ -190,21 +190,7 @@ class StdioAdapter(StreamAdapter):
         if proc is None or self._closed:
             return
         self._closed = True
-        if proc.stdin and not proc.stdin.is_closing():
-            with contextlib.suppress(Exception):
-                proc.stdin.close()
-        try:
-            await asyncio.wait_for(proc.wait(), 0.5)
-        except TimeoutError:
-            _signal_group(proc.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 2.0)
-            except TimeoutError:
-                _signal_group(proc.pid, signal.SIGKILL)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(proc.wait(), 2.0)
-        # Children the target left in its group die with it, even when the leader already exited.
-        _signal_group(proc.pid, signal.SIGKILL)
+        await stop_process_group(proc)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -215,6 +201,30 @@ class StdioAdapter(StreamAdapter):
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None and not self._closed
+
+
+async def stop_process_group(
+    proc: asyncio.subprocess.Process, *, exit_wait: float = 0.5, term_wait: float = 2.0
+) -> None:
+    """End a child started with `start_new_session=True`, and everything it left in its group.
+
+    Close its stdin, give it `exit_wait` seconds to exit by itself, then SIGTERM the group, then SIGKILL;
+    the group is killed at the end in any case, so grandchildren never outlive it. Every wait is bounded.
+    """
+    if proc.stdin is not None and not proc.stdin.is_closing():
+        with contextlib.suppress(Exception):
+            proc.stdin.close()
+    try:
+        await asyncio.wait_for(proc.wait(), exit_wait)
+    except TimeoutError:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), term_wait)
+        except TimeoutError:
+            _signal_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 2.0)
+    _signal_group(proc.pid, signal.SIGKILL)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -11,12 +11,11 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
-from conformance.adapters.stdio import StdioAdapter, _signal_group
+from conformance.adapters.stdio import StdioAdapter, stop_process_group
 from conformance.protocol.session import Call, HandshakeFailed, Session
 from conformance.protocol.versions import TESTED_REVISIONS
 from conformance.targets import Target
@@ -91,13 +90,8 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
         drain = [asyncio.create_task(_discard(proc.stdout)), asyncio.create_task(_discard(proc.stderr))]
         yield target.with_url(url)
     finally:
-        _signal_group(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), 3.0)
-        except TimeoutError:
-            _signal_group(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), 2.0)
+        # A launched server reads no stdin: it is asked to stop at once, with longer to shut down.
+        await stop_process_group(proc, exit_wait=0, term_wait=3.0)
         for task in drain:
             task.cancel()
 

@@ -72,6 +72,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance.reference.jsontext import compact
+
 __all__ = ["ERAS", "REFERENCE_VERSION", "Era", "build_http_app", "build_server", "main"]
 
 logger = logging.getLogger("conformance.reference")
@@ -94,9 +96,14 @@ JSON = dict[str, Any]
 ToolRun = Callable[[JSON], JSON | types.CallToolResult]
 
 
-def _compact(value: Any) -> str:
-    """The one canonical text rendering of structured content, so text and structure never disagree."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def structured_result(body: Any, *, error: bool = False, text: str | None = None) -> types.CallToolResult:
+    """A tool result carrying `body` as structuredContent and, as its one text block, the same value as
+    compact JSON (or `text`, when a server stores the exact text it must return)."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=compact(body) if text is None else text)],
+        structured_content=body,
+        is_error=error,
+    )
 
 
 def _clip(text: str, limit: int = _MAX_ERROR_TEXT) -> str:
@@ -206,7 +213,7 @@ _STATIC_RESOURCES: Final[tuple[tuple[types.Resource, str], ...]] = (
             description="The server's fixed settings as JSON.",
             mime_type="application/json",
         ),
-        _compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 5}),
+        compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 5}),
     ),
 )
 
@@ -324,11 +331,7 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         outcome = spec.run(arguments)
         if isinstance(outcome, types.CallToolResult):
             return outcome
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=_compact(outcome))],
-            structured_content=outcome,
-            is_error=False,
-        )
+        return structured_result(outcome)
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -522,7 +525,7 @@ def _rpc_error_response(code: int, message: str, request_id: Any, status: int, d
     if data is not None:
         error["data"] = data
     body = {"jsonrpc": "2.0", "id": request_id, "error": error}
-    return Response(_compact(body), status_code=status, media_type="application/json")
+    return Response(compact(body), status_code=status, media_type="application/json")
 
 
 def _request_id(decoded: Any) -> Any:

@@ -44,13 +44,14 @@ from conformance.reference.base_server import (
     Era,
     _argument_error_text,
     _clip,
-    _compact,
     _NoLeakMiddleware,
     _page,
     _request_stop,
     _resource_not_found,
     _stdio_main,
+    compact,
     serve_http,
+    structured_result,
 )
 
 __all__ = ["DISCOVERY_URI", "DwReference", "DwTool", "build_server", "main"]
@@ -73,7 +74,7 @@ Run = Callable[["DwReference", JSON], "JSON | types.CallToolResult"]
 
 def encode(payload: Any) -> str:
     """The one payload encoding: compact JSON, UTF-8, nothing escaped that need not be."""
-    return _compact(payload)
+    return compact(payload)
 
 
 def _object_schema(properties: JSON, required: Sequence[str] = (), **extra: Any) -> JSON:
@@ -336,11 +337,7 @@ class DwReference:
                 "status": "error",
                 "error": {"code": "workflow_not_found", "message": "Workflow not found.", "retryable": False},
             }
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=_compact(body))],
-                structured_content=body,
-                is_error=True,
-            )
+            return structured_result(body, error=True)
         return self.envelope(
             {"workflow_id": WORKFLOW_ID, "run_id": RUN_ID, "status": "completed", "output": {"ok": True}}
         )
@@ -357,7 +354,7 @@ class DwReference:
                     mime_type="application/json",
                     description="Fixed cluster facts.",
                 ),
-                lambda: _compact({"schema": "durable-workflow.v2.cluster-info", "version": 1, "nodes": 1}),
+                lambda: compact({"schema": "durable-workflow.v2.cluster-info", "version": 1, "nodes": 1}),
             ),
             (
                 types.Resource(
@@ -375,7 +372,7 @@ class DwReference:
                     mime_type="application/json",
                     description="The durable-workflow.v2.mcp-discovery document.",
                 ),
-                lambda: _compact(self.document()),
+                lambda: compact(self.document()),
             ),
         ]
 
@@ -424,11 +421,7 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
         outcome = spec.run(ref, arguments) if spec is not None else {"ok": True}
         if isinstance(outcome, types.CallToolResult):
             return outcome
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=_compact(outcome))],
-            structured_content=outcome,
-            is_error=False,
-        )
+        return structured_result(outcome)
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -55,7 +55,6 @@ from conformance.reference.map_state import (
     MapStore,
     Principal,
     ServiceError,
-    compact,
 )
 
 __all__ = ["MapService", "build_server", "main", "seed_tools"]
@@ -134,11 +133,7 @@ class MapService:
 
 
 def _result(body: JSON, text: str | None = None, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=compact(body) if text is None else text)],
-        structured_content=body,
-        is_error=error,
-    )
+    return base_server.structured_result(body, error=error, text=text)
 
 
 def build_server(service: MapService) -> Server[Any]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from conformance.reference.jsontext import compact
 from conformance.reference.sqlite_store import SqliteStore
 
 JSON = dict[str, Any]
@@ -162,11 +163,6 @@ class Row:
     def doc(self) -> JSON:
         value: JSON = json.loads(self.document)
         return value
-
-
-def compact(value: Any) -> str:
-    """The one text rendering of a JSON value: compact, keys in insertion order, UTF-8 kept as is."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def parse_instant(text: str) -> int:

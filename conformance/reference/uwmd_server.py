@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import math
 import os
@@ -48,6 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from conformance.reference import base_server
 from conformance.reference import uwmd_codecs as codecs
+from conformance.reference.jsontext import compact
 from conformance.reference.uwmd_state import (
     ENV_PRINCIPAL,
     HEADER_PRINCIPAL,
@@ -73,11 +73,6 @@ CONVERT: Final = "uwmd.convert"
 APPLY_EDIT: Final = "uwmd.apply_edit"
 LIST_REPRESENTATIONS: Final = "uwmd.list_representations"
 RESOURCE_NOT_FOUND_LEGACY: Final = -32002
-
-
-def compact(value: Any) -> str:
-    """The one text rendering of a result: compact JSON, keys in insertion order, UTF-8 kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _edit_operation_defs() -> JSON:
@@ -418,11 +413,7 @@ class UwmdService:
     def refusal(self, exc: ServiceError) -> types.CallToolResult:
         """isError with `{ok, code, status, message, ...details}` as structuredContent and as compact text."""
         body = exc.body()
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=compact(body))],
-            structured_content=body,
-            is_error=True,
-        )
+        return base_server.structured_result(body, error=True)
 
     # ----------------------------------------------------------------- resources
 
