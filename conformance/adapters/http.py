@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from conformance.adapters.asyncio_net import async_client
 from conformance.adapters.base import (
     FRAMES_PER_REPLY,
     NO_RESPONSE,
@@ -52,17 +53,14 @@ class HttpAdapter(Adapter):
         self.protocol_header: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._connected_once = False
+        #: httpcore's network backend under the client ("asyncio" unless httpx changed its layout).
+        self.network_backend = ""
 
     def describe(self) -> str:
         return self.url
 
     async def start(self) -> None:
-        self._client = httpx.AsyncClient(
-            follow_redirects=False,
-            timeout=httpx.Timeout(30.0),
-            limits=httpx.Limits(max_connections=8, max_keepalive_connections=4),
-            trust_env=False,
-        )
+        self._client, self.network_backend = async_client(max_connections=8, max_keepalive=4, timeout=30.0)
 
     def _headers(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH, **self.base_headers}
@@ -108,9 +106,8 @@ class HttpAdapter(Adapter):
                 sent_headers["Accept"] = "text/event-stream"
         self.transcript.record("send", body, channel=f"{method} {self.url}", headers=sent_headers)
         try:
-            return await asyncio.wait_for(
-                self._do(method, body, sent_headers, expect_id, started, stream_window), timeout
-            )
+            async with asyncio.timeout(timeout):
+                return await self._do(method, body, sent_headers, expect_id, started, stream_window)
         except TimeoutError:
             self.transcript.record("event", note=f"{method} timed out after {timeout:g} s")
             raise TransportTimeout(f"no complete HTTP answer to {method} within {timeout:g} s") from None
