@@ -171,6 +171,15 @@ class Transcript:
             entry["note"] = self.mask(note)
         self.entries.append(entry)
 
+    def absorb(self, other: Transcript) -> None:
+        """Take over `other`'s entries, stamped now: a transport started ahead of time (a spare
+        server process) shows its start in the case that uses it, not in whichever case was running."""
+        now = self._now()
+        for entry in other.entries:
+            self.entries.append({**entry, "t": now, "ahead": True})
+        self.kept_bytes += other.kept_bytes
+        self.dropped += other.dropped
+
 
 class Adapter(abc.ABC):
     """One connection to a target. Sequential use per instance; races use separate instances."""

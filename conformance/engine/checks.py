@@ -80,6 +80,11 @@ class Check:
     #: Run on one revision per target only (the newest spoken one): for costly profile checks whose
     #: subject (a race, a document) does not depend on the protocol revision.
     once: bool = False
+    #: Sessions of its own the check opens, with no state to see that an earlier case could change
+    #: (a handshake probe, say). On stdio the runner boots that many server processes ahead, so the
+    #: case does not wait out a start-up. Leave 0 where a process started earlier could differ from
+    #: one started when asked (races on shared state): those boot on demand.
+    fresh_sessions: int = 0
 
     def applies(self, era: str, transport: str, revision: str) -> bool:
         if era not in self.eras or transport not in self.transports:
@@ -100,6 +105,7 @@ def check(
     capability: str | None = None,
     revisions: tuple[str, ...] | None = None,
     once: bool = False,
+    fresh_sessions: int = 0,
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
@@ -120,6 +126,7 @@ def check(
                 capability,
                 frozenset(revisions) if revisions else None,
                 once,
+                fresh_sessions,
             )
         )
         return func

@@ -62,12 +62,14 @@ class CaseContext:
     #: Where the case's own part of the wire log starts, when later than the case's start: a fuzz case
     #: that sent hundreds of inputs attaches only the failing one's entries, not all of them.
     transcript_mark: int | None = None
+    #: The check declared `fresh_sessions`, so its own sessions may run on processes booted ahead.
+    spares_allowed: bool = False
 
     async def session(self) -> Session:
         return await self.pool.session()
 
     async def fresh_session(self) -> Session:
-        return await self.pool.fresh()
+        return await self.pool.fresh(use_spare=self.spares_allowed)
 
     async def racer_sessions(self, count: int) -> list[Session]:
         """`count` sessions of their own (a process each over stdio), opened side by side, for races
@@ -81,7 +83,7 @@ class CaseContext:
         return sessions
 
     async def fresh_session_unopened(self) -> Session:
-        return await self.pool.fresh_unopened()
+        return await self.pool.fresh_unopened(use_spare=self.spares_allowed)
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> Call:
         """A request on the shared session; a transport failure marks the session broken and propagates."""

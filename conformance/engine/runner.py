@@ -125,6 +125,7 @@ class Runner:
                     entries = [e for _, t in probed for e in t.entries]
                     self._report_unopened(index, target, probes, entries, suites, slot)
                 jobs = []
+                pools: list[SessionPool] = []
                 assigned_once: set[str] = set()
                 for probe, probe_transcript in probed:
                     if probe.session is None:
@@ -139,12 +140,25 @@ class Runner:
                         and not (c.once and c.id in assigned_once)
                     ]
                     assigned_once.update(c.id for c in chosen if c.once)
-                    jobs.append(
-                        self._run_revision(
-                            index, live, probe, probe_transcript, outcome.spoken, chosen, slot.child()
-                        )
+                    # Every revision's pool exists (and boots its spares) before the first case runs,
+                    # so a later revision's spare starts while the earlier revisions are being judged.
+                    pool = SessionPool(
+                        live,
+                        probe.revision,
+                        probe_transcript,
+                        self.options.timeout,
+                        self.options.max_restarts,
                     )
-                await self._each(jobs)
+                    pools.append(pool)
+                    pool.adopt(probe.session)
+                    pool.prewarm(sum(c.fresh_sessions for c in chosen))
+                    jobs.append(
+                        self._run_revision(index, live, probe, pool, outcome.spoken, chosen, slot.child())
+                    )
+                try:
+                    await self._each(jobs)
+                finally:  # a revision that never ran must not leave its spare processes behind
+                    await asyncio.gather(*(p.close() for p in pools), return_exceptions=True)
         except TargetUnreachable as exc:
             outcome.unreachable = True
             info["unreachable"] = str(exc)
@@ -263,7 +277,7 @@ class Runner:
         index: int,
         target: Target,
         probe: ProbeResult,
-        transcript: Transcript,
+        pool: SessionPool,
         spoken: list[str],
         checks: list[Check],
         slot: Slot,
@@ -271,9 +285,8 @@ class Runner:
         """Run the chosen checks on one revision, in order, over one shared (restartable) session."""
         revision = probe.revision
         era = era_of(revision)
+        transcript = pool.transcript
         assert probe.session is not None
-        pool = SessionPool(target, revision, transcript, self.options.timeout, self.options.max_restarts)
-        pool.adopt(probe.session)
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
         try:
@@ -282,6 +295,7 @@ class Runner:
                     ctx = CaseContext(
                         target, revision, era, target.kind, identity, pool, self.options, shared
                     )
+                    ctx.spares_allowed = check.fresh_sessions > 0
                     result = await self._run_case(index, check, ctx, transcript)
                     self._finished(target, result, slot)
         finally:

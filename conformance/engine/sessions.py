@@ -123,9 +123,13 @@ class ProbeResult:
     evidence: str = ""
 
 
-async def open_session(target: Target, revision: str, transcript: Transcript, timeout: float) -> Session:
-    adapter = make_adapter(target, transcript)
-    await adapter.start()
+async def open_session(
+    target: Target, revision: str, transcript: Transcript, timeout: float, adapter: Adapter | None = None
+) -> Session:
+    """A session opened (handshake or discovery) on `adapter`, or on a transport started now."""
+    if adapter is None:
+        adapter = make_adapter(target, transcript)
+        await adapter.start()
     session = Session(adapter, revision, timeout=timeout)
     try:
         await session.open()
@@ -181,6 +185,10 @@ class SessionPool:
     broken: bool = False
     extra: list[Session] = field(default_factory=list)
     last_failure: str = ""
+    #: Transports booting ahead of the cases that will ask for sessions of their own (`prewarm`).
+    spares: list[asyncio.Task[tuple[Adapter, Transcript]]] = field(default_factory=list)
+    #: How many more sessions of their own the remaining cases declared (`Check.fresh_sessions`).
+    planned: int = 0
 
     async def session(self) -> Session:
         if self.current is not None and not self.broken:
@@ -207,24 +215,84 @@ class SessionPool:
     def adopt(self, session: Session) -> None:
         self.current = session
 
-    async def fresh(self) -> Session:
+    def prewarm(self, planned: int) -> None:
+        """Expect `planned` sessions of their own; on stdio, boot one server process ahead now.
+
+        A stdio session is a process, and an SDK-built server takes ~0.4 s to start: a check that
+        opens one would wait that out. One spare at a time boots beside the running cases, and the
+        next is started when it is taken, while more are planned. Over HTTP a session is a request,
+        so nothing is started ahead.
+        """
+        self.planned = planned
+        self._refill()
+
+    def _refill(self) -> None:
+        if self.target.kind == "stdio" and self.planned > 0 and not self.spares:
+            self.spares.append(asyncio.create_task(self._boot_spare()))
+
+    async def _boot_spare(self) -> tuple[Adapter, Transcript]:
+        own = Transcript(self.target.secrets)
+        adapter = make_adapter(self.target, own)
+        try:
+            await adapter.start()
+        except BaseException:
+            await adapter.close()
+            raise
+        return adapter, own
+
+    async def _started_adapter(self, use_spare: bool) -> Adapter:
+        """A started transport on the pool's transcript: a spare when allowed and booted, else a new one.
+
+        Only a check that declared `fresh_sessions` may take a spare: another one (a race on shared
+        state) gets a process started when it asks, as it would without spares.
+        """
+        if not use_spare:
+            adapter = make_adapter(self.target, self.transcript)
+            try:
+                await adapter.start()
+            except BaseException:
+                await adapter.close()
+                raise
+            return adapter
+        self.planned = max(0, self.planned - 1)
+        while self.spares:
+            task = self.spares.pop(0)
+            self._refill()
+            try:
+                adapter, own = await task
+            except Exception:  # a spare that failed to boot: boot one now, and let that one fail visibly
+                continue
+            self.transcript.absorb(own)
+            adapter.transcript = self.transcript
+            return adapter
+        self._refill()
+        return await self._started_adapter(use_spare=False)
+
+    async def fresh(self, use_spare: bool = False) -> Session:
         """A new session of its own for one case (closed when the pool closes)."""
-        session = await open_session(self.target, self.revision, self.transcript, self.timeout)
+        adapter = await self._started_adapter(use_spare)
+        # open_session closes the adapter itself when the opening fails.
+        session = await open_session(self.target, self.revision, self.transcript, self.timeout, adapter)
         self.extra.append(session)
         return session
 
-    async def fresh_unopened(self) -> Session:
+    async def fresh_unopened(self, use_spare: bool = False) -> Session:
         """A started transport with a session object that has not sent its opening request yet."""
-        adapter = make_adapter(self.target, self.transcript)
+        adapter = await self._started_adapter(use_spare)
         session = Session(adapter, self.revision, timeout=self.timeout)
         self.extra.append(session)
-        await adapter.start()
         return session
 
     async def close(self) -> None:
         sessions = [s for s in [self.current, *self.extra] if s is not None]
         self.current, self.extra = None, []
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        spares, self.spares, self.planned = self.spares, [], 0
+        for task in spares:
+            task.cancel()
+        booted = await asyncio.gather(*spares, return_exceptions=True)
+        closing = [s.close() for s in sessions]
+        closing += [b[0].close() for b in booted if isinstance(b, tuple)]
+        await asyncio.gather(*closing, return_exceptions=True)
 
 
 def default_revisions(protocol: str) -> tuple[str, ...]:

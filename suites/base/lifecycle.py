@@ -24,6 +24,7 @@ async def initialize_shape(ctx: CaseContext) -> None:
     "BASE-LIFE-003",
     "unknown version answered with a supported one",
     eras=("legacy",),
+    fresh_sessions=1,
 )
 async def version_negotiation(ctx: CaseContext) -> None:
     session = await ctx.fresh_session_unopened()
