@@ -42,6 +42,11 @@ class Failed:
         )
 
 
+#: Calls that may go unanswered within the timeout in one sweep over the tools (a slow tool breaks no
+#: rule, so it is left unjudged) before the rest are left out too: bounds a run against slow servers.
+SWEEP_TIMEOUTS = 2
+
+
 async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
     """Compute a fact once per (target, revision); remember a transport failure as well as a value.
 

@@ -6,16 +6,19 @@ import functools
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import exceptions as schema_exceptions
 from jsonschema import validators
 
-from conformance.engine.checks import check, missed, skip, weak
+from conformance.adapters.base import TransportTimeout
+from conformance.engine.checks import check, missed, skip, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
-from conformance.schemas import shape_errors
+from conformance.schemas import meta, shape_errors
+from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from suites.base.common import (
+    SWEEP_TIMEOUTS,
     callable_tools,
     example_value,
     json_text_blocks,
@@ -65,35 +68,58 @@ async def unique_names(ctx: CaseContext) -> None:
         missed(f"names listed more than once: {dupes[:10]!r}")
 
 
-def _schema_problem(schema: Any) -> str | None:
-    """Why `schema` is not a usable tool schema, or None; servers often repeat schemas, so cached."""
+@dataclass(frozen=True)
+class SchemaProblems:
+    """What is wrong with one tool schema: `error` breaks the MUST, `patterns` only a SHOULD."""
+
+    error: str | None = None
+    patterns: tuple[str, ...] = ()
+
+
+def _schema_problems(schema: Any) -> SchemaProblems:
+    """Servers often repeat schemas (every tool with `{"type": "object"}`), so judgements are cached."""
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):
-        return _schema_problem_uncached(schema)
-    return _cached_schema_problem(key)
+        return _schema_problems_uncached(schema)
+    return _cached_schema_problems(key)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_schema_problem(key: str) -> str | None:
-    return _schema_problem_uncached(json.loads(key))
+def _cached_schema_problems(key: str) -> SchemaProblems:
+    return _schema_problems_uncached(json.loads(key))
 
 
-def _schema_problem_uncached(schema: Any) -> str | None:
+def _schema_problems_uncached(schema: Any) -> SchemaProblems:
     if not isinstance(schema, dict):
-        return f"is a {type(schema).__name__}, not an object"
+        return SchemaProblems(f"is a {type(schema).__name__}, not an object")
     if schema.get("type") != "object":
-        return f'root type is {schema.get("type")!r}, not "object"'
+        return SchemaProblems(f'root type is {schema.get("type")!r}, not "object"')
     dialect = schema.get("$schema", DEFAULT_DIALECT)
     cls = validators.validator_for({"$schema": dialect}, default=None) if isinstance(dialect, str) else None
     if cls is None:
-        return f"declares an unknown dialect {dialect!r}"
-    try:
-        cls.check_schema(schema)
-    except schema_exceptions.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        return f"is not a valid JSON Schema at {where}: {exc.message[:200]}"
-    return None
+        return SchemaProblems(f"declares an unknown dialect {dialect!r}")
+    judged = meta.judge(cls, schema)
+    error = judged.error
+    return SchemaProblems(
+        f"is not a valid JSON Schema at {meta.where(error)}: {error.message[:200]}" if error else None,
+        tuple(f"{meta.where(e)}: {e.instance!r}"[:200] for e in judged.bad_patterns),
+    )
+
+
+def _judge_schemas(key: str, tools_listed: list[dict[str, Any]]) -> None:
+    """FAIL on the first schema that is no JSON Schema; else WARN on patterns that are no regex."""
+    patterns: list[str] = []
+    for tool in tools_listed:
+        problems = _schema_problems(tool.get(key))
+        if problems.error:
+            missed(f"tool {tool['name']!r}: {key} {problems.error}")
+        patterns.extend(f"tool {tool['name']!r} {key} at {p}" for p in problems.patterns)
+    if patterns:
+        weak(
+            f"{len(patterns)} pattern(s) not a regular expression in ECMA-262's dialect (JSON Schema"
+            f" 2020-12 validation 6.3.3: SHOULD): " + "; ".join(patterns[:5])
+        )
 
 
 @check(
@@ -103,10 +129,7 @@ def _schema_problem_uncached(schema: Any) -> str | None:
     capability="tools",
 )
 async def input_schema_valid(ctx: CaseContext) -> None:
-    for tool in await tools(ctx):
-        problem = _schema_problem(tool.get("inputSchema"))
-        if problem:
-            missed(f"tool {tool['name']!r}: inputSchema {problem}")
+    _judge_schemas("inputSchema", await tools(ctx))
 
 
 @check(
@@ -117,12 +140,9 @@ async def input_schema_valid(ctx: CaseContext) -> None:
 )
 async def output_schema_valid(ctx: CaseContext) -> None:
     declared = [t for t in await tools(ctx) if "outputSchema" in t]
-    for tool in declared:
-        problem = _schema_problem(tool.get("outputSchema"))
-        if problem:
-            missed(f"tool {tool['name']!r}: outputSchema {problem}")
     if not declared:
         ctx.note("no tool declares an outputSchema")
+    _judge_schemas("outputSchema", declared)
 
 
 @check("base.tools.deterministic-order", "BASE-TOOLS-007", "listing is deterministic", capability="tools")
@@ -135,19 +155,40 @@ async def deterministic_order(ctx: CaseContext) -> None:
 
 
 async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str, Any], Any]]:
-    """Call each callable tool once per (target, revision); keep (tool, call) pairs."""
+    """Call each callable tool once per (target, revision); keep (tool, call) pairs.
 
-    async def call_each() -> tuple[list[tuple[dict[str, Any], Any]], int]:
+    A tool that does not answer within the timeout is not judged, and the others still are: a slow
+    tool (server-everything has one that sleeps 10 s) breaks no rule, and must not turn every
+    structured-output verdict into an ERROR. The case notes it; after SWEEP_TIMEOUTS of them the
+    remaining tools are not called. When no tool answers at all, nothing was judged: ERROR. Any other
+    transport failure still stops the sweep.
+    """
+
+    async def call_each() -> tuple[list[tuple[dict[str, Any], Any]], int, list[str]]:
         chosen = callable_tools(ctx, await tools(ctx))
-        pairs = []
+        pairs: list[tuple[dict[str, Any], Any]] = []
+        unanswered: list[str] = []
         for tool in chosen:
+            if len(unanswered) >= SWEEP_TIMEOUTS:
+                unanswered.append(f"{tool['name']!r} (not called)")
+                continue
             args = example_value(tool.get("inputSchema", {})) or {}
-            pairs.append((tool, await ctx.request("tools/call", {"name": tool["name"], "arguments": args})))
-        return pairs, len(chosen)
+            try:
+                call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
+            except TransportTimeout:
+                unanswered.append(f"{tool['name']!r} (no answer within {ctx.options.timeout:g} s)")
+                continue
+            pairs.append((tool, call))
+        return pairs, len(chosen), unanswered
 
-    pairs, chosen = await memo(ctx, "structured-calls", "calling each callable tool", call_each)
+    pairs, chosen, unanswered = await memo(ctx, "structured-calls", "calling each callable tool", call_each)
+    if unanswered:
+        ctx.note("not judged: " + ", ".join(unanswered))
     if not chosen:
         skip(no_callable_reason(ctx))
+    if not pairs:
+        # Nothing was judged because nothing answered: the harness could not judge, an ERROR.
+        unjudgeable("no called tool answered within the timeout: " + ", ".join(unanswered))
     return pairs
 
 
@@ -165,20 +206,27 @@ def _succeeded(call: Any) -> dict[str, Any] | None:
     capability="tools",
 )
 async def structured_matches_schema(ctx: CaseContext) -> None:
-    judged = 0
+    judged, unrunnable = 0, []
     for tool, call in await _successful_structured_calls(ctx):
         result = _succeeded(call)
         schema = tool.get("outputSchema")
         if result is None or not isinstance(schema, dict):
             continue
-        judged += 1
         if "structuredContent" not in result:
             missed(
                 f"tool {tool['name']!r} declares outputSchema but returned no structuredContent",
                 **call.excerpt(),
             )
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-        errors = sorted(cls(schema).iter_errors(result["structuredContent"]), key=lambda e: e.path)
+        if cls is validators.Draft202012Validator:
+            cls = EcmaDraft202012Validator  # `pattern` with ECMA-262's `$`, as JSON Schema means it
+        try:
+            errors = sorted(cls(schema).iter_errors(result["structuredContent"]), key=lambda e: e.path)
+        except re.error as exc:
+            # An ECMA-262 pattern Python cannot run (\p{L}, say): no verdict rather than a guess.
+            unrunnable.append(f"{tool['name']!r} ({exc})")
+            continue
+        judged += 1
         if errors:
             err = errors[0]
             where = "/".join(str(p) for p in err.absolute_path) or "(root)"
@@ -186,8 +234,14 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
                 f"tool {tool['name']!r}: structuredContent violates outputSchema at {where}: {err.message}",
                 **call.excerpt(),
             )
+    if unrunnable:
+        ctx.note("not judged, a pattern in the outputSchema cannot run here: " + ", ".join(unrunnable))
     if not judged:
-        skip("no callable tool with an outputSchema returned a successful result")
+        skip(
+            "no callable tool with an outputSchema returned a successful result"
+            if not unrunnable
+            else "every outputSchema to judge has a pattern that cannot run here: " + ", ".join(unrunnable)
+        )
 
 
 @check(

@@ -8,11 +8,11 @@ reports the absence.
 
 from __future__ import annotations
 
-from jsonschema import exceptions as schema_exceptions
 from jsonschema import validators
 
 from conformance.engine.checks import check, missed, skip, weak
 from conformance.engine.context import CaseContext
+from conformance.schemas import meta
 from suites.dw_discovery.common import fail_on, judged, with_tools
 from suites.dw_discovery.document import (
     TOOL_RESULTS_ID,
@@ -140,13 +140,17 @@ async def input_schemas(ctx: CaseContext) -> None:
             if isinstance(dialect, str)
             else validators.Draft202012Validator
         )
-        try:
-            cls.check_schema(schema)
-        except schema_exceptions.SchemaError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        judged = meta.judge(cls, schema)
+        if judged.error is not None:
             ctx.soft_warn(
-                f"tool {tool.get('name')!r}: input_schema is not a valid JSON Schema at {where}: "
-                f"{exc.message[:160]} (the seed does not demand meta-validity)"
+                f"tool {tool.get('name')!r}: input_schema is not a valid JSON Schema at"
+                f" {meta.where(judged.error)}: {judged.error.message[:160]}"
+                " (the seed does not demand meta-validity)"
+            )
+        for bad in judged.bad_patterns:
+            ctx.soft_warn(
+                f"tool {tool.get('name')!r}: input_schema pattern at {meta.where(bad)} is not an"
+                f" ECMA-262 regular expression: {bad.instance!r}"[:300]
             )
 
 

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 
 from conformance import schemas
+from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 
 SCHEMA_ID = "durable-workflow.v2.mcp-discovery"
 #: The `$id` of the tool-result envelope schema, which `output_schema` names (plural, G-D2).
@@ -57,42 +57,6 @@ class Violation:
             "schema_path": self.schema_path,
             "message": self.message,
         }
-
-
-def _ecma_pattern(
-    validator: Validator, pattern: str, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    """`pattern` with ECMA-262 anchors: an unescaped `$` outside a class matches only at the very end."""
-    if validator.is_type(instance, "string") and not _compiled(pattern).search(instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    in_class = escaped = False
-    for char in pattern:
-        if escaped:
-            out.append(char)
-            escaped = False
-        elif char == "\\":
-            out.append(char)
-            escaped = True
-        elif in_class:
-            out.append(char)
-            in_class = char != "]"
-        elif char == "[":
-            out.append(char)
-            in_class = True
-        elif char == "$":
-            out.append(r"\Z")
-        else:
-            out.append(char)
-    return re.compile("".join(out))
-
-
-#: Draft 2020-12 with ECMA-262 `$` semantics for `pattern`; everything else is jsonschema's own.
-EcmaDraft202012Validator = validators.extend(Draft202012Validator, {"pattern": _ecma_pattern})
 
 
 @cache

@@ -26,8 +26,9 @@ from typing import Any
 from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
-from jsonschema import exceptions as schema_exceptions
 from jsonschema import validators
+
+from conformance.schemas.compiled import schema_error
 
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 #: Keywords that only describe: ignored, as a validator ignores them.
@@ -736,9 +737,8 @@ def build(schema: Any) -> Model:
     cls = validators.validator_for({"$schema": dialect}, default=None) if isinstance(dialect, str) else None
     if cls is None:
         raise Unsupported(f"inputSchema declares an unknown dialect {dialect!r}")
-    try:
-        cls.check_schema(schema)
-    except schema_exceptions.SchemaError as exc:
+    exc = schema_error(cls, schema)
+    if exc is not None:
         if exc.validator == "format" and exc.validator_value == "regex":
             # Valid ECMA-262 perhaps (\p{L}), but neither hypothesis nor the validator can run it here.
             raise Unsupported(

@@ -14,6 +14,7 @@ import contextlib
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,6 +33,10 @@ DEFECTS = {
     "unknown-tool-success": "answers a call of an unknown tool with a successful result",
     "stack-trace": "puts a Python traceback into the message of unknown-method errors",
     "bad-input-schema": "lists a tool whose inputSchema is not a valid JSON Schema",
+    "bad-pattern": "lists a tool whose inputSchema has a pattern that is no regular expression",
+    "slow-tool": "conformant: a read-only tool that takes a minute to answer (no rule bounds it)",
+    "ecma-pattern": "conformant: patterns in ECMA-262 syntax Python's re rejects (\\p{L}, (?<y>)), also in"
+    " echo's outputSchema",
     "cursor-loop": "the tools/list cursor points back to the first page forever",
     "stdout-garbage": "writes a log line to stdout at start",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
@@ -65,6 +70,40 @@ TOOLS = [
     },
 ]
 BROKEN_TOOL = {"name": "broken", "inputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}}}
+BAD_PATTERN_TOOL = {
+    "name": "bad_pattern",
+    "inputSchema": {"type": "object", "properties": {"code": {"type": "string", "pattern": "([A-Z"}}},
+}
+ECMA_PATTERN_TOOL = {
+    "name": "ecma_pattern",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "word": {"type": "string", "pattern": "^[\\p{L}\\p{N}]+$"},
+            "date": {"type": "string", "pattern": "^(?<year>\\d{4})-(?<month>\\d{2})$"},
+        },
+        "patternProperties": {"^\\p{Lu}": {"type": "string"}},
+    },
+}
+#: echo's outputSchema under "ecma-pattern": a Unicode property escape Python's re cannot run.
+ECMA_ECHO_OUTPUT = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "pattern": "^[\\p{L}\\p{N}\\s]*$"}},
+    "required": ["text"],
+}
+SLOW_TOOL = {
+    "name": "slow",
+    "description": "Answers after a minute.",
+    "inputSchema": {"type": "object"},
+    "outputSchema": {"type": "object"},
+    "annotations": {"readOnlyHint": True},
+}
+EXTRA_TOOLS = {
+    "slow-tool": SLOW_TOOL,
+    "bad-input-schema": BROKEN_TOOL,
+    "bad-pattern": BAD_PATTERN_TOOL,
+    "ecma-pattern": ECMA_PATTERN_TOOL,
+}
 RESOURCE = {"uri": "raw://docs/readme", "name": "readme", "mimeType": "text/plain"}
 TEMPLATE = {"uriTemplate": "raw://items/{id}", "name": "item"}
 
@@ -191,7 +230,9 @@ class Server:
         raise RpcError(-32601, "Method not found" + trace)
 
     def tools_page(self, cursor: Any) -> dict[str, Any]:
-        tools = [*TOOLS, BROKEN_TOOL] if self.defect == "bad-input-schema" else TOOLS
+        tools = [*TOOLS, EXTRA_TOOLS[self.defect]] if self.defect in EXTRA_TOOLS else TOOLS
+        if self.defect == "ecma-pattern":
+            tools = [{**t, "outputSchema": ECMA_ECHO_OUTPUT} if t["name"] == "echo" else t for t in tools]
         if cursor is None:
             index = 0
         elif isinstance(cursor, str) and cursor.isdigit() and int(cursor) < len(tools):
@@ -207,6 +248,8 @@ class Server:
 
     def call(self, params: dict[str, Any], revision: str) -> dict[str, Any]:
         name, args = params.get("name"), params.get("arguments") or {}
+        if name == "slow" and self.defect == "slow-tool":
+            time.sleep(60)  # the harness gives up long before; its close kills the process
         tool = next((t for t in TOOLS if t["name"] == name), None)
         if tool is None:
             if self.defect == "unknown-tool-success":
