@@ -5,8 +5,9 @@ the same server. Both run against `@modelcontextprotocol/server-everything` in i
 mode (the official suite takes only `--url`), in alternating rounds; the figures are whole-process
 wall times and checks per second (official: the checks its summary counts; harness: report cases).
 The harness runs with `--call-tools none` in the alternation (the official suite calls only its
-fixture tools, so this is the like-for-like figure) and once with its defaults, which call every
-read-only tool of the server.
+fixture tools, so this is the like-for-like figure, and the judged one) and once with its defaults,
+which call every read-only tool of the server; that figure is printed, not judged, because it is
+mostly the server's own time (one of its read-only tools sleeps 10 s per revision).
 
 Everything npm brings lives in a temporary folder that is removed afterwards (or in `--npm-dir`, a
 folder outside the repository that is kept for the next run); nothing of it enters the repo. The
@@ -231,13 +232,22 @@ def _print(runs: dict[str, list[dict[str, Any]]], part: PartResult, name: str) -
             print(f"  {'':38} cases over 5 s: {', '.join(slow[:4])}")
     if "official" not in rate:
         return
-    for key, options in (("harness_no_calls", "--call-tools none"), ("harness", "default options")):
-        if key in rate:
-            ratio = rate[key] / rate["official"]
-            print(f"  harness checks/s vs official, {options}: {ratio:.2f}x")
-            part.judged.append(
-                Judged(f"{name} ({options})", f"{ratio:.2f}x the official suite's checks/s", ratio > 1.0)
-            )
+    if "harness_no_calls" in rate:
+        ratio = rate["harness_no_calls"] / rate["official"]
+        print(f"  harness checks/s vs official, --call-tools none (like for like): {ratio:.2f}x")
+        part.judged.append(
+            Judged(f"{name} (--call-tools none)", f"{ratio:.2f}x the official suite's checks/s", ratio > 1.0)
+        )
+    if "harness" in rate:
+        # Not a target: with its defaults the harness also calls every read-only tool, and its wall time
+        # is then mostly the server's (server-everything's trigger-long-running-operation sleeps 10 s
+        # in each legacy revision). Printed so that cost is visible, not judged against a suite that
+        # never calls that tool.
+        ratio = rate["harness"] / rate["official"]
+        print(
+            f"  harness checks/s vs official, default options: {ratio:.2f}x (not a target: the default"
+            " run also calls every read-only tool, and waits for the server's own sleeps)"
+        )
 
 
 def main() -> int:
