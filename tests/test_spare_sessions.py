@@ -39,6 +39,14 @@ def _tagged(tag: str) -> list[int]:
     return found
 
 
+def _gone(tag: str, within: float = 5.0) -> bool:
+    """Whether every process carrying `tag` has exited within `within` seconds."""
+    deadline = time.monotonic() + within
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _tagged(tag) == []
+
+
 def _pool(tag: str) -> SessionPool:
     target = parse_target("stdio:" + shlex.join([sys.executable, "-c", SLEEPER, tag]))
     return SessionPool(target, "2025-11-25", Transcript(), timeout=5.0)
@@ -72,7 +80,7 @@ def test_the_spare_is_handed_out_and_the_next_one_boots() -> None:
             await pool.close()
 
     asyncio.run(go())
-    assert _tagged(tag) == []
+    assert _gone(tag)
 
 
 def test_only_checks_that_declared_them_get_spares() -> None:
@@ -93,7 +101,7 @@ def test_only_checks_that_declared_them_get_spares() -> None:
             await pool.close()
 
     asyncio.run(go())
-    assert _tagged(tag) == []
+    assert _gone(tag)
 
 
 def test_unused_spares_die_with_the_pool() -> None:
@@ -107,10 +115,7 @@ def test_unused_spares_die_with_the_pool() -> None:
         await pool.close()
 
     asyncio.run(go())
-    deadline = time.monotonic() + 5
-    while _tagged(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _tagged(tag) == []
+    assert _gone(tag)
 
 
 def test_a_spare_still_booting_is_stopped_on_close() -> None:
@@ -123,10 +128,7 @@ def test_a_spare_still_booting_is_stopped_on_close() -> None:
         assert pool.spares == []
 
     asyncio.run(go())
-    deadline = time.monotonic() + 5
-    while _tagged(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _tagged(tag) == []
+    assert _gone(tag)
 
 
 def test_http_targets_boot_nothing_ahead() -> None:
