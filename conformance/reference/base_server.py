@@ -74,7 +74,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance.reference.jsontext import compact
 
-__all__ = ["ERAS", "REFERENCE_VERSION", "Era", "build_http_app", "build_server", "main"]
+__all__ = [
+    "ERAS",
+    "REFERENCE_VERSION",
+    "Era",
+    "build_http_app",
+    "build_server",
+    "log_to_stderr",
+    "main",
+    "serve",
+    "serving_parser",
+]
 
 logger = logging.getLogger("conformance.reference")
 
@@ -874,20 +884,45 @@ def _request_stop(signum: int, frame: object) -> None:
 # --------------------------------------------------------------------------- CLI
 
 
-def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance.reference.base_server",
-        description="Run the MCP conformance harness's reference server (stdio by default).",
-    )
+def serving_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A parser with the options every reference server takes: transport, address and eras."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
+    parser.add_argument("--era", choices=ERAS, default="both", help="protocol eras to serve (default both)")
+    return parser
+
+
+def log_to_stderr() -> None:
+    """Warnings and errors on stderr: stdout carries only protocol messages (and LISTENING)."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
+def serve(server: Server[Any], args: argparse.Namespace, *, sse: bool = False) -> int:
+    """Serve as `serving_parser`'s options say: Streamable HTTP until SIGTERM/SIGINT, or stdio until
+    EOF (or those signals); the process exit status."""
+    era = cast(Era, args.era)
+    if args.http:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _request_stop)
+        started = asyncio.run(serve_http(server, era=era, host=args.host, port=args.port, sse=sse))
+        return 0 if started else 1
+    return anyio.run(_stdio_main, server, era)
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = serving_parser(
+        "python -m conformance.reference.base_server",
+        "Run the MCP conformance harness's reference server (stdio by default).",
+    )
     parser.add_argument(
         "--sse",
         action="store_true",
         help="with --http: serve the 2024-11-05 HTTP+SSE transport at /sse instead",
     )
-    parser.add_argument("--era", choices=ERAS, default="both", help="protocol eras to serve (default both)")
     parser.add_argument("--page-size", type=int, default=2, help="entries per list page (default 2)")
     return parser.parse_args(argv)
 
@@ -895,17 +930,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the process exit status (0 on EOF, SIGTERM or SIGINT)."""
     args = _parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    server = build_server(page_size=args.page_size)
-    era = cast(Era, args.era)
-    if args.http:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, _request_stop)
-        started = asyncio.run(serve_http(server, era=era, host=args.host, port=args.port, sse=args.sse))
-        return 0 if started else 1
-    return anyio.run(_stdio_main, server, era)
+    log_to_stderr()
+    return serve(build_server(page_size=args.page_size), args, sse=args.sse)
 
 
 async def _stdio_main(server: Server[Any], era: Era) -> int:

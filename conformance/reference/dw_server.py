@@ -22,15 +22,12 @@ JSON-RPC error answers, loopback-only Streamable HTTP, both protocol eras, clean
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
-import anyio
 import jsonschema
 import mcp_types as types
 from jsonschema.exceptions import best_match
@@ -39,18 +36,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 
 from conformance.reference.base_server import (
-    ERAS,
     REFERENCE_VERSION,
-    Era,
     _argument_error_text,
     _clip,
     _NoLeakMiddleware,
     _page,
-    _request_stop,
     _resource_not_found,
-    _stdio_main,
     compact,
-    serve_http,
+    log_to_stderr,
+    serve,
+    serving_parser,
     structured_result,
 )
 
@@ -469,11 +464,7 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
 
 
 def _parse_args(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=prog, description="Run the reference Durable Workflow MCP server.")
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
-    parser.add_argument("--era", choices=ERAS, default="both", help="protocol eras to serve (default both)")
+    parser = serving_parser(prog, "Run the reference Durable Workflow MCP server.")
     parser.add_argument("--page-size", type=int, default=3, help="entries per list page (default 3)")
     parser.add_argument(
         "--preview-limit",
@@ -493,16 +484,8 @@ def main(
     args = _parse_args(argv, prog)
     if args.preview_limit < 0:
         raise SystemExit("--preview-limit must be 0 or more")
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    server = build_server(reference(args.preview_limit), page_size=args.page_size)
-    era = cast(Era, args.era)
-    if args.http:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, _request_stop)
-        return 0 if asyncio.run(serve_http(server, era=era, host=args.host, port=args.port)) else 1
-    return anyio.run(_stdio_main, server, era)
+    log_to_stderr()
+    return serve(build_server(reference(args.preview_limit), page_size=args.page_size), args)
 
 
 if __name__ == "__main__":

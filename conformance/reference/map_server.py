@@ -22,18 +22,15 @@ that is removed at exit (HTTP requests run in worker threads, each with its own 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
-import signal
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import jsonschema
@@ -205,15 +202,9 @@ def build_server(service: MapService) -> Server[Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance.reference.map_server",
-        description="Run the reference MAP review service (stdio by default).",
-    )
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
-    parser.add_argument(
-        "--era", choices=base_server.ERAS, default="both", help="protocol eras (default both)"
+    parser = base_server.serving_parser(
+        "python -m conformance.reference.map_server",
+        "Run the reference MAP review service (stdio by default).",
     )
     parser.add_argument(
         "--db", help="SQLite file shared by every process of one service (created if missing)"
@@ -234,14 +225,11 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    base_server.log_to_stderr()
     default = Principal(
         account=os.environ.get(ENV_ACCOUNT, PRIMARY_ACCOUNT),
         tenant=os.environ.get(ENV_TENANT, PRIMARY_TENANT),
     )
-    era = cast(base_server.Era, args.era)
     with tempfile.TemporaryDirectory(prefix="map-reference-") as scratch:
         path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
         try:
@@ -250,13 +238,7 @@ def main(
             raise SystemExit(
                 f"map_server: --clock {args.clock!r} is not an RFC 3339 instant or 'system' ({exc})"
             ) from None
-        server = build_server(service_class(store, default))
-        if args.http:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, base_server._request_stop)
-            serving = base_server.serve_http(server, era=era, host=args.host, port=args.port)
-            return 0 if asyncio.run(serving) else 1
-        return anyio.run(partial(base_server._stdio_main, server, era))
+        return base_server.serve(build_server(service_class(store, default)), args)
 
 
 if __name__ == "__main__":

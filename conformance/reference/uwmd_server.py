@@ -24,18 +24,15 @@ Racers over stdio are separate processes: give them one `--db FILE` (the embedde
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import math
 import os
-import signal
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import jsonschema
@@ -609,15 +606,9 @@ def build_server(service: UwmdService) -> Server[Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance.reference.uwmd_server",
-        description="Run the reference UW Markdown MCP binding server (stdio by default).",
-    )
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
-    parser.add_argument(
-        "--era", choices=base_server.ERAS, default="both", help="protocol eras (default both)"
+    parser = base_server.serving_parser(
+        "python -m conformance.reference.uwmd_server",
+        "Run the reference UW Markdown MCP binding server (stdio by default).",
     )
     parser.add_argument(
         "--db", help="SQLite file shared by every process of one service (created if missing)"
@@ -638,19 +629,10 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
-    era = cast(base_server.Era, args.era)
+    base_server.log_to_stderr()
     with tempfile.TemporaryDirectory(prefix="uwmd-reference-") as scratch:
         path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
-        server = build_server(service_class(store_class(path), args.principal))
-        if args.http:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, base_server._request_stop)
-            serving = base_server.serve_http(server, era=era, host=args.host, port=args.port)
-            return 0 if asyncio.run(serving) else 1
-        return anyio.run(partial(base_server._stdio_main, server, era))
+        return base_server.serve(build_server(service_class(store_class(path), args.principal)), args)
 
 
 if __name__ == "__main__":
