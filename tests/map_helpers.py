@@ -1,116 +1,35 @@
-"""Helpers for the MAP tests: targets for the reference and its mutants, runs, and verdict summaries.
-
-Every target gets its own state file in a pytest temporary folder, shared by the server's processes and
-its fixture controller, exactly as the embedded default arranges it.
-"""
+"""Helpers for the MAP tests: the shared stateful-profile helpers bound to the MAP review programs."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
+from tests.profile_helpers import MODERN, StatefulProfile, cases, non_pass
 
-from conformance import api
-from conformance.engine.checks import Check, load_suite
-from conformance.engine.context import RunOptions
-from conformance.targets import Target
-
-PY = sys.executable
-SUITE = "map-review"
-MODERN = "2026-07-28"
-REFERENCE = (PY, "-m", "conformance.reference.map_server")
-CONTROLLER = (PY, "-m", "conformance.reference.map_controller")
-MUTANTS = (PY, "-m", "tests.servers.map_mutants")
+PROFILE = StatefulProfile(
+    suite="map-review",
+    reference="conformance.reference.map_server",
+    controller="conformance.reference.map_controller",
+    mutants="tests.servers.map_mutants",
+    label="map",
+)
+SUITE = PROFILE.suite
+CONTROLLER = PROFILE.controller_argv
 #: The three decision races: the costly checks (N racer processes each over stdio).
 DECISION_RACES = ("map-review.race.approve-2", "map-review.race.approve-8", "map-review.race.mixed")
 
+target = PROFILE.target
+checks = PROFILE.checks
+run = PROFILE.run
+run_many = PROFILE.run_many
 
-def target(
-    db: Path,
-    *,
-    kind: str = "stdio",
-    defect: str | None = None,
-    controller: bool = True,
-    hooks: Iterable[str] | None = None,
-) -> Target:
-    """The reference (or a mutant) over stdio or HTTP, with its controller unless `controller` is False."""
-    server = (*MUTANTS, "--defect", defect) if defect else REFERENCE
-    settings: dict[str, Any] = {}
-    if controller:
-        if hooks is not None:
-            command = [*MUTANTS, "--controller", "--hooks", ",".join(hooks), "--db", str(db)]
-        elif defect:
-            command = [*MUTANTS, "--defect", defect, "--controller", "--db", str(db)]
-        else:
-            command = [*CONTROLLER, "--db", str(db)]
-        settings["controller"] = {"command": command}
-    label = f"map {defect or 'reference'} ({kind})"
-    if kind == "stdio":
-        return Target(kind="stdio", argv=(*server, "--db", str(db)), settings=settings, label=label)
-    return Target(
-        kind="http",
-        launch=(*server, "--http", "--port", "0", "--db", str(db)),
-        settings=settings,
-        label=label,
-    )
-
-
-def checks(only: Iterable[str] | None = None, without: Iterable[str] = ()) -> list[Check]:
-    chosen = load_suite(SUITE)
-    if only is not None:
-        wanted = set(only)
-        unknown = wanted - {c.id for c in chosen}
-        assert not unknown, f"unknown check ids {unknown}"
-        chosen = [c for c in chosen if c.id in wanted]
-    skipped = set(without)
-    return [c for c in chosen if c.id not in skipped]
-
-
-def run(
-    targets: list[Target],
-    selected: list[Check] | None = None,
-    *,
-    protocol: str = MODERN,
-    timeout: float = 10.0,
-) -> dict[str, Any]:
-    """Run the MAP checks against the targets; the canonical report."""
-    selected = checks() if selected is None else selected
-    plan = [(t, selected) for t in targets]
-    builder = api.new_builder(plan)
-    asyncio.run(api.run_plan_async(plan, RunOptions(timeout=timeout, protocol=protocol), builder))
-    return api.finish(builder)
-
-
-def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
-
-
-def cases(report: dict[str, Any], check_id: str) -> list[dict[str, Any]]:
-    return [c for c in report["cases"] if c["check"] == check_id]
-
-
-def run_many(
-    plans: dict[str, tuple[list[Target], list[Check]]], *, parallel: int = 2, protocol: str = MODERN
-) -> dict[str, dict[str, Any]]:
-    """Run independent plans (each its own targets and state files) `parallel` at a time; reports by key.
-
-    The MAP mutant runs spend most of their time waiting on server processes, so two at a time halve
-    the wall time on a 2-core machine without changing any verdict: each plan has its own database.
-    """
-
-    async def all_plans() -> dict[str, dict[str, Any]]:
-        gate = asyncio.Semaphore(parallel)
-
-        async def one(key: str, targets: list[Target], selected: list[Check]) -> tuple[str, dict[str, Any]]:
-            async with gate:
-                plan = [(t, selected) for t in targets]
-                builder = api.new_builder(plan)
-                await api.run_plan_async(plan, RunOptions(timeout=10.0, protocol=protocol), builder)
-                return key, api.finish(builder)
-
-        done = await asyncio.gather(*(one(k, t, c) for k, (t, c) in plans.items()))
-        return dict(done)
-
-    return asyncio.run(all_plans())
+__all__ = [
+    "CONTROLLER",
+    "DECISION_RACES",
+    "MODERN",
+    "SUITE",
+    "cases",
+    "checks",
+    "non_pass",
+    "run",
+    "run_many",
+    "target",
+]
