@@ -1,4 +1,4 @@
-"""httpcore's network layer on plain asyncio streams, for the Streamable HTTP adapter.
+"""httpcore's network layer on plain asyncio streams, for both HTTP adapters (Streamable HTTP, legacy SSE).
 
 Why: httpx's async client reaches the socket through httpcore's anyio backend, which opens a cancel
 scope around every read and write and rebuilds attribute tables on every idle-connection check.

@@ -16,6 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from conformance.adapters.asyncio_net import async_client
 from conformance.adapters.base import (
     NO_RESPONSE,
     Reply,
@@ -53,7 +54,8 @@ class LegacySseAdapter(StreamAdapter):
         return "sse:" + self.url
 
     async def start(self) -> None:
-        self._client = httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(30.0), trust_env=False)
+        # One GET stream and one POST at a time: the same client as Streamable HTTP, asyncio backend.
+        self._client, _ = async_client(max_connections=8, max_keepalive=4, timeout=30.0)
         self._reader = asyncio.create_task(self._read_stream())
         try:
             await asyncio.wait_for(self._endpoint_ready.wait(), ENDPOINT_WAIT)
