@@ -293,9 +293,16 @@ class Runner:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
                 for check in checks:
                     ctx = CaseContext(
-                        target, revision, era, target.kind, identity, pool, self.options, shared
+                        target,
+                        revision,
+                        era,
+                        target.kind,
+                        identity,
+                        pool,
+                        self.options,
+                        shared,
+                        spares_allowed=check.fresh_sessions > 0,
                     )
-                    ctx.spares_allowed = check.fresh_sessions > 0
                     result = await self._run_case(index, check, ctx, transcript)
                     self._finished(target, result, slot)
         finally:

@@ -426,11 +426,17 @@ def metaschema_check(cls: type[Validator]) -> Predicate | None:
 
 @cache
 def _draft202012_metaschema() -> Predicate | None:
+    return compile_2020_12_metaschema(Draft202012Validator.FORMAT_CHECKER)
+
+
+def compile_2020_12_metaschema(format_checker: FormatChecker) -> Predicate | None:
+    """The 2020-12 metaschema (from jsonschema's own offline registry) compiled with `format_checker`,
+    or None should a future metaschema use a keyword this compiler does not know. Callers cache it."""
     from jsonschema_specifications import REGISTRY
 
     meta = REGISTRY.contents(Draft202012Validator.META_SCHEMA["$id"])
     try:
-        return compile_schema(meta, REGISTRY, Draft202012Validator.FORMAT_CHECKER)
+        return compile_schema(meta, REGISTRY, format_checker)
     except Unsupported:
         return None
 

@@ -22,11 +22,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker, SchemaError
 from jsonschema.protocols import Validator
 
-from conformance.schemas.compiled import Predicate, Unsupported, compile_schema
+from conformance.schemas.compiled import Predicate, compile_2020_12_metaschema
 from conformance.schemas.ecma_regex import is_ecma_regex
 
-#: The validator class of the 2020-12 dialect, the MCP default since 2025-11-25.
-DRAFT_2020_12: type[Validator] = Draft202012Validator
 REGEX = "regex"
 
 
@@ -59,6 +57,14 @@ def judge(cls: type[Validator], schema: Any) -> MetaJudgement:
     return MetaJudgement(SchemaError.create_from(error) if error is not None else None, bad)
 
 
+def bad_patterns_message(places: list[str]) -> str:
+    """The WARN text for patterns that are no regular expression, naming at most five places."""
+    return (
+        f"{len(places)} pattern(s) not a regular expression in ECMA-262's dialect (JSON Schema 2020-12"
+        " validation 6.3.3: SHOULD): " + "; ".join(places[:5])
+    )
+
+
 def where(error: SchemaError) -> str:
     """The failing place inside the judged document, as a slash path (`(root)` for the top)."""
     return "/".join(str(p) for p in error.absolute_path) or "(root)"
@@ -82,10 +88,4 @@ def _regex_only() -> FormatChecker:
 @cache
 def _compiled_2020_12() -> Predicate | None:
     """The 2020-12 metaschema with both format sets: True means no error and no bad pattern."""
-    from jsonschema_specifications import REGISTRY
-
-    meta = REGISTRY.contents(Draft202012Validator.META_SCHEMA["$id"])
-    try:
-        return compile_schema(meta, REGISTRY, _formats(Draft202012Validator, with_regex=True))
-    except Unsupported:
-        return None
+    return compile_2020_12_metaschema(_formats(Draft202012Validator, with_regex=True))

@@ -116,10 +116,7 @@ def _judge_schemas(key: str, tools_listed: list[dict[str, Any]]) -> None:
             missed(f"tool {tool['name']!r}: {key} {problems.error}")
         patterns.extend(f"tool {tool['name']!r} {key} at {p}" for p in problems.patterns)
     if patterns:
-        weak(
-            f"{len(patterns)} pattern(s) not a regular expression in ECMA-262's dialect (JSON Schema"
-            f" 2020-12 validation 6.3.3: SHOULD): " + "; ".join(patterns[:5])
-        )
+        weak(meta.bad_patterns_message(patterns))
 
 
 @check(

@@ -155,7 +155,4 @@ async def schemas_meta_valid(ctx: CaseContext) -> None:
             patterns.extend(f"{name} {key} at {meta.where(e)}: {e.instance!r}" for e in judged.bad_patterns)
     ctx.note(f"{checked} schemas are meta-valid")
     if patterns:
-        weak(
-            "pattern(s) not a regular expression in ECMA-262's dialect (JSON Schema 2020-12"
-            " validation 6.3.3: SHOULD): " + "; ".join(patterns)[:600]
-        )
+        weak(meta.bad_patterns_message(patterns))
