@@ -39,12 +39,18 @@ def _tagged(tag: str) -> list[int]:
     return found
 
 
+def _running(tag: str, count: int, within: float = 5.0) -> bool:
+    """Whether exactly `count` processes carry `tag`, waiting up to `within` seconds: a child shows
+    its own command line only once it has exec'd, a moment after the spawn returned."""
+    deadline = time.monotonic() + within
+    while len(_tagged(tag)) != count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(_tagged(tag)) == count
+
+
 def _gone(tag: str, within: float = 5.0) -> bool:
     """Whether every process carrying `tag` has exited within `within` seconds."""
-    deadline = time.monotonic() + within
-    while _tagged(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return _tagged(tag) == []
+    return _running(tag, 0, within)
 
 
 def _pool(tag: str) -> SessionPool:
@@ -65,7 +71,7 @@ def test_the_spare_is_handed_out_and_the_next_one_boots() -> None:
         try:
             assert len(pool.spares) == 1, "one spare at a time"
             await _booted(pool)
-            assert len(_tagged(tag)) == 1
+            assert _running(tag, 1)
             mark = pool.transcript.mark()
             first = await pool.fresh_unopened(use_spare=True)
             started = pool.transcript.since(mark)
@@ -75,7 +81,7 @@ def test_the_spare_is_handed_out_and_the_next_one_boots() -> None:
             await _booted(pool)
             await pool.fresh_unopened(use_spare=True)
             assert pool.spares == [] and pool.planned == 0, "nothing more planned, nothing booted"
-            assert len(_tagged(tag)) == 2
+            assert _running(tag, 2)
         finally:
             await pool.close()
 
@@ -96,7 +102,7 @@ def test_only_checks_that_declared_them_get_spares() -> None:
             await pool.fresh_unopened()  # a race, say: a process of its own, started now
             assert pool.spares == [spare] and pool.planned == 1
             assert not any(e.get("ahead") for e in pool.transcript.since(mark))
-            assert len(_tagged(tag)) == 2
+            assert _running(tag, 2)
         finally:
             await pool.close()
 
@@ -111,7 +117,7 @@ def test_unused_spares_die_with_the_pool() -> None:
         pool = _pool(tag)
         pool.prewarm(3)
         await _booted(pool)
-        assert len(_tagged(tag)) == 1
+        assert _running(tag, 1)
         await pool.close()
 
     asyncio.run(go())
