@@ -55,7 +55,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto tests every revision the server speaks; a revision pins it (default auto)",
     )
     run.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S", help="per-request timeout (default 10)"
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds per request (default: the target file's [timeouts] request, else 10)",
+    )
+    run.add_argument(
+        "--start-timeout",
+        type=float,
+        metavar="S",
+        help="seconds a server the harness starts may take to give its first answer "
+        "(default: the target file's [timeouts] start, else 60)",
     )
     run.add_argument(
         "--call-tools",
@@ -196,8 +206,10 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
 
     from conformance.targets import UsageError
 
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise UsageProblem("--timeout must be positive")
+    if args.start_timeout is not None and args.start_timeout <= 0:
+        raise UsageProblem("--start-timeout must be positive")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more")
     if args.jobs < 1:
@@ -224,6 +236,9 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         plan = api.build_plan(args.server, suites, checks)
     except UsageError as exc:
         raise UsageProblem(str(exc)) from None
+    # A budget given on the command line wins over a target file's `[timeouts]`, which wins over the
+    # defaults (RunOptions); the engine settles each target's figures and records them in the report.
+    plan = [(_with_cli_budgets(target, args), target_checks) for target, target_checks in plan]
     expected = None
     if args.baseline:
         from conformance.reporting import baseline
@@ -237,8 +252,10 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     from conformance.reporting import canonical, views
     from conformance.reporting.progress import Progress
 
+    defaults = RunOptions()
     options = RunOptions(
-        timeout=args.timeout,
+        timeout=args.timeout or defaults.timeout,
+        start_timeout=args.start_timeout or defaults.start_timeout,
         protocol=args.protocol,
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
@@ -256,7 +273,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
             "command": [_mask(part, secrets) for part in command],
             "options": {
                 "protocol": args.protocol,
-                "timeout": args.timeout,
+                "timeout": options.timeout,
+                "start_timeout": options.start_timeout,
                 "call_tools": args.call_tools,
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,
@@ -289,6 +307,18 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     print(views.summary_text(report))
     print(f"report: {directory / 'report.json'}  (exit {code})")
     return code
+
+
+def _with_cli_budgets(target: Any, args: argparse.Namespace) -> Any:
+    """The target with the budgets the command line names, over those of its target file."""
+    import dataclasses
+
+    changes = {}
+    if args.timeout is not None:
+        changes["request_timeout"] = args.timeout
+    if args.start_timeout is not None:
+        changes["start_timeout"] = args.start_timeout
+    return dataclasses.replace(target, **changes) if changes else target
 
 
 def _fuzz_options(options: Any) -> dict[str, Any]:

@@ -69,6 +69,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mcp-timeout", type=float, default=defaults["timeout"], metavar="S", help="per-request timeout"
     )
     group.addoption(
+        "--mcp-start-timeout",
+        type=float,
+        default=defaults["start_timeout"],
+        metavar="S",
+        help="seconds a server the harness starts may take to give its first answer",
+    )
+    group.addoption(
         "--mcp-call-tools",
         default=defaults["call_tools"],
         choices=("safe", "all", "none"),
@@ -88,9 +95,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _options(config: pytest.Config) -> dict[str, Any]:
     """The report header's options, with the same keys and meaning as the CLI writes."""
+    from conformance.engine.context import RunOptions
+
+    defaults = RunOptions()
     return {
         "protocol": config.getoption("mcp_protocol"),
-        "timeout": config.getoption("mcp_timeout"),
+        "timeout": config.getoption("mcp_timeout") or defaults.timeout,
+        "start_timeout": config.getoption("mcp_start_timeout") or defaults.start_timeout,
         "call_tools": config.getoption("mcp_call_tools"),
         "select": config.getoption("mcp_select") or "",
         "max_restarts": config.getoption("mcp_max_restarts"),
@@ -126,6 +137,7 @@ def _run(config: pytest.Config) -> dict[str, Any]:
             select=options["select"] or None,
             options=RunOptions(
                 timeout=options["timeout"],
+                start_timeout=options["start_timeout"],
                 protocol=options["protocol"],
                 call_tools=options["call_tools"],
                 max_restarts=options["max_restarts"],

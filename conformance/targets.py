@@ -36,8 +36,10 @@ class Target:
     cwd: str | None = None
     #: Values that must never reach a transcript, report or log.
     secrets: tuple[str, ...] = ()
+    #: Per-request seconds and the start budget (a started server's first answer) from the target
+    #: file's `[timeouts]`; None leaves them to `--timeout` and `--start-timeout`.
     request_timeout: float | None = None
-    start_timeout: float = 15.0
+    start_timeout: float | None = None
     max_message_bytes: int = 16 * 1024 * 1024
     #: A command that starts an HTTP server and prints `LISTENING <url>`; the url is then the target.
     launch: tuple[str, ...] = ()
@@ -62,6 +64,10 @@ class Target:
 
     def with_url(self, url: str) -> Target:
         return replace(self, url=url)
+
+    def with_budgets(self, request: float, start: float) -> Target:
+        """This target with both time budgets settled (what the engine and every suite then use)."""
+        return replace(self, request_timeout=request, start_timeout=start)
 
 
 def parse_target(spec: str) -> Target:
@@ -141,7 +147,7 @@ def load_target_file(path: Path) -> Target:
         "headers": headers,
         "secrets": tuple(dict.fromkeys(s for s in secrets if s)),
         "request_timeout": _number(timeouts.get("request"), f"{path}: timeouts.request"),
-        "start_timeout": _number(timeouts.get("start"), f"{path}: timeouts.start") or 15.0,
+        "start_timeout": _number(timeouts.get("start"), f"{path}: timeouts.start"),
         "max_message_bytes": int(limits.get("max_message_bytes", 16 * 1024 * 1024)),
         "label": str(section.get("label", "")),
         "settings": {k: v for k, v in data.items() if k not in ("target", "timeouts", "limits")},

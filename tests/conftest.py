@@ -31,6 +31,7 @@ def run(
     **options: Any,
 ) -> dict[str, Any]:
     options.setdefault("timeout", 5.0)
+    options.setdefault("start_timeout", 30.0)
     return api.run_report(servers, suites, select=select, options=RunOptions(**options))
 
 

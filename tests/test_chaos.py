@@ -57,7 +57,7 @@ def _chaos_processes(tag: str) -> list[int]:
 
 def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[str, str]]:
     started = time.monotonic()
-    report = run([_spec(mode, tmp_path)], protocol=REVISION, timeout=1.0)
+    report = run([_spec(mode, tmp_path)], protocol=REVISION, timeout=1.0, start_timeout=5.0)
     elapsed = time.monotonic() - started
     assert elapsed < bound, f"{mode}: the run took {elapsed:.1f} s (bound {bound} s)"
     assert report["footer"]["complete"] is True

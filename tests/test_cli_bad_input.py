@@ -70,13 +70,15 @@ def test_server_that_exits_0_at_once(tmp_path: Path) -> None:
     assert "exit status 0" in report_of(tmp_path)["cases"][0]["message"]
 
 
-def test_hanging_server_is_bounded_by_the_request_timeout(tmp_path: Path) -> None:
+def test_hanging_server_is_bounded_by_the_start_and_request_timeouts(tmp_path: Path) -> None:
     started = time.monotonic()
     result = cli(
         "run",
         "--server",
         stdio_python("import time; time.sleep(120)"),
         "--timeout",
+        "1",
+        "--start-timeout",
         "1",
         "--report-dir",
         str(tmp_path),

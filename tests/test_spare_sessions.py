@@ -144,14 +144,22 @@ def test_http_targets_boot_nothing_ahead() -> None:
 
 
 def test_version_negotiation_runs_on_a_spare_with_the_same_verdicts() -> None:
-    report = run(
-        [stdio("conformance.reference.base_server")],
-        select="base.lifecycle",
-        protocol="2025-11-25",
-        keep_transcripts=True,
-    )
-    cases = {c["check"]: c for c in report["cases"]}
-    assert {c["verdict"] for c in cases.values()} == {"PASS"}
-    negotiation = cases["base.lifecycle.version-negotiation"]
+    reports = [
+        run(
+            [stdio("conformance.reference.base_server")],
+            select="base.lifecycle",
+            protocol="2025-11-25",
+            keep_transcripts=True,
+            jobs=jobs,
+        )
+        for jobs in (2, 1)
+    ]
+    ahead, on_demand = ({c["check"]: c for c in report["cases"]} for report in reports)
+    assert {c["verdict"] for c in ahead.values()} == {"PASS"}
+    assert {k: c["verdict"] for k, c in ahead.items()} == {k: c["verdict"] for k, c in on_demand.items()}
+    negotiation = ahead["base.lifecycle.version-negotiation"]
     assert negotiation["transcript"][0].get("ahead") is True
     assert "1999-01-01" in negotiation["transcript"][1]["text"]
+    # With -j 1 one server process starts at a time, so nothing is booted ahead of its case.
+    started = on_demand["base.lifecycle.version-negotiation"]["transcript"][0]
+    assert started.get("ahead") is None and "started pid" in started["note"]

@@ -15,7 +15,12 @@ from conformance.targets import Target
 
 @dataclass
 class RunOptions:
+    #: Seconds per request, for targets whose file sets no `[timeouts] request`.
     timeout: float = 10.0
+    #: Seconds a server the harness starts may take to give its first answer (its `LISTENING` line,
+    #: and the opening request of each stdio process and of the probes), for targets whose file sets
+    #: no `[timeouts] start`.
+    start_timeout: float = 60.0
     protocol: str = "auto"
     strict: bool = False
     max_restarts: int = 8

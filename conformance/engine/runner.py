@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import traceback
 from collections.abc import Coroutine
@@ -27,7 +28,14 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.engine.results import CaseResult, case_key
-from conformance.engine.sessions import ProbeResult, SessionPool, default_revisions, launched, probe_all
+from conformance.engine.sessions import (
+    START_GATE,
+    ProbeResult,
+    SessionPool,
+    default_revisions,
+    launched,
+    probe_all,
+)
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
@@ -103,10 +111,23 @@ class Runner:
         return list(await asyncio.gather(*jobs))
 
     async def run_target(self, index: int, target: Target, checks: list[Check], slot: Slot) -> TargetOutcome:
+        # Both budgets are settled once, on the target, so that every session (probes, restarts,
+        # fresh ones, a suite's own) and every check reads the same figures.
+        request = target.request_timeout or self.options.timeout
+        start = target.start_timeout or self.options.start_timeout
+        target = target.with_budgets(request, start)
+        options = dataclasses.replace(self.options, timeout=request)
+        # With -j 1 one server process starts at a time, and none is booted ahead of its case.
+        START_GATE.set(asyncio.Semaphore(1) if self.options.jobs <= 1 else None)
         masker = Transcript(target.secrets)
         transcript = Transcript(target.secrets)
         outcome = TargetOutcome(index)
-        info: dict[str, Any] = {"index": index, "spec": target.describe(), "transport": target.kind}
+        info: dict[str, Any] = {
+            "index": index,
+            "spec": target.describe(),
+            "transport": target.kind,
+            "timeouts": {"request": request, "start": start},
+        }
         self.ordered.emit(slot, TargetStarted(index, masker.mask_value(info)))
         suites = sorted({c.suite for c in checks})
         info["suites"] = suites
@@ -115,7 +136,7 @@ class Runner:
                 info["url"] = live.url or None
                 revisions = default_revisions(self.options.protocol)
                 async with self._limit:
-                    probed = await probe_all(live, revisions, min(self.options.timeout, 10.0))
+                    probed = await probe_all(live, revisions, request, start, self.options.jobs)
                 probes = [p for p, _ in probed]
                 info["probe"] = [_probe_info(p) for p in probes]
                 outcome.spoken = [p.revision for p in probes if p.spoken]
@@ -146,14 +167,17 @@ class Runner:
                         live,
                         probe.revision,
                         probe_transcript,
-                        self.options.timeout,
+                        options.timeout,
                         self.options.max_restarts,
                     )
                     pools.append(pool)
                     pool.adopt(probe.session)
-                    pool.prewarm(sum(c.fresh_sessions for c in chosen))
+                    if self.options.jobs > 1:
+                        pool.prewarm(sum(c.fresh_sessions for c in chosen))
                     jobs.append(
-                        self._run_revision(index, live, probe, pool, outcome.spoken, chosen, slot.child())
+                        self._run_revision(
+                            index, live, probe, pool, outcome.spoken, chosen, slot.child(), options
+                        )
                     )
                 try:
                     await self._each(jobs)
@@ -281,6 +305,7 @@ class Runner:
         spoken: list[str],
         checks: list[Check],
         slot: Slot,
+        options: RunOptions,
     ) -> None:
         """Run the chosen checks on one revision, in order, over one shared (restartable) session."""
         revision = probe.revision
@@ -299,7 +324,7 @@ class Runner:
                         target.kind,
                         identity,
                         pool,
-                        self.options,
+                        options,
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
                     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import re
 from collections.abc import AsyncIterator
@@ -21,6 +22,32 @@ from conformance.protocol.versions import TESTED_REVISIONS
 from conformance.targets import Target
 
 LISTENING = re.compile(rb"LISTENING (https?://\S+)")
+#: Default seconds a server the harness starts may take to give its first answer (`--start-timeout`):
+#: a cold `npx -y` or `uvx`, or a Python server on a busy 2-core runner, takes 10 to 30 s.
+DEFAULT_START_TIMEOUT = 60.0
+
+#: Set by the runner with `-j 1`: a gate that lets one server process start (spawn up to its first
+#: answer) at a time, so a server on shared state (a SQLite file and its migrations) never races
+#: itself at start-up. Tasks inherit it from the target's task; None means starts may overlap.
+START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
+    "mcp_conformance_start_gate", default=None
+)
+
+
+@contextlib.asynccontextmanager
+async def starting(target: Target) -> AsyncIterator[None]:
+    """Hold the start gate (when one is set) while a stdio server process starts and first answers."""
+    gate = START_GATE.get() if target.kind == "stdio" else None
+    if gate is None:
+        yield
+        return
+    async with gate:
+        yield
+
+
+def start_budget(target: Target, fallback: float = DEFAULT_START_TIMEOUT) -> float:
+    """Seconds a server the harness starts may take to answer first (the target's own, if it has one)."""
+    return target.start_timeout if target.start_timeout is not None else fallback
 
 
 def make_adapter(target: Target, transcript: Transcript) -> Adapter:
@@ -69,7 +96,7 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
     try:
         assert proc.stdout is not None and proc.stderr is not None
         try:
-            line = await asyncio.wait_for(_wait_listening(proc.stdout), target.start_timeout)
+            line = await asyncio.wait_for(_wait_listening(proc.stdout), start_budget(target))
         except TimeoutError:
             line = None
         if line is None:
@@ -79,7 +106,7 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
             text = transcript.mask(err.decode("utf-8", errors="replace"))
             last = [line for line in text.splitlines() if line.strip()][-1:]
             hint = f"; last stderr line: {last[0].strip()[:200]}" if last else ""
-            wait = f"{target.start_timeout:g} s"
+            wait = f"{start_budget(target):g} s (--start-timeout)"
             raise TargetUnreachable(
                 f"the launch command printed no `LISTENING <url>` line within {wait}{hint}",
                 evidence=text,
@@ -121,53 +148,82 @@ class ProbeResult:
     call: Call | None = None
     unreachable: bool = False
     evidence: str = ""
+    #: The opening request waited its whole budget without an answer.
+    unanswered: bool = False
 
 
 async def open_session(
-    target: Target, revision: str, transcript: Transcript, timeout: float, adapter: Adapter | None = None
+    target: Target,
+    revision: str,
+    transcript: Transcript,
+    timeout: float,
+    adapter: Adapter | None = None,
+    *,
+    opening_timeout: float | None = None,
 ) -> Session:
-    """A session opened (handshake or discovery) on `adapter`, or on a transport started now."""
-    if adapter is None:
-        adapter = make_adapter(target, transcript)
-        await adapter.start()
-    session = Session(adapter, revision, timeout=timeout)
-    try:
-        await session.open()
-    except BaseException:
-        await session.close()
-        raise
+    """A session opened (handshake or discovery) on `adapter`, or on a transport started now.
+
+    The opening request of a stdio session is a new process's first answer, so it waits the start
+    budget (`opening_timeout`, else the target's start budget) instead of the per-request `timeout`.
+    """
+    if opening_timeout is None:
+        opening_timeout = start_budget(target, timeout) if target.kind == "stdio" else timeout
+    async with starting(target) if adapter is None else contextlib.nullcontext():
+        if adapter is None:
+            adapter = make_adapter(target, transcript)
+            await adapter.start()
+        session = Session(adapter, revision, timeout=timeout, opening_timeout=opening_timeout)
+        try:
+            await session.open()
+        except BaseException:
+            await session.close()
+            raise
     return session
 
 
-async def probe(target: Target, transcript: Transcript, revision: str, timeout: float) -> ProbeResult:
+async def probe(
+    target: Target, transcript: Transcript, revision: str, timeout: float, opening_timeout: float
+) -> ProbeResult:
     """Try one revision; keep the opened session so the first case can use it."""
     try:
-        session = await open_session(target, revision, transcript, timeout)
+        session = await open_session(target, revision, transcript, timeout, opening_timeout=opening_timeout)
     except HandshakeFailed as exc:
         return ProbeResult(revision, False, str(exc), call=exc.call)
     except TargetUnreachable as exc:
         return ProbeResult(revision, False, str(exc), unreachable=True, evidence=exc.evidence)
     except TransportError as exc:
-        return ProbeResult(revision, False, f"{exc.kind}: {exc}", evidence=exc.evidence)
+        timed_out = exc.kind == "timeout"
+        return ProbeResult(revision, False, f"{exc.kind}: {exc}", evidence=exc.evidence, unanswered=timed_out)
     return ProbeResult(revision, True, "accepted", session=session, call=session.identity.opening)
 
 
 async def probe_all(
-    target: Target, revisions: tuple[str, ...], timeout: float
+    target: Target, revisions: tuple[str, ...], timeout: float, start: float, jobs: int = 1
 ) -> list[tuple[ProbeResult, Transcript]]:
     """Probe each revision on a transcript of its own, which the revision's cases then continue.
 
     One transcript per revision keeps each case's slice of the wire log its own, also when revisions
-    run in parallel.
+    run in parallel. Up to `jobs` probes run at once: with `-j 1` one after another, so a server never
+    sees two of its own processes (or handshakes) start together. A probe's opening answer may take
+    the start budget `start` (a cold start); once one probe has waited that out unanswered, the
+    server had its start-up, and the later probes wait the per-request `timeout`, so a server that
+    never answers costs one start budget, not one per revision.
     """
     transcripts = [Transcript(target.secrets) for _ in revisions]
-    # The probes are independent (each its own connection or process), so they wait side by side:
-    # a server that takes a while to start costs that once, not once per revision.
+    limit = asyncio.Semaphore(max(1, jobs))
+    unanswered = False
+
+    async def one(revision: str, transcript: Transcript) -> ProbeResult:
+        nonlocal unanswered
+        async with limit:
+            budget = timeout if unanswered else max(start, timeout)
+            result = await probe(target, transcript, revision, timeout, budget)
+            if result.unanswered:
+                unanswered = True
+            return result
+
     results = await asyncio.gather(
-        *(
-            probe(target, transcript, revision, timeout)
-            for revision, transcript in zip(revisions, transcripts, strict=True)
-        )
+        *(one(revision, transcript) for revision, transcript in zip(revisions, transcripts, strict=True))
     )
     return list(zip(results, transcripts, strict=True))
 
@@ -270,16 +326,19 @@ class SessionPool:
 
     async def fresh(self, use_spare: bool = False) -> Session:
         """A new session of its own for one case (closed when the pool closes)."""
-        adapter = await self._started_adapter(use_spare)
-        # open_session closes the adapter itself when the opening fails.
-        session = await open_session(self.target, self.revision, self.transcript, self.timeout, adapter)
+        async with starting(self.target):
+            adapter = await self._started_adapter(use_spare)
+            # open_session closes the adapter itself when the opening fails.
+            session = await open_session(self.target, self.revision, self.transcript, self.timeout, adapter)
         self.extra.append(session)
         return session
 
     async def fresh_unopened(self, use_spare: bool = False) -> Session:
         """A started transport with a session object that has not sent its opening request yet."""
-        adapter = await self._started_adapter(use_spare)
-        session = Session(adapter, self.revision, timeout=self.timeout)
+        async with starting(self.target):
+            adapter = await self._started_adapter(use_spare)
+        opening = start_budget(self.target, self.timeout) if self.target.kind == "stdio" else None
+        session = Session(adapter, self.revision, timeout=self.timeout, opening_timeout=opening)
         self.extra.append(session)
         return session
 

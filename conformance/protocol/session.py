@@ -88,11 +88,16 @@ class HandshakeFailed(Exception):
 
 
 class Session:
-    def __init__(self, adapter: Adapter, revision: str, *, timeout: float) -> None:
+    def __init__(
+        self, adapter: Adapter, revision: str, *, timeout: float, opening_timeout: float | None = None
+    ) -> None:
         self.adapter = adapter
         self.revision = revision
         self.era = era_of(revision)
         self.timeout = timeout
+        #: The first request's bound: a server started just now may take its start budget to answer
+        #: it (a cold `npx` or `uvx`), while every later request waits the per-request `timeout`.
+        self.opening_timeout = opening_timeout
         self._ids = itertools.count(1)
         self.identity = ServerIdentity(revision)
         if self.era == "modern":
@@ -188,9 +193,10 @@ class Session:
     ) -> Call:
         """Send a message (or exact `raw` bytes) and return the call; the building block of probes."""
         data = raw if raw is not None else jsonrpc.encode(message)
-        reply = await self.adapter.exchange(
-            data, expect_id=expect_id, timeout=timeout or self.timeout, headers=headers
-        )
+        if timeout is None:
+            timeout = self.opening_timeout or self.timeout
+        self.opening_timeout = None
+        reply = await self.adapter.exchange(data, expect_id=expect_id, timeout=timeout, headers=headers)
         return Call(message if isinstance(message, dict) else None, reply, data)
 
     async def close(self) -> None:
