@@ -1,0 +1,121 @@
+"""Servers no one here wrote, judged by the base suite: each is conformant where we judged it by hand
+(../shared/PEERS.md), so each must exit 0, and every case that is not PASS must say why.
+
+- `mcp-server-time` (PyPI, the Python SDK), over stdio: a test dependency.
+- `@modelcontextprotocol/server-everything` (npm, the TypeScript SDK), over stdio and Streamable HTTP.
+  It is taken from `MCP_CONFORMANCE_EVERYTHING` (the path of its `dist/index.js`, which `.ci/run`
+  installs), else installed with npm into pytest's cache; without npm, or with
+  `MCP_CONFORMANCE_NO_INSTALL` set, those tests skip saying so. Its HTTP mode listens on every interface
+  at a fixed port, so `tests/servers/loopback_listen.cjs` binds it to 127.0.0.1 on an ephemeral port.
+- a server written with the `mcp` SDK's MCPServer as its docs show (`tests/servers/mcpserver_app.py`).
+
+None of them answers a line that is not JSON, or a request whose method is a number, on stdio: MCP says
+nothing about such a line and no SDK answers it, so those cases WARN and only `--strict` fails them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO, cli
+
+EVERYTHING_VERSION = "2026.8.31"
+PRELOAD = REPO / "tests" / "servers" / "loopback_listen.cjs"
+BLOCKING = {"FAIL", "ERROR", "XPASS"}
+
+
+def _run(spec: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    out = tmp_path / "report"
+    result = cli("run", "--server", spec, "--suite", "base", "--quiet", "--report-dir", str(out), *extra, timeout=900)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    return result.returncode, report
+
+
+def _non_pass(report: dict[str, Any]) -> list[str]:
+    return [f"{c['verdict']} {c['key']}: {c['message'][:200]}" for c in report["cases"] if c["verdict"] != "PASS"]
+
+
+def _assert_conformant(code: int, report: dict[str, Any]) -> None:
+    blocking = [line for line in _non_pass(report) if line.split()[0] in BLOCKING]
+    assert code == 0 and not blocking, "\n".join(blocking or _non_pass(report))
+    assert report["targets"][0]["revisions_spoken"], "the server was judged in at least one revision"
+    for case in report["cases"]:
+        if case["verdict"] in ("WARN", "SKIP"):
+            assert case["message"].strip(), f"{case['key']}: a {case['verdict']} must say why"
+
+
+@pytest.fixture(scope="module")
+def everything(request: pytest.FixtureRequest) -> Path:
+    """server-everything's entry script: from the environment, else installed into pytest's cache."""
+    given = os.environ.get("MCP_CONFORMANCE_EVERYTHING")
+    if given:
+        return Path(given)
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not on PATH: server-everything cannot be installed")
+    if os.environ.get("MCP_CONFORMANCE_NO_INSTALL"):
+        pytest.skip("MCP_CONFORMANCE_NO_INSTALL is set and MCP_CONFORMANCE_EVERYTHING names no install")
+    prefix = Path(request.config.cache.mkdir("npm-server-everything"))  # type: ignore[union-attr]
+    script = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if not script.exists():
+        package = f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"
+        done = subprocess.run(
+            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0 or not script.exists():
+            pytest.skip(f"npm could not install {package}: {done.stderr.strip()[-300:]}")
+    return script
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp_server_time") is None, reason="mcp-server-time is not installed")
+def test_mcp_server_time_over_stdio_exits_0(tmp_path: Path) -> None:
+    code, report = _run(f"stdio:{sys.executable} -m mcp_server_time", tmp_path)
+    _assert_conformant(code, report)
+    assert report["targets"][0]["server_info"]["name"] == "mcp-time"
+    verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
+    # Its tools need a real IANA time zone: arguments built from the inputSchema get successful calls, so
+    # the structured-output rules are judged, not skipped.
+    assert ("base.call.structured-matches-schema", "PASS") in verdicts
+    assert ("base.rpc.parse-error", "WARN") in verdicts
+
+
+def test_mcpserver_app_over_stdio_exits_0(tmp_path: Path) -> None:
+    code, report = _run(f"stdio:{sys.executable} -m tests.servers.mcpserver_app", tmp_path)
+    _assert_conformant(code, report)
+
+
+def test_mcpserver_app_under_strict_fails_only_the_unanswered_lines(tmp_path: Path) -> None:
+    code, report = _run(f"stdio:{sys.executable} -m tests.servers.mcpserver_app", tmp_path, "--strict", "-k", "rpc")
+    assert code == 1
+    failed = {c["check"] for c in report["cases"] if c["verdict"] == "FAIL"}
+    assert failed == {"base.rpc.parse-error", "base.rpc.invalid-request"}, _non_pass(report)
+
+
+def test_server_everything_over_stdio_exits_0(everything: Path, tmp_path: Path) -> None:
+    code, report = _run(f"stdio:node {everything} stdio", tmp_path)
+    _assert_conformant(code, report)
+
+
+def test_server_everything_over_streamable_http_exits_0(everything: Path, tmp_path: Path) -> None:
+    target = tmp_path / "everything.toml"
+    target.write_text(
+        "[target]\n"
+        f"command = {json.dumps(['node', '--require', str(PRELOAD), str(everything), 'streamableHttp'])}\n"
+        'transport = "http"\n'
+        'label = "server-everything (streamableHttp)"\n',
+        encoding="utf-8",
+    )
+    code, report = _run(str(target), tmp_path)
+    _assert_conformant(code, report)
+    assert report["targets"][0]["url"].startswith("http://127.0.0.1:")
