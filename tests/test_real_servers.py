@@ -35,13 +35,15 @@ BLOCKING = {"FAIL", "ERROR", "XPASS"}
 
 def _run(spec: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     out = tmp_path / "report"
-    result = cli("run", "--server", spec, "--suite", "base", "--quiet", "--report-dir", str(out), *extra, timeout=900)
+    args = ("--server", spec, "--suite", "base", "--quiet", "--report-dir", str(out), *extra)
+    result = cli("run", *args, timeout=900)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     return result.returncode, report
 
 
 def _non_pass(report: dict[str, Any]) -> list[str]:
-    return [f"{c['verdict']} {c['key']}: {c['message'][:200]}" for c in report["cases"] if c["verdict"] != "PASS"]
+    cases = [c for c in report["cases"] if c["verdict"] != "PASS"]
+    return [f"{c['verdict']} {c['key']}: {c['message'][:200]}" for c in cases]
 
 
 def _assert_conformant(code: int, report: dict[str, Any]) -> None:
@@ -78,7 +80,9 @@ def everything(request: pytest.FixtureRequest) -> Path:
     return script
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mcp_server_time") is None, reason="mcp-server-time is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mcp_server_time") is None, reason="mcp-server-time is not installed"
+)
 def test_mcp_server_time_over_stdio_exits_0(tmp_path: Path) -> None:
     code, report = _run(f"stdio:{sys.executable} -m mcp_server_time", tmp_path)
     _assert_conformant(code, report)
@@ -96,7 +100,8 @@ def test_mcpserver_app_over_stdio_exits_0(tmp_path: Path) -> None:
 
 
 def test_mcpserver_app_under_strict_fails_only_the_unanswered_lines(tmp_path: Path) -> None:
-    code, report = _run(f"stdio:{sys.executable} -m tests.servers.mcpserver_app", tmp_path, "--strict", "-k", "rpc")
+    spec = f"stdio:{sys.executable} -m tests.servers.mcpserver_app"
+    code, report = _run(spec, tmp_path, "--strict", "-k", "rpc")
     assert code == 1
     failed = {c["check"] for c in report["cases"] if c["verdict"] == "FAIL"}
     assert failed == {"base.rpc.parse-error", "base.rpc.invalid-request"}, _non_pass(report)
