@@ -15,6 +15,7 @@ from conformance.adapters.base import TransportTimeout
 from conformance.engine.checks import check, missed, skip, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
+from conformance.protocol.versions import FIRST_STRUCTURED_OUTPUT, FIRST_TOOL_NAME_RULES, since
 from conformance.schemas import meta, shape_errors
 from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from suites.base.common import (
@@ -38,7 +39,7 @@ async def list_shape(ctx: CaseContext) -> None:
     for index, call in enumerate(calls):
         if not isinstance(call.result, dict):
             missed(f"page {index + 1} of tools/list was not answered with a result", **call.excerpt())
-        problems = shape_errors("listToolsResult", call.result, ctx.era)
+        problems = shape_errors("listToolsResult", call.result, ctx.revision)
         if problems:
             missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
     if problem and not calls:
@@ -53,7 +54,13 @@ async def pagination_ends(ctx: CaseContext) -> None:
     ctx.note(f"{len(items)} tools in {len(calls)} page(s)")
 
 
-@check("base.tools.name-rules", "BASE-TOOLS-002", "tool names follow the naming rules", capability="tools")
+@check(
+    "base.tools.name-rules",
+    "BASE-TOOLS-002",
+    "tool names follow the naming rules",
+    capability="tools",
+    revisions=since(FIRST_TOOL_NAME_RULES),
+)
 async def name_rules(ctx: CaseContext) -> None:
     bad = [t["name"] for t in await tools(ctx) if not NAME_RULE.match(t["name"])]
     if bad:
@@ -134,6 +141,7 @@ async def input_schema_valid(ctx: CaseContext) -> None:
     "BASE-TOOLS-005",
     "outputSchema is a valid JSON Schema",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def output_schema_valid(ctx: CaseContext) -> None:
     declared = [t for t in await tools(ctx) if "outputSchema" in t]
@@ -201,6 +209,7 @@ def _succeeded(call: Any) -> dict[str, Any] | None:
     "BASE-CALL-001",
     "structuredContent conforms to outputSchema",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def structured_matches_schema(ctx: CaseContext) -> None:
     judged, unrunnable = 0, []
@@ -246,6 +255,7 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
     "BASE-CALL-002",
     "structured results also come as JSON text",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def text_mirror_present(ctx: CaseContext) -> None:
     structured = await _structured_results(ctx)
@@ -262,6 +272,7 @@ async def text_mirror_present(ctx: CaseContext) -> None:
     "BASE-CALL-003",
     "a JSON text block equals structuredContent",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def text_mirror_equal(ctx: CaseContext) -> None:
     judged = 0
