@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from conformance.protocol.versions import TESTED_REVISIONS
 from tests.conftest import non_pass, run
 
 pytestmark = pytest.mark.skipif(
@@ -26,7 +27,7 @@ def test_mcp_server_time_fails_only_on_its_real_defects() -> None:
     report = run([f"stdio:{sys.executable} -m mcp_server_time"])
     target = report["targets"][0]
     assert target["server_info"]["name"] == "mcp-time"
-    assert target["revisions_spoken"] == ["2026-07-28", "2025-11-25", "2025-06-18"]
+    assert target["revisions_spoken"] == list(TESTED_REVISIONS)
     assert non_pass(report) == {
         ("base.rpc.parse-error", "FAIL"),
         ("base.rpc.invalid-request", "FAIL"),
