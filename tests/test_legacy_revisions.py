@@ -142,6 +142,19 @@ def test_a_pinned_revision_answered_with_a_counter_offer_is_skipped_with_the_way
     assert "run with --protocol 2025-03-26 or auto" in report["cases"][0]["message"]
 
 
+def test_a_profile_is_not_judged_on_revisions_older_than_its_binding() -> None:
+    """The profiles bind structured tool output (2025-06-18 on): SKIP with the reason, not FAILs."""
+    report = run([legacy("2025-03-26")], ("uwmd", "dw-discovery"))
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [
+        ("dw-discovery.connect", "SKIP"),
+        ("uwmd.connect", "SKIP"),
+    ]
+    assert (
+        "binds MCP 2025-06-18 and later, and the server speaks only 2025-03-26"
+        in report["cases"][0]["message"]
+    )
+
+
 def _reference_target(tmp_path: Path, transport: str, *args: str) -> str:
     path = tmp_path / f"{transport}.toml"
     command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--port", "0", *args]
