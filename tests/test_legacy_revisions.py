@@ -118,6 +118,10 @@ MUTANTS: dict[tuple[str, str], set[tuple[str, str]]] = {
     # A batch is an MCP message in 2025-03-26 only.
     ("2025-03-26", "batch-notify"): set(),
     ("2024-11-05", "batch-notify"): {("base.stdio.stdout-only-messages", "FAIL")},
+    # Before 2025-11-25 no dialect is the default: a draft-07 schema is a JSON Schema there.
+    ("2025-03-26", "draft7-tuple"): set(),
+    ("2025-11-25", "draft7-tuple"): {("base.tools.input-schema-valid", "FAIL")},
+    ("2025-11-25", "none"): set(),
 }
 
 

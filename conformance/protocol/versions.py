@@ -25,6 +25,9 @@ FIRST_TOOL_ANNOTATIONS: Final = "2025-03-26"
 FIRST_STRUCTURED_OUTPUT: Final = "2025-06-18"
 #: The MCP-Protocol-Version header on HTTP requests after initialize: 2025-06-18 changelog, change 8.
 FIRST_PROTOCOL_HEADER: Final = "2025-06-18"
+#: JSON Schema 2020-12 as the dialect of a schema without `$schema`: 2025-11-25 (SEP-1613); before it
+#: MCP names no dialect (its own schema.json is draft-07).
+FIRST_DEFAULT_DIALECT: Final = "2025-11-25"
 #: The tool naming rules (1 to 128 characters of A-Z a-z 0-9 _ - .): 2025-11-25 server/tools.
 FIRST_TOOL_NAME_RULES: Final = "2025-11-25"
 

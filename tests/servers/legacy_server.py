@@ -21,7 +21,8 @@ from typing import Any
 
 from tests.servers.raw_server import TOOLS, RpcError, Server
 
-SPEAKS = ("2025-03-26", "2024-11-05")
+#: 2025-11-25 only to contrast a rule an older revision does not have (`draft7-tuple`).
+SPEAKS = ("2025-03-26", "2024-11-05", "2025-11-25")
 
 DEFECTS = {
     "none": "conformant in its revision",
@@ -32,6 +33,15 @@ DEFECTS = {
     " breaks it, title 7, annotations 'ro' in 2024-11-05), which its revision does not define",
     "bad-annotations": "lists a tool whose annotations are a string (2025-03-26 defines them as an object)",
     "batch-notify": "writes a batch of two log notifications to stdout after initialized",
+    "draft7-tuple": "lists a tool whose inputSchema (no $schema) uses draft-07 tuple `items`, which"
+    " 2020-12 forbids: fine before 2025-11-25 made 2020-12 the default dialect",
+}
+DRAFT7_TOOL = {
+    "name": "pair",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}},
+    },
 }
 
 
@@ -60,8 +70,14 @@ class LegacyServer(Server):
         if method == "server/discover":
             raise RpcError(-32601, "Method not found")
         result = super().method(method, params, self.speaks)
+        if self.speaks >= "2025-06-18":
+            if method == "tools/list" and self.legacy_defect == "draft7-tuple" and "nextCursor" not in result:
+                result["tools"].append(DRAFT7_TOOL)
+            return result
         if method == "tools/list":
             result["tools"] = [self.tool(t) for t in result["tools"]]
+            if self.legacy_defect == "draft7-tuple" and "nextCursor" not in result:
+                result["tools"].append(DRAFT7_TOOL)
         if method == "tools/call":
             result = self.call_result(result)
         return result
