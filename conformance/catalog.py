@@ -20,6 +20,10 @@ class SuiteEntry:
     #: default then gives the reference's processes and the controller one state file (`--db FILE`),
     #: because racers over stdio are separate processes that must see one service.
     controller: str | None = None
+    #: The first MCP revision the suite judges: the profiles are bindings on structured tool output
+    #: (structuredContent, outputSchema), which MCP has from 2025-06-18 on, so an older revision
+    #: cannot be judged by them. None: every revision.
+    since: str | None = None
 
 
 SUITES: dict[str, SuiteEntry] = {
@@ -36,6 +40,7 @@ SUITES: dict[str, SuiteEntry] = {
             "suites.dw_discovery",
             "Durable Workflow MCP discovery profile: the discovery document, its live cross-check, previews",
             "conformance.reference.dw_server",
+            since="2025-06-18",
         ),
         SuiteEntry(
             "map-review",
@@ -43,6 +48,7 @@ SUITES: dict[str, SuiteEntry] = {
             "MAP publication-approval review profile: read_review/decide_review, digests, decisions, races",
             "conformance.reference.map_server",
             controller="conformance.reference.map_controller",
+            since="2025-06-18",
         ),
         SuiteEntry(
             "uwmd",
@@ -50,6 +56,7 @@ SUITES: dict[str, SuiteEntry] = {
             "UW Markdown MCP binding 1.0: deal resources, the five uwmd tools, If-Match races, security",
             "conformance.reference.uwmd_server",
             controller="conformance.reference.uwmd_controller",
+            since="2025-06-18",
         ),
         SuiteEntry(
             "fuzz",

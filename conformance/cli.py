@@ -14,10 +14,12 @@ from typing import Any
 
 from conformance import cli_reports
 from conformance.catalog import suite_names
+from conformance.protocol.versions import TESTED_REVISIONS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 ALL_SUITES = suite_names()
-PROTOCOLS = ("auto", "2025-06-18", "2025-11-25", "2026-07-28")
+#: `auto`, then every revision the harness judges, oldest first (plain data: importing it is cheap).
+PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
 
 
 def build_parser() -> argparse.ArgumentParser:

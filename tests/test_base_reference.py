@@ -8,20 +8,22 @@ from pathlib import Path
 
 from tests.conftest import non_pass, run, stdio
 
-ALL = ["2026-07-28", "2025-11-25", "2025-06-18"]
+ALL = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+#: 2024-11-05 has no Streamable HTTP (its HTTP transport is HTTP+SSE), so an HTTP target is not probed in it.
+SPOKEN = {"stdio": ALL, "http": ALL[:-1]}
 
 
 def test_embedded_default_passes_on_both_transports_and_all_revisions() -> None:
     report = run(None)
     assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
     for target in report["targets"]:
-        assert target["revisions_spoken"] == ALL
+        assert target["revisions_spoken"] == SPOKEN[target["transport"]]
         assert target["server_info"]["name"] == "mcp-conformance-reference"
     # The one SKIP is explained: a dual-era server keeps its legacy GET stream, so the rule for
     # 2026-07-28-only servers does not apply (it is proven on the modern-only reference below).
     assert non_pass(report) == {("base.http.modern-get-405", "SKIP")}
     revisions = {(c["transport"], c["revision"]) for c in report["cases"]}
-    assert revisions == {(t, r) for t in ("stdio", "http") for r in ALL}
+    assert revisions == {(t, r) for t in ("stdio", "http") for r in SPOKEN[t]}
     assert report["footer"]["exit_code"] == 0
 
 
@@ -41,7 +43,12 @@ def test_modern_only_reference_over_http(tmp_path: Path) -> None:
 
 def test_legacy_only_reference_over_stdio() -> None:
     report = run([stdio("conformance.reference.base_server", "--era", "legacy")])
-    assert report["targets"][0]["revisions_spoken"] == ["2025-11-25", "2025-06-18"]
+    assert report["targets"][0]["revisions_spoken"] == [
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ]
     assert non_pass(report) == set()
 
 
@@ -51,7 +58,10 @@ def test_pinned_revision_is_tested_as_pinned() -> None:
     assert non_pass(report) == set()
 
 
-def test_pinned_revision_the_server_refuses_is_a_fail() -> None:
+def test_pinned_revision_the_server_does_not_speak_is_a_skip() -> None:
+    """A legacy-only server refuses server/discover with -32601: it does not speak 2026-07-28, and
+    breaks nothing by saying so. Nothing was judged, so SKIP with the reason, never FAIL."""
     report = run([stdio("conformance.reference.base_server", "--era", "legacy")], protocol="2026-07-28")
-    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "FAIL")]
-    assert report["footer"]["exit_code"] == 1
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "SKIP")]
+    assert "2026-07-28: server/discover refused with an error" in report["cases"][0]["message"]
+    assert report["footer"]["exit_code"] != 1

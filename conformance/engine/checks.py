@@ -109,6 +109,13 @@ def check(
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
+    if revisions is None:
+        from conformance.catalog import SUITES
+        from conformance.protocol.versions import since
+
+        entry = SUITES.get(suite)
+        if entry is not None and entry.since is not None:
+            revisions = since(entry.since)  # a suite judges no revision older than its binding
 
     def register(func: CheckFunc) -> CheckFunc:
         checks = _REGISTRY.setdefault(suite, [])

@@ -35,6 +35,7 @@ from conformance.engine.sessions import (
     default_revisions,
     launched,
     probe_all,
+    unjudged_reason,
 )
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
@@ -142,12 +143,16 @@ class Runner:
                 outcome.spoken = [p.revision for p in probes if p.spoken]
                 info["revisions_spoken"] = outcome.spoken
                 if not outcome.spoken:
-                    outcome.unreachable = all(p.unreachable or not p.call for p in probes)
+                    unjudged = unjudged_reason(probes)
+                    outcome.unreachable = unjudged is None and all(
+                        p.unreachable or not p.call for p in probes
+                    )
                     entries = [e for _, t in probed for e in t.entries]
-                    self._report_unopened(index, target, probes, entries, suites, slot)
+                    self._report_unopened(index, target, probes, entries, suites, slot, unjudged)
                 jobs = []
                 pools: list[SessionPool] = []
                 assigned_once: set[str] = set()
+                assigned_suites: set[str] = set()
                 for probe, probe_transcript in probed:
                     if probe.session is None:
                         continue
@@ -161,6 +166,7 @@ class Runner:
                         and not (c.once and c.id in assigned_once)
                     ]
                     assigned_once.update(c.id for c in chosen if c.once)
+                    assigned_suites.update(c.suite for c in chosen)
                     # Every revision's pool exists (and boots its spares) before the first case runs,
                     # so a later revision's spare starts while the earlier revisions are being judged.
                     pool = SessionPool(
@@ -179,6 +185,7 @@ class Runner:
                             index, live, probe, pool, outcome.spoken, chosen, slot.child(), options
                         )
                     )
+                self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
                 try:
                     await self._each(jobs)
                 finally:  # a revision that never ran must not leave its spare processes behind
@@ -195,6 +202,30 @@ class Runner:
         self.ordered.close(slot)
         return outcome
 
+    def _report_too_new(
+        self,
+        index: int,
+        target: Target,
+        checks: list[Check],
+        spoken: list[str],
+        assigned: set[str],
+        slot: Slot,
+    ) -> None:
+        """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks."""
+        from conformance.catalog import SUITES
+
+        for suite in sorted({c.suite for c in checks} - assigned):
+            first = SUITES[suite].since if suite in SUITES else None
+            if not spoken or first is None or any(r >= first for r in spoken):
+                continue
+            message = (
+                f"not judged: the {suite} suite binds MCP {first} and later, and the server speaks only "
+                f"{', '.join(spoken)}"
+            )
+            self._emit(
+                index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", "SKIP", message, {}, [], slot
+            )
+
     def _report_unopened(
         self,
         index: int,
@@ -203,7 +234,16 @@ class Runner:
         entries: list[dict[str, Any]],
         suites: list[str],
         slot: Slot,
+        unjudged: str | None = None,
     ) -> None:
+        if unjudged is not None:
+            # It negotiated correctly, in no revision the harness can judge here: SKIP, saying why.
+            for suite in suites:
+                self._emit(
+                    index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", "SKIP", unjudged, {},
+                    entries[-40:], slot,
+                )  # fmt: skip
+            return
         lines = [f"{p.revision}: {p.message}" for p in probes]
         evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
         tail = [line for line in evidence.splitlines() if line.strip() and not line.startswith("exit status")]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
 from conformance.adapters.stdio import StdioAdapter, stop_process_group
 from conformance.protocol.session import Call, HandshakeFailed, Session
-from conformance.protocol.versions import TESTED_REVISIONS
+from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch
 from conformance.targets import Target
 
 LISTENING = re.compile(rb"LISTENING (https?://\S+)")
@@ -150,6 +150,10 @@ class ProbeResult:
     evidence: str = ""
     #: The opening request waited its whole budget without an answer.
     unanswered: bool = False
+    #: The revision the server counter-offered instead (version negotiation, not a failure).
+    offered: str | None = None
+    #: The revision was not tried, because the target's transport does not exist in it.
+    not_probed: bool = False
 
 
 async def open_session(
@@ -185,10 +189,13 @@ async def probe(
     target: Target, transcript: Transcript, revision: str, timeout: float, opening_timeout: float
 ) -> ProbeResult:
     """Try one revision; keep the opened session so the first case can use it."""
+    mismatch = transport_mismatch(revision, target.kind)
+    if mismatch:
+        return ProbeResult(revision, False, f"not probed: {mismatch}", not_probed=True)
     try:
         session = await open_session(target, revision, transcript, timeout, opening_timeout=opening_timeout)
     except HandshakeFailed as exc:
-        return ProbeResult(revision, False, str(exc), call=exc.call)
+        return ProbeResult(revision, False, str(exc), call=exc.call, offered=exc.offered)
     except TargetUnreachable as exc:
         return ProbeResult(revision, False, str(exc), unreachable=True, evidence=exc.evidence)
     except TransportError as exc:
@@ -226,6 +233,54 @@ async def probe_all(
         *(one(revision, transcript) for revision, transcript in zip(revisions, transcripts, strict=True))
     )
     return list(zip(results, transcripts, strict=True))
+
+
+def unjudged_reason(probes: list[ProbeResult]) -> str | None:
+    """Why a target that opened no revision is SKIP rather than FAIL, or None when it is not.
+
+    It negotiated correctly but in nothing the harness can judge here. Each probe was one of: not
+    tried (the transport does not exist in that revision); an initialize answered with a counter-offer
+    of a revision this harness does not know or this run did not try (`--protocol` pinned another);
+    a server/discover refused with a JSON-RPC error, which is how a server of the handshake era
+    answers it. A counter-offer of a revision that was tried and refused is no such case (the server
+    offered what it does not speak), and neither is an initialize refused with an error: the lifecycle
+    MUST is to answer with a version the server supports.
+    """
+    tried = {p.revision for p in probes if not p.not_probed}
+    reasons: list[str] = []
+    for p in probes:
+        if p.not_probed:
+            reasons.append(f"{p.revision}: {p.message}")
+        elif p.offered is not None and not is_known(p.offered):
+            reasons.append(
+                f"{p.revision}: the server speaks {p.offered!r}, a revision this harness cannot judge"
+            )
+        elif p.offered is not None and p.offered not in tried:
+            reasons.append(
+                f"{p.revision}: the server speaks {p.offered}, which this run did not ask for "
+                f"(run with --protocol {p.offered} or auto)"
+            )
+        elif era_of(p.revision) == "modern" and p.call is not None and p.call.error is not None:
+            reasons.append(f"{p.revision}: server/discover refused with an error (not spoken)")
+        elif (supported := _supported_instead(p)) and not set(supported) & tried:
+            # 2026-07-28's UnsupportedProtocolVersionError names what the server speaks instead.
+            reasons.append(
+                f"{p.revision}: refused, the server supports {', '.join(supported)} "
+                f"(error.data.supported), which this run did not ask for"
+            )
+        else:
+            return None
+    return "not judged: " + "; ".join(reasons) if reasons else None
+
+
+def _supported_instead(probe: ProbeResult) -> list[str]:
+    """The `error.data.supported` revisions of a refused opening, when it names any."""
+    error = probe.call.error if probe.call is not None else None
+    data = error.get("data") if isinstance(error, dict) else None
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if isinstance(supported, list) and supported and all(isinstance(v, str) for v in supported):
+        return supported
+    return []
 
 
 @dataclass

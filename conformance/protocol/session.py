@@ -14,10 +14,13 @@ from conformance import __version__
 from conformance.adapters.base import NO_RESPONSE, Adapter, Reply
 from conformance.protocol import jsonrpc
 from conformance.protocol.versions import (
+    FIRST_PROTOCOL_HEADER,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
+    at_least,
     era_of,
+    is_known,
 )
 
 CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
@@ -80,11 +83,17 @@ class ServerIdentity:
 
 
 class HandshakeFailed(Exception):
-    """The server did not accept this revision; carries the call as evidence."""
+    """The server did not accept this revision; carries the call as evidence.
 
-    def __init__(self, message: str, call: Call | None = None) -> None:
+    `offered` is the revision string a server counter-offered in its initialize result. That is
+    version negotiation working as the lifecycle requires ("the server MUST respond with another
+    protocol version it supports"): the asked revision is not spoken, and nothing failed.
+    """
+
+    def __init__(self, message: str, call: Call | None = None, offered: str | None = None) -> None:
         super().__init__(message)
         self.call = call
+        self.offered = offered
 
 
 class Session:
@@ -139,9 +148,23 @@ class Session:
             if not isinstance(result, dict):
                 raise HandshakeFailed(f"initialize({self.revision}) was not answered with a result", call)
             offered = result.get("protocolVersion")
+            if isinstance(offered, str) and offered != self.revision:
+                known = "a revision this harness knows" if is_known(offered) else "unknown to this harness"
+                raise HandshakeFailed(
+                    f"not spoken: asked for {self.revision}, the server counter-offered {offered!r} "
+                    f"({known})",
+                    call,
+                    offered=offered,
+                )
             if offered != self.revision:
-                raise HandshakeFailed(f"asked for {self.revision}, the server offered {offered!r}", call)
-            self._set_protocol_header(self.revision)
+                raise HandshakeFailed(
+                    f"asked for {self.revision}, the server answered protocolVersion {offered!r}, "
+                    "not a version string",
+                    call,
+                )
+            if at_least(self.revision, FIRST_PROTOCOL_HEADER):
+                # The MCP-Protocol-Version header exists from 2025-06-18 on; older revisions send none.
+                self._set_protocol_header(self.revision)
             await self.notify("notifications/initialized")
         else:
             call = await self.request("server/discover")

@@ -61,9 +61,27 @@ def errors(schema_id: str, definition: str | None, instance: Any, limit: int = 5
 
 
 def shape_errors(definition: str, instance: Any, era: str) -> list[str]:
-    """Check a result against the shape of its revision's era (`modern:` variants for 2026-07-28)."""
-    name = f"modern:{definition}" if era == "modern" and _has(f"modern:{definition}") else definition
-    return errors(SHAPES_ID, name, instance)
+    """Check a result against its shape in a revision, or in an era ("legacy" or "modern").
+
+    Given a revision, the shape is the first definition found among `R:<definition>` for that
+    revision and each newer one (a `2025-03-26:` shape serves 2024-11-05 too, unless 2024-11-05 has
+    its own), then `modern:<definition>` for 2026-07-28, then the shared one: so a revision is never
+    judged by a member a later revision added.
+    """
+    return errors(SHAPES_ID, shape_name(definition, era), instance)
+
+
+def shape_name(definition: str, era: str) -> str:
+    """The `$defs` name `shape_errors` validates against (see there)."""
+    from conformance.protocol.versions import TESTED_REVISIONS, era_of
+
+    candidates: list[str] = []
+    if era not in ("legacy", "modern"):
+        candidates = [f"{r}:{definition}" for r in sorted(TESTED_REVISIONS) if r >= era]
+        era = era_of(era)
+    if era == "modern":
+        candidates.append(f"modern:{definition}")
+    return next((name for name in candidates if _has(name)), definition)
 
 
 def _has(definition: str) -> bool:

@@ -11,6 +11,7 @@ from conformance.adapters.base import TransportError
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
+from conformance.protocol.versions import FIRST_TOOL_ANNOTATIONS, at_least
 
 T = TypeVar("T")
 
@@ -143,6 +144,11 @@ def callable_tools(ctx: CaseContext, listed: list[dict[str, Any]]) -> list[dict[
 def no_callable_reason(ctx: CaseContext) -> str:
     if ctx.options.call_tools == "none":
         return "tool calls are disabled (--call-tools none)"
+    if not at_least(ctx.revision, FIRST_TOOL_ANNOTATIONS):
+        return (
+            f"{ctx.revision} has no tool annotations, so no tool is known to be read-only; "
+            "pass --call-tools all to call every tool"
+        )
     return "no tool is annotated readOnlyHint: true; pass --call-tools all to call every tool"
 
 

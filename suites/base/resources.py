@@ -15,7 +15,7 @@ UNKNOWN_URI = "conformance://no-such-resource/7f3a"
 async def list_shape(ctx: CaseContext) -> None:
     _, calls, problem = await list_all(ctx, "resources/list", "resources")
     for index, call in enumerate(calls):
-        problems = shape_errors("listResourcesResult", call.result, ctx.era)
+        problems = shape_errors("listResourcesResult", call.result, ctx.revision)
         if problems:
             missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
     if problem:
@@ -35,7 +35,7 @@ async def templates_shape(ctx: CaseContext) -> None:
             "the resources capability is offered but resources/templates/list is not implemented",
             **call.excerpt(),
         )
-    problems = shape_errors("listResourceTemplatesResult", call.result, ctx.era)
+    problems = shape_errors("listResourceTemplatesResult", call.result, ctx.revision)
     if problems:
         missed("; ".join(problems), **call.excerpt())
 
@@ -47,7 +47,7 @@ async def read_shape(ctx: CaseContext) -> None:
     if not uris:
         skip("resources/list offers no resource to read")
     call = await ctx.request("resources/read", {"uri": uris[0]})
-    problems = shape_errors("readResourceResult", call.result, ctx.era)
+    problems = shape_errors("readResourceResult", call.result, ctx.revision)
     if problems:
         missed(f"reading {uris[0]!r}: " + "; ".join(problems), **call.excerpt())
 

@@ -7,6 +7,7 @@ import base64
 from conformance.engine.checks import check, missed
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import classify
+from conformance.protocol.versions import BATCH_REVISIONS
 
 
 @check(
@@ -30,6 +31,13 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
                 "stdout carried bytes that are not UTF-8", why=repr(base64.b64decode(entry["base64"])[:120])
             )
         frame = classify(entry["text"].encode("utf-8")) if "truncated_from" not in entry else None
-        if frame is not None and (frame.kind == "garbage" or not isinstance(frame.value, dict)):
+        if frame is not None and (frame.kind == "garbage" or not _message(frame.value, ctx.revision)):
             missed(f"stdout carried a line that is not a JSON-RPC message: {entry['text'][:120]!r}")
     ctx.note(f"{lines} stdout lines, all JSON messages")
+
+
+def _message(value: object, revision: str) -> bool:
+    """A JSON object, or in 2025-03-26 (the one revision with JSON-RPC batches) an array of objects."""
+    if isinstance(value, list) and revision in BATCH_REVISIONS:
+        return bool(value) and all(isinstance(item, dict) for item in value)
+    return isinstance(value, dict)

@@ -15,6 +15,13 @@ from conformance.adapters.base import TransportTimeout
 from conformance.engine.checks import check, missed, skip, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
+from conformance.protocol.versions import (
+    FIRST_DEFAULT_DIALECT,
+    FIRST_STRUCTURED_OUTPUT,
+    FIRST_TOOL_NAME_RULES,
+    at_least,
+    since,
+)
 from conformance.schemas import meta, shape_errors
 from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from suites.base.common import (
@@ -30,6 +37,7 @@ from suites.base.common import (
 
 NAME_RULE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 
 @check("base.tools.list-shape", "BASE-TOOLS-001", "tools/list result shape", capability="tools")
@@ -38,7 +46,7 @@ async def list_shape(ctx: CaseContext) -> None:
     for index, call in enumerate(calls):
         if not isinstance(call.result, dict):
             missed(f"page {index + 1} of tools/list was not answered with a result", **call.excerpt())
-        problems = shape_errors("listToolsResult", call.result, ctx.era)
+        problems = shape_errors("listToolsResult", call.result, ctx.revision)
         if problems:
             missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
     if problem and not calls:
@@ -53,7 +61,13 @@ async def pagination_ends(ctx: CaseContext) -> None:
     ctx.note(f"{len(items)} tools in {len(calls)} page(s)")
 
 
-@check("base.tools.name-rules", "BASE-TOOLS-002", "tool names follow the naming rules", capability="tools")
+@check(
+    "base.tools.name-rules",
+    "BASE-TOOLS-002",
+    "tool names follow the naming rules",
+    capability="tools",
+    revisions=since(FIRST_TOOL_NAME_RULES),
+)
 async def name_rules(ctx: CaseContext) -> None:
     bad = [t["name"] for t in await tools(ctx) if not NAME_RULE.match(t["name"])]
     if bad:
@@ -76,26 +90,40 @@ class SchemaProblems:
     patterns: tuple[str, ...] = ()
 
 
-def _schema_problems(schema: Any) -> SchemaProblems:
-    """Servers often repeat schemas (every tool with `{"type": "object"}`), so judgements are cached."""
+def _schema_problems(schema: Any, revision: str) -> SchemaProblems:
+    """Servers often repeat schemas (every tool with `{"type": "object"}`), so judgements are cached.
+
+    2025-11-25 made 2020-12 the dialect of a schema without `$schema`; earlier revisions name none (and
+    publish their own schema in draft-07), so there such a schema passes if either dialect accepts it.
+    """
+    judged = _schema_problems_in(schema, DEFAULT_DIALECT)
+    undeclared = isinstance(schema, dict) and "$schema" not in schema
+    if judged.error and undeclared and not at_least(revision, FIRST_DEFAULT_DIALECT):
+        older = _schema_problems_in(schema, DRAFT_07)
+        if older.error is None:
+            return older
+    return judged
+
+
+def _schema_problems_in(schema: Any, default_dialect: str) -> SchemaProblems:
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):
-        return _schema_problems_uncached(schema)
-    return _cached_schema_problems(key)
+        return _schema_problems_uncached(schema, default_dialect)
+    return _cached_schema_problems(key, default_dialect)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_schema_problems(key: str) -> SchemaProblems:
-    return _schema_problems_uncached(json.loads(key))
+def _cached_schema_problems(key: str, default_dialect: str) -> SchemaProblems:
+    return _schema_problems_uncached(json.loads(key), default_dialect)
 
 
-def _schema_problems_uncached(schema: Any) -> SchemaProblems:
+def _schema_problems_uncached(schema: Any, default_dialect: str) -> SchemaProblems:
     if not isinstance(schema, dict):
         return SchemaProblems(f"is a {type(schema).__name__}, not an object")
     if schema.get("type") != "object":
         return SchemaProblems(f'root type is {schema.get("type")!r}, not "object"')
-    dialect = schema.get("$schema", DEFAULT_DIALECT)
+    dialect = schema.get("$schema", default_dialect)
     cls = validators.validator_for({"$schema": dialect}, default=None) if isinstance(dialect, str) else None
     if cls is None:
         return SchemaProblems(f"declares an unknown dialect {dialect!r}")
@@ -107,11 +135,11 @@ def _schema_problems_uncached(schema: Any) -> SchemaProblems:
     )
 
 
-def _judge_schemas(key: str, tools_listed: list[dict[str, Any]]) -> None:
+def _judge_schemas(key: str, tools_listed: list[dict[str, Any]], revision: str) -> None:
     """FAIL on the first schema that is no JSON Schema; else WARN on patterns that are no regex."""
     patterns: list[str] = []
     for tool in tools_listed:
-        problems = _schema_problems(tool.get(key))
+        problems = _schema_problems(tool.get(key), revision)
         if problems.error:
             missed(f"tool {tool['name']!r}: {key} {problems.error}")
         patterns.extend(f"tool {tool['name']!r} {key} at {p}" for p in problems.patterns)
@@ -126,7 +154,7 @@ def _judge_schemas(key: str, tools_listed: list[dict[str, Any]]) -> None:
     capability="tools",
 )
 async def input_schema_valid(ctx: CaseContext) -> None:
-    _judge_schemas("inputSchema", await tools(ctx))
+    _judge_schemas("inputSchema", await tools(ctx), ctx.revision)
 
 
 @check(
@@ -134,12 +162,13 @@ async def input_schema_valid(ctx: CaseContext) -> None:
     "BASE-TOOLS-005",
     "outputSchema is a valid JSON Schema",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def output_schema_valid(ctx: CaseContext) -> None:
     declared = [t for t in await tools(ctx) if "outputSchema" in t]
     if not declared:
         ctx.note("no tool declares an outputSchema")
-    _judge_schemas("outputSchema", declared)
+    _judge_schemas("outputSchema", declared, ctx.revision)
 
 
 @check("base.tools.deterministic-order", "BASE-TOOLS-007", "listing is deterministic", capability="tools")
@@ -201,6 +230,7 @@ def _succeeded(call: Any) -> dict[str, Any] | None:
     "BASE-CALL-001",
     "structuredContent conforms to outputSchema",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def structured_matches_schema(ctx: CaseContext) -> None:
     judged, unrunnable = 0, []
@@ -246,6 +276,7 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
     "BASE-CALL-002",
     "structured results also come as JSON text",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def text_mirror_present(ctx: CaseContext) -> None:
     structured = await _structured_results(ctx)
@@ -262,6 +293,7 @@ async def text_mirror_present(ctx: CaseContext) -> None:
     "BASE-CALL-003",
     "a JSON text block equals structuredContent",
     capability="tools",
+    revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def text_mirror_equal(ctx: CaseContext) -> None:
     judged = 0

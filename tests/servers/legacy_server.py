@@ -1,0 +1,150 @@
+"""A raw JSON-lines server that speaks exactly one old revision (2025-03-26 or 2024-11-05), over stdio.
+
+It answers `initialize` with its one revision whatever it is asked, as the lifecycle requires of a
+server that supports nothing else ("Otherwise, the server MUST respond with another protocol version
+it supports"), and refuses `server/discover` with -32601, as a server of the handshake era does. It
+has what its revision has and no more: no outputSchema, structuredContent or title (2025-06-18), and
+in 2024-11-05 no tool annotations either. In 2025-03-26 it receives JSON-RPC batches ("MUST support
+receiving JSON-RPC batches", 2025-03-26 basic/index). Like mcp-go and other servers that stopped at
+2025-03-26, the harness must judge it in its revision and not fail it for negotiating correctly.
+
+    python -m tests.servers.legacy_server --speaks 2025-03-26 [--defect NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from typing import Any
+
+from tests.servers.raw_server import TOOLS, RpcError, Server
+
+#: 2025-11-25 only to contrast a rule an older revision does not have (`draft7-tuple`).
+SPEAKS = ("2025-03-26", "2024-11-05", "2025-11-25")
+
+DEFECTS = {
+    "none": "conformant in its revision",
+    "echo-unknown": "answers an initialize that asks for an unknown version with that same version",
+    "offers-unknown": "answers every initialize with 2031-01-01, a revision the harness does not know",
+    "offers-number": "answers every initialize with protocolVersion 20250326, a number",
+    "later-members": "conformant: also sends 2025-06-18 members (outputSchema, a structuredContent that"
+    " breaks it, title 7, annotations 'ro' in 2024-11-05), which its revision does not define",
+    "bad-annotations": "lists a tool whose annotations are a string (2025-03-26 defines them as an object)",
+    "batch-notify": "writes a batch of two log notifications to stdout after initialized",
+    "draft7-tuple": "lists a tool whose inputSchema (no $schema) uses draft-07 tuple `items`, which"
+    " 2020-12 forbids: fine before 2025-11-25 made 2020-12 the default dialect",
+}
+DRAFT7_TOOL = {
+    "name": "pair",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}},
+    },
+}
+
+
+class LegacyServer(Server):
+    """raw_server's tools and resources, shaped as one old revision has them."""
+
+    def __init__(self, speaks: str, defect: str) -> None:
+        super().__init__("none")
+        self.speaks, self.legacy_defect = speaks, defect
+
+    def dispatch(self, method: str, params: dict[str, Any], headers: dict[str, str] | None) -> dict[str, Any]:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            offered: Any = self.speaks
+            if self.legacy_defect == "echo-unknown" and isinstance(asked, str) and asked < "2024-11-05":
+                offered = asked
+            elif self.legacy_defect == "offers-unknown":
+                offered = "2031-01-01"
+            elif self.legacy_defect == "offers-number":
+                offered = 20250326
+            return {
+                "protocolVersion": offered,
+                "capabilities": {"tools": {}, "resources": {}},
+                "serverInfo": {"name": "legacy-raw", "version": "1.0.0"},
+            }
+        if method == "server/discover":
+            raise RpcError(-32601, "Method not found")
+        result = super().method(method, params, self.speaks)
+        if self.speaks >= "2025-06-18":
+            if method == "tools/list" and self.legacy_defect == "draft7-tuple" and "nextCursor" not in result:
+                result["tools"].append(DRAFT7_TOOL)
+            return result
+        if method == "tools/list":
+            result["tools"] = [self.tool(t) for t in result["tools"]]
+            if self.legacy_defect == "draft7-tuple" and "nextCursor" not in result:
+                result["tools"].append(DRAFT7_TOOL)
+        if method == "tools/call":
+            result = self.call_result(result)
+        return result
+
+    def tool(self, tool: dict[str, Any]) -> dict[str, Any]:
+        shaped = {k: v for k, v in tool.items() if k not in ("outputSchema", "title")}
+        if self.speaks == "2024-11-05":
+            shaped.pop("annotations", None)
+        if self.legacy_defect == "later-members":
+            shaped.update(outputSchema=tool["outputSchema"], title=7)
+            if self.speaks == "2024-11-05":
+                shaped["annotations"] = "ro"
+        if self.legacy_defect == "bad-annotations" and tool is TOOLS[0]:
+            shaped["annotations"] = "read-only"
+        return shaped
+
+    def call_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        structured = result.pop("structuredContent", None)
+        if self.legacy_defect == "later-members" and structured is not None:
+            result["structuredContent"] = {"unexpected": True}
+        return result
+
+    def handle_batch(self, batch: list[Any]) -> Any:
+        """2025-03-26: a batch gets an array of the answers to its requests (none for notifications)."""
+        if self.speaks != "2025-03-26" or not batch:
+            return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+        answers = [self.handle(item) for item in batch]
+        return [a for a in answers if a is not None] or None
+
+
+def serve_stdio(server: LegacyServer) -> None:
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, list):
+            response: Any = server.handle_batch(message)
+        else:
+            response = server.handle_line(line.rstrip(b"\r\n"))
+        if response is not None:
+            out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+        if (
+            server.legacy_defect == "batch-notify"
+            and isinstance(message, dict)
+            and message.get("method") == "notifications/initialized"
+        ):
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": "up"},
+            }
+            out.write(json.dumps([note, note], separators=(",", ":")).encode() + b"\n")
+        out.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--speaks", required=True, choices=SPEAKS)
+    parser.add_argument("--defect", default="none", choices=sorted(DEFECTS))
+    args = parser.parse_args()
+    with contextlib.suppress(KeyboardInterrupt):
+        serve_stdio(LegacyServer(args.speaks, args.defect))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""Revisions still deployed, 2025-03-26 and 2024-11-05, judged each by its own rules.
+
+A server that speaks only 2025-03-26 (mcp-go, much of the Go ecosystem) answers every initialize with
+"2025-03-26", exactly as the lifecycle MUST requires; it must be judged in 2025-03-26 and not failed
+for negotiating. `tests/servers/legacy_server.py` is such a server, in either revision, with planted
+defects; an old `mcp` SDK from PyPI, in a venv of its own outside the checkout, is an independent one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.cli import PROTOCOLS
+from conformance.protocol.versions import transport_mismatch
+from conformance.schemas import shape_errors, shape_name
+from tests.conftest import REPO, cli, non_pass, run, stdio
+
+SKIP_UNANNOTATED = ("base.call.invalid-arguments", "SKIP")
+
+
+def legacy(speaks: str, defect: str = "none") -> str:
+    return stdio("tests.servers.legacy_server", "--speaks", speaks, "--defect", defect)
+
+
+def probes(report: dict[str, Any]) -> dict[str, str]:
+    return {p["revision"]: p["message"] for p in report["targets"][0]["probe"]}
+
+
+def test_protocol_choices_and_transports() -> None:
+    assert {"2025-03-26", "2024-11-05"} <= set(PROTOCOLS)
+    assert transport_mismatch("2024-11-05", "http") is not None
+    assert transport_mismatch("2024-11-05", "sse") is None
+    assert transport_mismatch("2024-11-05", "stdio") is None
+    assert transport_mismatch("2025-03-26", "http") is None
+
+
+def test_shapes_follow_the_revision() -> None:
+    """A member a later revision added is not judged in an earlier one; the revision's own members are."""
+    tool = {"name": "a", "inputSchema": {"type": "object"}, "title": 7, "outputSchema": 5}
+    listing = {"tools": [tool]}
+    assert shape_errors("listToolsResult", listing, "2025-06-18")
+    assert shape_errors("listToolsResult", listing, "2025-03-26") == []
+    annotated = {"tools": [{"name": "a", "inputSchema": {"type": "object"}, "annotations": "ro"}]}
+    assert shape_errors("listToolsResult", annotated, "2025-03-26")
+    assert shape_errors("listToolsResult", annotated, "2024-11-05") == []
+    assert shape_errors("listToolsResult", {"tools": [{"name": "a"}]}, "2024-11-05")  # inputSchema required
+    assert shape_name("listToolsResult", "2025-11-25") == "listToolsResult"
+    assert shape_name("listToolsResult", "2026-07-28") == "modern:listToolsResult"
+    init = {"protocolVersion": "2024-11-05", "capabilities": {"completions": 1}, "serverInfo": {"name": "s"}}
+    assert shape_errors("initializeResult", init, "2024-11-05") == [
+        "/serverInfo: 'version' is a required property"
+    ]
+
+
+def test_a_2025_03_26_only_server_is_judged_in_2025_03_26_and_passes() -> None:
+    report = run([legacy("2025-03-26")])
+    assert report["targets"][0]["revisions_spoken"] == ["2025-03-26"]
+    assert non_pass(report) == set()
+    assert report["footer"]["exit_code"] == 0
+    seen = probes(report)
+    for asked in ("2025-11-25", "2025-06-18", "2024-11-05"):
+        assert seen[asked].startswith(
+            f"not spoken: asked for {asked}, the server counter-offered '2025-03-26'"
+        )
+    checks = {c["check"] for c in report["cases"]}
+    # 2025-03-26 has no structured output and no tool naming rules: those checks do not judge it.
+    assert not checks & {
+        "base.call.structured-matches-schema",
+        "base.call.text-mirror-present",
+        "base.call.text-mirror-equal",
+        "base.tools.output-schema-valid",
+        "base.tools.name-rules",
+    }
+    assert {"base.lifecycle.version-negotiation", "base.call.invalid-arguments"} <= checks
+
+
+def test_the_cli_exits_0_on_a_2025_03_26_only_server(tmp_path: Path) -> None:
+    spec = "stdio:" + " ".join(
+        [sys.executable, "-m", "tests.servers.legacy_server", "--speaks", "2025-03-26"]
+    )
+    done = cli("run", "--server", spec, "--suite", "base", "--quiet", "--report-dir", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "revisions=2025-03-26" in done.stdout
+
+
+def test_a_2024_11_05_only_server_is_judged_in_2024_11_05() -> None:
+    """2024-11-05 has no tool annotations, so under `--call-tools safe` no tool is known to be safe."""
+    report = run([legacy("2024-11-05")])
+    assert report["targets"][0]["revisions_spoken"] == ["2024-11-05"]
+    assert non_pass(report) == {SKIP_UNANNOTATED}
+    skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert "2024-11-05 has no tool annotations" in skipped[0]["message"]
+    report = run([legacy("2024-11-05")], call_tools="all")
+    assert non_pass(report) == set()
+
+
+MUTANTS: dict[tuple[str, str], set[tuple[str, str]]] = {
+    # Asked for 1999-01-01 it echoes 1999-01-01: not "another protocol version it supports".
+    ("2025-03-26", "echo-unknown"): {("base.lifecycle.version-negotiation", "FAIL")},
+    ("2024-11-05", "echo-unknown"): {("base.lifecycle.version-negotiation", "FAIL")},
+    # A number where the schema has a string: no revision can be opened, and that is its fault.
+    ("2025-03-26", "offers-number"): {("base.connect", "FAIL")},
+    # outputSchema, structuredContent and title mean nothing in 2025-03-26 (nor annotations in
+    # 2024-11-05): a server that sends them, even broken, is not judged by 2025-06-18's rules.
+    ("2025-03-26", "later-members"): set(),
+    ("2024-11-05", "later-members"): set(),
+    # 2025-03-26 defines annotations as an object; 2024-11-05 does not define them at all.
+    ("2025-03-26", "bad-annotations"): {("base.tools.list-shape", "FAIL")},
+    ("2024-11-05", "bad-annotations"): set(),
+    # A batch is an MCP message in 2025-03-26 only.
+    ("2025-03-26", "batch-notify"): set(),
+    ("2024-11-05", "batch-notify"): {("base.stdio.stdout-only-messages", "FAIL")},
+    # Before 2025-11-25 no dialect is the default: a draft-07 schema is a JSON Schema there.
+    ("2025-03-26", "draft7-tuple"): set(),
+    ("2025-11-25", "draft7-tuple"): {("base.tools.input-schema-valid", "FAIL")},
+    ("2025-11-25", "none"): set(),
+}
+
+
+@pytest.mark.parametrize(("speaks", "defect"), sorted(MUTANTS))
+def test_legacy_mutant_fails_exactly_its_checks(speaks: str, defect: str) -> None:
+    report = run([legacy(speaks, defect)], call_tools="all")
+    assert non_pass(report) == MUTANTS[speaks, defect]
+    failed = any(v == "FAIL" for _, v in MUTANTS[speaks, defect])
+    assert report["footer"]["exit_code"] == (1 if failed else 0)
+
+
+def test_a_server_that_speaks_only_an_unknown_revision_is_skipped_not_failed() -> None:
+    report = run([legacy("2025-03-26", "offers-unknown")])
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "SKIP")]
+    assert "'2031-01-01', a revision this harness cannot judge" in report["cases"][0]["message"]
+    assert report["footer"]["exit_code"] != 1
+
+
+def test_a_pinned_revision_answered_with_a_counter_offer_is_skipped_with_the_way_out() -> None:
+    report = run([legacy("2025-03-26")], protocol="2025-06-18")
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "SKIP")]
+    assert "run with --protocol 2025-03-26 or auto" in report["cases"][0]["message"]
+
+
+def test_a_profile_is_not_judged_on_revisions_older_than_its_binding() -> None:
+    """The profiles bind structured tool output (2025-06-18 on): SKIP with the reason, not FAILs."""
+    report = run([legacy("2025-03-26")], ("uwmd", "dw-discovery"))
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [
+        ("dw-discovery.connect", "SKIP"),
+        ("uwmd.connect", "SKIP"),
+    ]
+    assert (
+        "binds MCP 2025-06-18 and later, and the server speaks only 2025-03-26"
+        in report["cases"][0]["message"]
+    )
+
+
+def _reference_target(tmp_path: Path, transport: str, *args: str) -> str:
+    path = tmp_path / f"{transport}.toml"
+    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--port", "0", *args]
+    path.write_text(
+        f'[target]\ncommand = {json.dumps(command)}\ntransport = "{transport}"\n', encoding="utf-8"
+    )
+    return str(path)
+
+
+def test_2024_11_05_is_not_probed_over_streamable_http(tmp_path: Path) -> None:
+    report = run([_reference_target(tmp_path, "http")], protocol="2024-11-05")
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "SKIP")]
+    assert "not probed: 2024-11-05 defines no Streamable HTTP transport" in report["cases"][0]["message"]
+    assert report["targets"][0]["unreachable"] is False
+    assert report["footer"]["exit_code"] not in (1, 3)
+
+
+def test_2024_11_05_over_the_legacy_sse_transport(tmp_path: Path) -> None:
+    report = run([_reference_target(tmp_path, "sse", "--sse")], protocol="2024-11-05")
+    assert report["targets"][0]["revisions_spoken"] == ["2024-11-05"]
+    assert non_pass(report) == set()
+
+
+# --- an old `mcp` SDK from PyPI, in a venv of its own (never the project's dependencies) ---------
+
+OLD_SDK_SERVER = REPO / "tests" / "servers" / "old_sdk_server.py"
+#: What the old SDKs get wrong, whatever the revision, each a true verdict read by hand: mcp 1.x
+#: answers an unknown method with -32602 (1.9) or not at all (1.1 to 1.5: the request fails the
+#: session's validation and is dropped, so the probes that send one time out), ignores a line that
+#: is not JSON, and reports an unknown tool as an isError result (a SHOULD). None is a revision rule.
+SDK_DEFECTS = {
+    "base.rpc.parse-error",
+    "base.rpc.invalid-request",
+    "base.rpc.method-not-found",
+    "base.call.unknown-tool-protocol-error",
+    "base.rpc.version-field",
+    "base.rpc.result-xor-error",
+    "base.rpc.error-shape",
+    "base.hygiene.no-stack-traces",
+    "base.resources.templates-shape",
+}
+#: The checks whose verdicts depend on the revision: each must PASS (or SKIP saying why) on an old SDK.
+REVISION_CHECKS = {
+    "base.lifecycle.initialize-shape",
+    "base.lifecycle.version-negotiation",
+    "base.tools.list-shape",
+    "base.tools.input-schema-valid",
+    "base.resources.list-shape",
+    "base.resources.read-shape",
+    "base.stdio.stdout-only-messages",
+}
+
+
+def _old_sdk(tmp_path_factory: pytest.TempPathFactory, requirement: str) -> Path:
+    """A venv outside the checkout with `requirement` installed; skip, saying why, when it cannot be made."""
+    if os.environ.get("MCP_CONFORMANCE_NO_OLD_SDK"):
+        pytest.skip("MCP_CONFORMANCE_NO_OLD_SDK is set")
+    where = tmp_path_factory.mktemp("old-sdk") / "venv"
+    venv.EnvBuilder(with_pip=True).create(where)
+    python = where / "bin" / "python"
+    try:
+        done = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", requirement, "pydantic<2.12"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"pip install {requirement} did not finish within 600 s")
+    if done.returncode != 0:
+        pytest.skip(f"cannot install {requirement} into a separate venv: {done.stderr.strip()[-300:]}")
+    return python
+
+
+@pytest.mark.parametrize(
+    ("requirement", "spoken"),
+    [("mcp==1.9.4", ["2025-03-26", "2024-11-05"]), ("mcp==1.1.3", ["2024-11-05"])],
+)
+def test_an_old_sdk_is_judged_in_the_revisions_it_speaks(
+    requirement: str, spoken: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    python = _old_sdk(tmp_path_factory, requirement)
+    report = run([f"stdio:{python} {OLD_SDK_SERVER}"], timeout=10.0)
+    target = report["targets"][0]
+    assert target["revisions_spoken"] == spoken
+    assert target["server_info"]["name"].startswith("old-sdk")
+    cases = {(c["check"], c["revision"]): c for c in report["cases"]}
+    for revision in spoken:
+        for check in REVISION_CHECKS:
+            assert cases[check, revision]["verdict"] == "PASS", cases[check, revision]["message"]
+    stray = {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
+    assert {check for check, _ in stray} <= SDK_DEFECTS | {SKIP_UNANNOTATED[0]}, stray
+    if requirement.startswith("mcp==1.9"):
+        # Its only MUST-level misses are the SDK's own (listed with reasons): with them as the
+        # baseline of expected failures, the gate passes.
+        blocking = {check for check, v in stray if v in ("FAIL", "ERROR")}
+        assert blocking <= set(SDK_BASELINE), blocking
+        baseline = tmp_path_factory.mktemp("baseline") / "baseline.json"
+        entries = [{"case": check, "reason": SDK_BASELINE[check]} for check in sorted(blocking)]
+        baseline.write_text(
+            json.dumps(
+                {"format": "mcp-conformance-baseline", "format_version": 1, "expected_failures": entries}
+            )
+        )
+        spec = f"stdio:{python} {OLD_SDK_SERVER}"
+        out = tmp_path_factory.mktemp("report")
+        done = cli("run", "--server", spec, "--baseline", str(baseline), "--quiet", "--report-dir", str(out))
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+#: mcp 1.9's MUST-level misses, none of them about a revision.
+SDK_BASELINE = {
+    "base.rpc.parse-error": "mcp 1.x ignores a line that is not JSON on stdio",
+    "base.rpc.invalid-request": "mcp 1.x ignores a request whose method is not a string on stdio",
+    "base.rpc.method-not-found": "mcp 1.9 answers an unknown method with -32602, not -32601",
+}
