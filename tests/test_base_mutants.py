@@ -42,6 +42,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.tools.deterministic-order", "SKIP"),
     },
     "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
+    "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
     "no-parse-error": {("base.rpc.parse-error", "FAIL")},
     # Arguments built from the schema reach the strict tool; one that refuses every call is no fault.
     "strict-args": set(),

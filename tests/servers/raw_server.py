@@ -42,6 +42,7 @@ DEFECTS = {
     " echo's outputSchema",
     "cursor-loop": "the tools/list cursor points back to the first page forever",
     "stdout-garbage": "writes a log line to stdout at start",
+    "stdout-binary": "writes bytes that are not UTF-8 (and a terminal escape) to stdout at start",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
     "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
@@ -374,6 +375,9 @@ def serve_stdio(server: Server) -> None:
     out = sys.stdout.buffer
     if server.defect == "stdout-garbage":
         out.write(b"raw-reference starting up...\n")
+        out.flush()
+    if server.defect == "stdout-binary":
+        out.write(b"\xff\xfe boot \x1b[31mred\x1b[0m caf\xc3\xa9\n")
         out.flush()
     for line in sys.stdin.buffer:
         if not line.strip():
