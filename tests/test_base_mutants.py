@@ -63,6 +63,9 @@ def test_a_slow_tool_is_left_unjudged_and_the_others_are_judged() -> None:
     assert non_pass(report) == set()
     judged = [c for c in report["cases"] if c["check"] == "base.call.structured-matches-schema"]
     assert len(judged) == 1 and "'slow' (no answer within 1.5 s)" in judged[0]["message"]
+    assert "2 of 3 callable tool(s) succeeded in 3 call(s)" in judged[0]["message"]
+    calls = judged[0]["evidence"]["tool_calls"]
+    assert (calls["tools_called"], calls["calls"], calls["calls_answered"]) == (3, 3, 2)
 
 
 @pytest.mark.parametrize("defect", sorted(EXPECTED))
@@ -122,7 +125,7 @@ def test_arguments_built_from_the_schema_make_the_strict_tool_judged() -> None:
     assert args["zone"] == "Europe/Paris" and args["at"] == "12:00" and args["unit"] == "fahrenheit"
     assert args["station"].isupper() and len(args["station"]) == 4 and 3 <= args["days"] <= 7
     assert per_tool["archive"] == {"tool": "archive", "calls": 1, "succeeded": False}
-    assert (calls["calls"], calls["calls_succeeded"]) == (5, 3)
+    assert (calls["calls"], calls["calls_answered"], calls["calls_succeeded"]) == (5, 5, 3)
     for check in ("base.call.text-mirror-present", "base.call.text-mirror-equal"):
         assert "forecast" in _case(report, check)["message"].split("judged on")[1]
 

@@ -158,6 +158,8 @@ class ToolCalls:
     success: Call | None = None
     #: Why the tool was not called, or not called to the end (no arguments, no answer in time).
     why: str = ""
+    #: A call went unanswered within the timeout (it is not in `calls`, which holds answers).
+    timed_out: bool = False
 
     @property
     def name(self) -> str:
@@ -184,20 +186,25 @@ class Sweep:
     def answered(self) -> int:
         return sum(len(t.calls) for t in self.tools)
 
+    def made(self) -> int:
+        """Calls sent: the answered ones and those left unanswered within the timeout."""
+        return self.answered() + sum(1 for t in self.tools if t.timed_out)
+
     def unanswered(self) -> list[str]:
         return [f"{t.name!r} ({t.why})" for t in self.tools if t.success is None and t.why]
 
     def summary(self, feeds: tuple[str, ...]) -> dict[str, Any]:
         """The case evidence: how many calls were made and succeeded, per tool, and what it fed."""
         return {
-            "tools_called": sum(1 for t in self.tools if t.calls),
-            "calls": self.answered(),
+            "tools_called": sum(1 for t in self.tools if t.calls or t.timed_out),
+            "calls": self.made(),
+            "calls_answered": self.answered(),
             "calls_succeeded": len(self.successes()),
             "feeds": list(feeds),
             "per_tool": [
                 {
                     "tool": t.name,
-                    "calls": len(t.calls),
+                    "calls": len(t.calls) + t.timed_out,
                     "succeeded": t.success is not None,
                     **({"arguments": t.arguments()} if t.success is not None else {}),
                     **({"why": t.why} if t.why else {}),
@@ -211,7 +218,7 @@ class Sweep:
         succeeded = [t.name for t in self.tools if t.success is not None]
         text = (
             f"tools/call: {len(succeeded)} of {len(self.tools)} callable tool(s) succeeded in "
-            f"{self.answered()} call(s) with arguments built from their inputSchema"
+            f"{self.made()} call(s) with arguments built from their inputSchema"
         )
         if succeeded:
             text += " (" + ", ".join(succeeded[:SWEEP_LISTED]) + ")"
@@ -253,6 +260,7 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
                     call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
                 except TransportTimeout:
                     timeouts += 1
+                    entry.timed_out = True
                     entry.why = f"no answer within {ctx.options.timeout:g} s"
                     break
                 entry.calls.append((args, call))
