@@ -124,7 +124,12 @@ def test_arguments_built_from_the_schema_make_the_strict_tool_judged() -> None:
     args = forecast["arguments"]
     assert args["zone"] == "Europe/Paris" and args["at"] == "12:00" and args["unit"] == "fahrenheit"
     assert args["station"].isupper() and len(args["station"]) == 4 and 3 <= args["days"] <= 7
-    assert per_tool["archive"] == {"tool": "archive", "calls": 1, "succeeded": False}
+    assert per_tool["archive"] == {
+        "tool": "archive",
+        "calls": 1,
+        "succeeded": False,
+        "refusal": "the archive is offline",
+    }
     assert (calls["calls"], calls["calls_answered"], calls["calls_succeeded"]) == (5, 5, 3)
     for check in ("base.call.text-mirror-present", "base.call.text-mirror-equal"):
         assert "forecast" in _case(report, check)["message"].split("judged on")[1]

@@ -169,6 +169,23 @@ class ToolCalls:
         """The arguments of the successful call, if one succeeded."""
         return next((args for args, call in self.calls if call is self.success), None)
 
+    def refusal(self) -> str:
+        """What the last refused call said (its error message or isError text), cut short: the reader
+        sees why the arguments did not fit (a path that is no repository, a zone the server lacks)."""
+        if self.success is not None or not self.calls:
+            return ""
+        call = self.calls[-1][1]
+        error, result = call.error, call.result
+        if isinstance(error, dict):
+            return str(error.get("message", ""))[:REFUSAL_SHOWN]
+        content = result.get("content") if isinstance(result, dict) else None
+        texts = [
+            b["text"]
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        return " ".join(texts)[:REFUSAL_SHOWN]
+
 
 @dataclass
 class Sweep:
@@ -208,6 +225,7 @@ class Sweep:
                     "succeeded": t.success is not None,
                     **({"arguments": t.arguments()} if t.success is not None else {}),
                     **({"why": t.why} if t.why else {}),
+                    **({"refusal": t.refusal()} if t.refusal() else {}),
                 }
                 for t in self.tools[:SWEEP_LISTED]
             ],
@@ -230,6 +248,8 @@ class Sweep:
 
 #: Tools listed by name in a sweep's evidence (a server may offer hundreds).
 SWEEP_LISTED = 50
+#: Characters of a refusal's text kept in the evidence.
+REFUSAL_SHOWN = 160
 
 
 async def call_sweep(ctx: CaseContext) -> Sweep:
