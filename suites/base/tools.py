@@ -337,6 +337,7 @@ async def invalid_arguments(ctx: CaseContext) -> None:
     if not listed:
         skip(no_callable_reason(ctx))
     sweep = await call_sweep(ctx)
+    ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     needy = [
         t
         for t in sweep.tools
