@@ -106,3 +106,17 @@ def test_the_same_candidates_in_another_process() -> None:
         [sys.executable, "-c", code, schemas], capture_output=True, text=True, timeout=120, check=True
     )
     assert json.loads(out.stdout) == here
+
+
+def test_a_strategy_that_cannot_draw_leaves_the_tool_uncalled_saying_why(monkeypatch: Any) -> None:
+    from conformance.arguments import strategies
+
+    def broken(self: Any, rank: int = 0) -> Any:
+        raise ValueError("cannot draw")
+
+    monkeypatch.setattr(strategies.Model, "careful", broken)
+    candidates_module._candidates.cache_clear()
+    schema = {"type": "object", "properties": {"z": {"type": "string"}}, "required": ["z"]}
+    found = candidates(schema)
+    assert found.values() == [] and "ValueError: cannot draw" in found.problem
+    candidates_module._candidates.cache_clear()

@@ -60,7 +60,12 @@ def _candidates(key: str, count: int) -> Candidates:
     found: list[str] = []
     seen: set[str] = set()
     for rank in range(count):
-        value = simplest(model.careful(rank))
+        try:
+            value = simplest(model.careful(rank))
+        except Exception as exc:  # hypothesis cannot draw from it (a regex construct it lacks, say)
+            if found:
+                break
+            return _fallback(schema, f"no arguments could be drawn ({type(exc).__name__}: {exc})"[:300])
         if value is None:
             break
         canonical = json.dumps(value, sort_keys=True)
