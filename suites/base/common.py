@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar, cast
 
 from conformance.adapters.base import TransportError, TransportTimeout
-from conformance.arguments.candidates import candidates
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
@@ -262,6 +261,9 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
     """
 
     async def sweep() -> Sweep:
+        # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
+        from conformance.arguments.candidates import candidates
+
         chosen = callable_tools(ctx, await tools(ctx))
         schemas = [t.get("inputSchema", {}) for t in chosen]
         built = await asyncio.to_thread(lambda: [candidates(s) for s in schemas])
