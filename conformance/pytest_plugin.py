@@ -248,6 +248,12 @@ class McpCase(pytest.Item):
             lines.append(f"  {key}: {text[:2000]}")
         for entry in (case.get("transcript") or [])[-12:]:
             body = entry.get("text") or entry.get("note") or ""
+            if "base64" in entry:  # not UTF-8: shown as text with escapes, never as a bytes repr
+                import base64
+
+                from conformance.text import bytes_text
+
+                body = "(not UTF-8) " + bytes_text(base64.b64decode(entry["base64"]))
             lines.append(f"  > {entry.get('dir')} {entry.get('channel', '')} {body[:300]}".rstrip())
         return "\n".join(lines)
 

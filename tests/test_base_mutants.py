@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,11 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.tools.deterministic-order", "SKIP"),
     },
     "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
+    "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
     "no-parse-error": {("base.rpc.parse-error", "FAIL")},
+    # Arguments built from the schema reach the strict tool; one that refuses every call is no fault.
+    "strict-args": set(),
+    "strict-args-violation": {("base.call.structured-matches-schema", "FAIL")},
 }
 
 
@@ -58,6 +63,9 @@ def test_a_slow_tool_is_left_unjudged_and_the_others_are_judged() -> None:
     assert non_pass(report) == set()
     judged = [c for c in report["cases"] if c["check"] == "base.call.structured-matches-schema"]
     assert len(judged) == 1 and "'slow' (no answer within 1.5 s)" in judged[0]["message"]
+    assert "2 of 3 callable tool(s) succeeded in 3 call(s)" in judged[0]["message"]
+    calls = judged[0]["evidence"]["tool_calls"]
+    assert (calls["tools_called"], calls["calls"], calls["calls_answered"]) == (3, 3, 2)
 
 
 @pytest.mark.parametrize("defect", sorted(EXPECTED))
@@ -91,3 +99,46 @@ def test_http_modern_only_raw_server_passes(tmp_path: Path) -> None:
 def test_http_get_200_mutant(tmp_path: Path) -> None:
     report = run([_http_target(tmp_path, "--defect", "get-200")])
     assert non_pass(report) == {("base.http.modern-get-405", "FAIL")}
+
+
+def _case(report: dict[str, Any], check: str) -> dict[str, Any]:
+    (case,) = [c for c in report["cases"] if c["check"] == check]
+    return case
+
+
+def test_arguments_built_from_the_schema_make_the_strict_tool_judged() -> None:
+    """forecast needs an enum value, a pattern, a date, bounded numbers, a nested object, an array and a
+    zone the server knows: "x" for every string cannot call it. The careful candidates can: the first
+    (the description's first zone, which this server does not know) is refused, the second succeeds,
+    and its structuredContent is judged. archive refuses every call: no verdict holds that against it."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "strict-args")], protocol="2025-11-25")
+    assert non_pass(report) == set()
+    judged = _case(report, "base.call.structured-matches-schema")
+    assert "judged on 3 successful call(s): echo, add, forecast" in judged["message"]
+    assert "refused every candidate, not held against the server: archive" in judged["message"]
+    calls = judged["evidence"]["tool_calls"]
+    assert calls["feeds"][:3] == ["BASE-CALL-001", "BASE-CALL-002", "BASE-CALL-003"]
+    per_tool = {t["tool"]: t for t in calls["per_tool"]}
+    forecast = per_tool["forecast"]
+    assert forecast["calls"] == 2 and forecast["succeeded"] is True
+    args = forecast["arguments"]
+    assert args["zone"] == "Europe/Paris" and args["at"] == "12:00" and args["unit"] == "fahrenheit"
+    assert args["station"].isupper() and len(args["station"]) == 4 and 3 <= args["days"] <= 7
+    assert per_tool["archive"] == {
+        "tool": "archive",
+        "calls": 1,
+        "succeeded": False,
+        "refusal": "the archive is offline",
+    }
+    assert (calls["calls"], calls["calls_answered"], calls["calls_succeeded"]) == (5, 5, 3)
+    for check in ("base.call.text-mirror-present", "base.call.text-mirror-equal"):
+        assert "forecast" in _case(report, check)["message"].split("judged on")[1]
+
+
+def test_the_strict_tool_mutant_fails_the_check_its_call_fed() -> None:
+    report = run(
+        [stdio("tests.servers.raw_server", "--defect", "strict-args-violation")], protocol="2025-11-25"
+    )
+    assert non_pass(report) == {("base.call.structured-matches-schema", "FAIL")}
+    failed = _case(report, "base.call.structured-matches-schema")
+    assert failed["message"].startswith("tool 'forecast': structuredContent violates outputSchema at high")

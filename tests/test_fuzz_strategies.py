@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.strategies import SearchStrategy
 
+from conformance.arguments.strategies import Mutation, Unsupported, build
 from suites.base.common import find_trace
 from suites.fuzz.explore import strip_echo
-from suites.fuzz.strategies import Mutation, Unsupported, build
 
 RICH: dict[str, Any] = {
     "type": "object",
@@ -78,7 +78,10 @@ def test_valid_inputs_are_valid_and_cover_the_schema() -> None:
 
 def test_invalid_inputs_break_exactly_the_named_rule() -> None:
     model = build(RICH)
-    mutations: list[Mutation] = [m for s in (1, 2) for m in _collect(model.invalid(), s, 200)]
+    # Three seeds: hypothesis biases generation with constants it finds in the loaded project modules,
+    # so what a seed draws shifts with any code change; the rarer rules (exclusiveMaximum on an optional
+    # property) need the margin.
+    mutations: list[Mutation] = [m for s in (1, 2, 3) for m in _collect(model.invalid(), s, 200)]
     keywords = Counter(m.keyword for m in mutations)
     for mutation in mutations:
         errors = list(model.validator.iter_errors(mutation.arguments))
@@ -125,9 +128,9 @@ def test_unsupported_schemas_are_refused_with_the_reason(schema: dict[str, Any],
 
 def test_unknown_keywords_and_formats_are_noted_not_refused() -> None:
     model = build(
-        {"type": "object", "properties": {"a": {"type": "string", "format": "hostname", "x-ui": 1}}}
+        {"type": "object", "properties": {"a": {"type": "string", "format": "idn-hostname", "x-ui": 1}}}
     )
-    assert any("x-ui" in n for n in model.notes) and any("hostname" in n for n in model.notes)
+    assert any("x-ui" in n for n in model.notes) and any("idn-hostname" in n for n in model.notes)
 
 
 def test_a_schema_with_no_rule_has_no_invalid_input() -> None:

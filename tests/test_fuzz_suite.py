@@ -254,7 +254,7 @@ def test_a_generator_bug_is_an_error_never_a_pass(monkeypatch: pytest.MonkeyPatc
     """If hypothesis itself fails (a strategy built wrongly), the case is ERROR, not a quiet PASS or SKIP."""
     from hypothesis import strategies as st
 
-    from suites.fuzz import strategies
+    from conformance.arguments import strategies
 
     monkeypatch.setattr(strategies.Model, "valid", lambda self: st.integers(5, 1))
     report = run(

@@ -25,6 +25,7 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.engine.results import BLOCKING, VERDICTS
+from conformance.text import readable
 
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
@@ -108,7 +109,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=1)
+            json.dump(data, handle, ensure_ascii=False, indent=1, default=readable)
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:

@@ -24,6 +24,7 @@ from typing import Any
 
 from conformance.engine.results import BLOCKING, VERDICTS
 from conformance.requirements import LEVELS
+from conformance.text import bytes_text, readable
 
 #: Characters shown per transcript entry or evidence value; the canonical report keeps the rest.
 TEXT_CAP = 20_000
@@ -101,7 +102,7 @@ def _csp() -> str:
 
 def _e(value: Any) -> str:
     """Escape any value for HTML text or a quoted attribute; control characters made visible."""
-    text = value if isinstance(value, str) else str(value)
+    text = value if isinstance(value, str) else readable(value)
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     return html.escape(text, quote=True)
 
@@ -115,7 +116,7 @@ def _capped(text: str) -> str:
 def _pretty(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True, default=str)
+    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True, default=readable)
 
 
 def _verdict(verdict: str) -> str:
@@ -153,7 +154,8 @@ def _transcript(entries: list[dict[str, Any]]) -> str:
                 text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
             body += text
         elif "base64" in entry:
-            body += f"(binary, base64) {entry['base64']}"
+            # Not UTF-8: the bytes as text with escapes (the report keeps them exactly, in base64).
+            body += "(not UTF-8) " + bytes_text(base64.b64decode(entry["base64"]))
         out.append(f"<pre>{_e(' '.join(head))}\n{_capped(body)}</pre>")
     return "".join(out)
 

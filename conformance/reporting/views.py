@@ -6,6 +6,7 @@ Server-provided text is escaped in every view, so a hostile name or message cann
 from __future__ import annotations
 
 import html
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -15,6 +16,7 @@ from typing import Any
 
 from conformance.engine.results import BLOCKING, VERDICTS
 from conformance.reporting import html_report
+from conformance.text import readable
 
 ICON = {verdict: verdict for verdict in VERDICTS}
 #: Characters XML 1.0 cannot carry at all (not even escaped): a server's control bytes become `\xNN`.
@@ -33,7 +35,7 @@ def shown_verdicts(report: dict[str, Any]) -> list[str]:
 def _t(text: Any) -> str:
     """One terminal line: a server's escape sequences (colours, cursor moves, title changes) and line
     breaks must not rewrite the summary a user reads, so control characters become `\\xNN`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", readable(text))
 
 
 def summary_text(report: dict[str, Any], *, limit: int = 60) -> str:
@@ -63,13 +65,21 @@ def summary_text(report: dict[str, Any], *, limit: int = 60) -> str:
     return "\n".join(lines)
 
 
+def _evidence_text(value: Any) -> str:
+    """An evidence value as a reader sees it: a string as it is, anything else as JSON (never a
+    Python repr: no `b'...'`, no `True` or `None`)."""
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        return readable(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=readable)
+
+
 def _md(text: Any) -> str:
     """Escape for a Markdown table cell or line: no HTML, no table breaks, no emphasis, code or links.
 
     The backslash goes first: otherwise a server's `\\|` would become `\\\\|`, an escaped backslash
     followed by a live pipe that splits the table row.
     """
-    out = str(text).replace("\\", "\\\\")
+    out = readable(text).replace("\\", "\\\\")
     out = html.escape(out, quote=False).replace("|", "\\|")
     out = re.sub(r"[\r\n\x00-\x1f\x7f]+", " ", out)
     for ch in "*_`[]()#!~{}":
@@ -133,7 +143,7 @@ def markdown(report: dict[str, Any]) -> str:
                     f"Baseline entry {_md(b['entry'])} (the check said {b['verdict']}): {_md(b['reason'])}"
                 )
             for key, value in (case.get("evidence") or {}).items():
-                out.append(f"- {_md(key)}: {_md(str(value)[:600])}")
+                out.append(f"- {_md(key)}: {_md(_evidence_text(value)[:600])}")
             out.append("")
     out += ["## All cases", "", "| verdict | case | requirement | ms |", "|---|---|---|---|"]
     for case in report["cases"]:
@@ -147,7 +157,7 @@ def markdown(report: dict[str, Any]) -> str:
 def _x(text: Any) -> str:
     """Text XML 1.0 can carry: ElementTree escapes markup but writes control characters raw, which
     would make the whole file unparseable for the CI system reading it."""
-    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", readable(text))
 
 
 def junit_xml(report: dict[str, Any]) -> bytes:
@@ -196,7 +206,7 @@ def junit_xml(report: dict[str, Any]) -> bytes:
 
 def _junit_detail(case: dict[str, Any]) -> str:
     parts = [f"{case['requirement']} ({case['level']}): {case['title']}", case["message"]]
-    parts += [f"{k}: {str(v)[:2000]}" for k, v in (case.get("evidence") or {}).items()]
+    parts += [f"{k}: {_evidence_text(v)[:2000]}" for k, v in (case.get("evidence") or {}).items()]
     return "\n".join(parts)
 
 

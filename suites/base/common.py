@@ -1,13 +1,15 @@
-"""Helpers shared by the base checks: complete listings, example inputs, evidence scanning."""
+"""Helpers shared by the base checks: complete listings, the sweep of tool calls, evidence scanning."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar, cast
 
-from conformance.adapters.base import TransportError
+from conformance.adapters.base import TransportError, TransportTimeout
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
@@ -152,47 +154,157 @@ def no_callable_reason(ctx: CaseContext) -> str:
     return "no tool is annotated readOnlyHint: true; pass --call-tools all to call every tool"
 
 
-def example_value(schema: Any, depth: int = 0) -> Any:
-    """A small value valid for common schemas: what a careful client would send to a read-only tool."""
-    if not isinstance(schema, dict) or depth > 6:
-        return None
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    if "default" in schema:
-        return schema["default"]
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
-    for combinator in ("anyOf", "oneOf"):
-        if isinstance(schema.get(combinator), list) and schema[combinator]:
-            return example_value(schema[combinator][0], depth + 1)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
-    if kind == "object" or "properties" in schema:
-        props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
-        required = [r for r in schema.get("required", []) if isinstance(r, str)]
-        return {name: example_value(props.get(name, {}), depth + 1) for name in required}
-    if kind == "array":
-        count = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
-        return [example_value(schema.get("items", {}), depth + 1) for _ in range(count)]
-    if kind == "integer":
-        return (
-            max(int(schema.get("minimum", 1)), 1) if isinstance(schema.get("minimum", 1), int | float) else 1
+@dataclass
+class ToolCalls:
+    """One callable tool in the sweep: the arguments tried, the calls made, the one that succeeded."""
+
+    tool: dict[str, Any]
+    calls: list[tuple[dict[str, Any], Call]] = field(default_factory=list)
+    success: Call | None = None
+    #: Why the tool was not called, or not called to the end (no arguments, no answer in time).
+    why: str = ""
+    #: A call went unanswered within the timeout (it is not in `calls`, which holds answers).
+    timed_out: bool = False
+
+    @property
+    def name(self) -> str:
+        return str(self.tool["name"])
+
+    def arguments(self) -> dict[str, Any] | None:
+        """The arguments of the successful call, if one succeeded."""
+        return next((args for args, call in self.calls if call is self.success), None)
+
+    def refusal(self) -> str:
+        """What the last refused call said (its error message or isError text), cut short: the reader
+        sees why the arguments did not fit (a path that is no repository, a zone the server lacks)."""
+        if self.success is not None or not self.calls:
+            return ""
+        call = self.calls[-1][1]
+        error, result = call.error, call.result
+        if isinstance(error, dict):
+            return str(error.get("message", ""))[:REFUSAL_SHOWN]
+        content = result.get("content") if isinstance(result, dict) else None
+        texts = [
+            b["text"]
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ]
+        return " ".join(texts)[:REFUSAL_SHOWN]
+
+
+@dataclass
+class Sweep:
+    """Every callable tool called with the careful candidates of its inputSchema, until one succeeds.
+
+    A failure on arguments the schema allows is no fault of the server (a time zone the server does not
+    know): no check reads it as one; it only means the checks that need a success have less to judge.
+    """
+
+    tools: list[ToolCalls]
+
+    def successes(self) -> list[tuple[dict[str, Any], Call]]:
+        return [(t.tool, t.success) for t in self.tools if t.success is not None]
+
+    def answered(self) -> int:
+        return sum(len(t.calls) for t in self.tools)
+
+    def made(self) -> int:
+        """Calls sent: the answered ones and those left unanswered within the timeout."""
+        return self.answered() + sum(1 for t in self.tools if t.timed_out)
+
+    def unanswered(self) -> list[str]:
+        return [f"{t.name!r} ({t.why})" for t in self.tools if t.success is None and t.why]
+
+    def summary(self, feeds: tuple[str, ...]) -> dict[str, Any]:
+        """The case evidence: how many calls were made and succeeded, per tool, and what it fed."""
+        return {
+            "tools_called": sum(1 for t in self.tools if t.calls or t.timed_out),
+            "calls": self.made(),
+            "calls_answered": self.answered(),
+            "calls_succeeded": len(self.successes()),
+            "feeds": list(feeds),
+            "per_tool": [
+                {
+                    "tool": t.name,
+                    "calls": len(t.calls) + t.timed_out,
+                    "succeeded": t.success is not None,
+                    **({"arguments": t.arguments()} if t.success is not None else {}),
+                    **({"why": t.why} if t.why else {}),
+                    **({"refusal": t.refusal()} if t.refusal() else {}),
+                }
+                for t in self.tools[:SWEEP_LISTED]
+            ],
+        }
+
+    def line(self) -> str:
+        """One line for the case message: calls made, calls that succeeded, and which tools."""
+        succeeded = [t.name for t in self.tools if t.success is not None]
+        text = (
+            f"tools/call: {len(succeeded)} of {len(self.tools)} callable tool(s) succeeded in "
+            f"{self.made()} call(s) with arguments built from their inputSchema"
         )
-    if kind == "number":
-        return 1.5
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
-    if kind == "string":
-        if schema.get("format") == "uri":
-            return "https://example.com/"
-        if schema.get("format") == "date-time":
-            return "2026-01-01T00:00:00Z"
-        return "x" * max(int(schema.get("minLength", 1) or 1), 1)
+        if succeeded:
+            text += " (" + ", ".join(succeeded[:SWEEP_LISTED]) + ")"
+        refused = [t.name for t in self.tools if t.calls and t.success is None]
+        if refused:
+            text += "; refused every candidate, not held against the server: " + ", ".join(refused[:10])
+        return text
+
+
+#: Tools listed by name in a sweep's evidence (a server may offer hundreds).
+SWEEP_LISTED = 50
+#: Characters of a refusal's text kept in the evidence.
+REFUSAL_SHOWN = 160
+
+
+async def call_sweep(ctx: CaseContext) -> Sweep:
+    """Call each callable tool once per (target, revision) with up to CANDIDATES arguments.
+
+    A tool that does not answer within the timeout is not judged, and the others still are: a slow
+    tool (server-everything has one that sleeps 10 s) breaks no rule, and must not turn every
+    structured-output verdict into an ERROR. After SWEEP_TIMEOUTS of them the remaining tools are not
+    called. Any other transport failure stops the sweep (memo remembers it for every later check).
+    """
+
+    async def sweep() -> Sweep:
+        # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
+        from conformance.arguments.candidates import candidates
+
+        chosen = callable_tools(ctx, await tools(ctx))
+        schemas = [t.get("inputSchema", {}) for t in chosen]
+        built = await asyncio.to_thread(lambda: [candidates(s) for s in schemas])
+        out, timeouts = [], 0
+        for tool, cands in zip(chosen, built, strict=True):
+            entry = ToolCalls(tool)
+            out.append(entry)
+            if timeouts >= SWEEP_TIMEOUTS:
+                entry.why = "not called"
+                continue
+            if not cands.arguments:
+                entry.why = f"not called: {cands.problem}"
+                continue
+            for args in cands.values():
+                try:
+                    call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
+                except TransportTimeout:
+                    timeouts += 1
+                    entry.timed_out = True
+                    entry.why = f"no answer within {ctx.options.timeout:g} s"
+                    break
+                entry.calls.append((args, call))
+                if succeeded(call) is not None:
+                    entry.success = call
+                    break
+        return Sweep(out)
+
+    return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
+
+
+def succeeded(call: Call) -> dict[str, Any] | None:
+    """The result of a call that succeeded (a result object without isError: true), else None."""
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is not True:
+        return result
     return None
 
 

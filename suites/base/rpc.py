@@ -11,6 +11,7 @@ from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.schemas import shape_errors
+from conformance.text import bytes_text
 
 #: How long to wait for an answer to a malformed message before calling it unanswered.
 MALFORMED_WAIT = 3.0
@@ -88,7 +89,7 @@ async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
         except Exception:
             ctx.pool.broken = True
             raise
-        missed(f"no answer within {MALFORMED_WAIT:g} s to {raw[:80]!r}")
+        missed(f"no answer within {MALFORMED_WAIT:g} s to `{bytes_text(raw, 80)}`")
     ctx.calls.append(call)
     # An answer with id null cannot be told from a duplicate of itself by id: give a duplicate a moment
     # to arrive, so the next send discards it instead of taking it for its own answer.

@@ -8,6 +8,7 @@ from conformance.engine.checks import check, missed
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import classify
 from conformance.protocol.versions import BATCH_REVISIONS
+from conformance.text import bytes_text
 
 
 @check(
@@ -28,7 +29,8 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
             missed(f"stdout: {entry['note']}")
         if "base64" in entry:
             missed(
-                "stdout carried bytes that are not UTF-8", why=repr(base64.b64decode(entry["base64"])[:120])
+                "stdout carried bytes that are not UTF-8",
+                why=bytes_text(base64.b64decode(entry["base64"]), 120),
             )
         frame = classify(entry["text"].encode("utf-8")) if "truncated_from" not in entry else None
         if frame is not None and (frame.kind == "garbage" or not _message(frame.value, ctx.revision)):

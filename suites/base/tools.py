@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from jsonschema import validators
 
-from conformance.adapters.base import TransportTimeout
 from conformance.engine.checks import check, missed, skip, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
@@ -25,13 +25,13 @@ from conformance.protocol.versions import (
 from conformance.schemas import meta, shape_errors
 from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from suites.base.common import (
-    SWEEP_TIMEOUTS,
+    call_sweep,
     callable_tools,
-    example_value,
     json_text_blocks,
     list_all,
     memo,
     no_callable_reason,
+    succeeded,
     tools,
 )
 
@@ -180,49 +180,41 @@ async def deterministic_order(ctx: CaseContext) -> None:
         missed(f"two listings differ: {first[:8]!r}… vs {second[:8]!r}…")
 
 
+#: The requirements the sweep of tool calls feeds (named in each one's evidence).
+SWEEP_FEEDS = ("BASE-CALL-001", "BASE-CALL-002", "BASE-CALL-003", "BASE-CALL-006")
+
+
 async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str, Any], Any]]:
-    """Call each callable tool once per (target, revision); keep (tool, call) pairs.
+    """(tool, call) for each callable tool that a call with careful arguments succeeded on.
 
-    A tool that does not answer within the timeout is not judged, and the others still are: a slow
-    tool (server-everything has one that sleeps 10 s) breaks no rule, and must not turn every
-    structured-output verdict into an ERROR. The case notes it; after SWEEP_TIMEOUTS of them the
-    remaining tools are not called. When no tool answers at all, nothing was judged: ERROR. Any other
-    transport failure still stops the sweep.
+    The sweep (common.call_sweep) is shared by the (target, revision); this case's evidence says how
+    many calls were made and succeeded, which tools were left unjudged, and which checks it fed. When
+    no tool answered at all, nothing was judged: ERROR.
     """
-
-    async def call_each() -> tuple[list[tuple[dict[str, Any], Any]], int, list[str]]:
-        chosen = callable_tools(ctx, await tools(ctx))
-        pairs: list[tuple[dict[str, Any], Any]] = []
-        unanswered: list[str] = []
-        for tool in chosen:
-            if len(unanswered) >= SWEEP_TIMEOUTS:
-                unanswered.append(f"{tool['name']!r} (not called)")
-                continue
-            args = example_value(tool.get("inputSchema", {})) or {}
-            try:
-                call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
-            except TransportTimeout:
-                unanswered.append(f"{tool['name']!r} (no answer within {ctx.options.timeout:g} s)")
-                continue
-            pairs.append((tool, call))
-        return pairs, len(chosen), unanswered
-
-    pairs, chosen, unanswered = await memo(ctx, "structured-calls", "calling each callable tool", call_each)
+    sweep = await call_sweep(ctx)
+    ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
+    if not sweep.tools:
+        skip(no_callable_reason(ctx))
+    ctx.note(sweep.line())
+    unanswered = sweep.unanswered()
     if unanswered:
         ctx.note("not judged: " + ", ".join(unanswered))
-    if not chosen:
-        skip(no_callable_reason(ctx))
-    if not pairs:
+    if not sweep.answered() and any(t.why.startswith("no answer") for t in sweep.tools):
         # Nothing was judged because nothing answered: the harness could not judge, an ERROR.
         unjudgeable("no called tool answered within the timeout: " + ", ".join(unanswered))
-    return pairs
+    return sweep.successes()
 
 
-def _succeeded(call: Any) -> dict[str, Any] | None:
-    result = call.result
-    if isinstance(result, dict) and result.get("isError") is not True:
-        return result
-    return None
+def _judged_on(ctx: CaseContext, names: list[str]) -> None:
+    """Say which successful calls this check judged (the sweep's line says how many were made)."""
+    if names:
+        ctx.note(f"judged on {len(names)} successful call(s): " + ", ".join(dict.fromkeys(names)))
+
+
+def _skip_unjudged(ctx: CaseContext, reason: str) -> NoReturn:
+    """SKIP, with the sweep's count of calls in the reason: "3 calls, none succeeded" says why."""
+    line = next((n for n in ctx.notes if n.startswith("tools/call:")), "")
+    skip(f"{reason} ({line})" if line else reason)
 
 
 @check(
@@ -233,9 +225,10 @@ def _succeeded(call: Any) -> dict[str, Any] | None:
     revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def structured_matches_schema(ctx: CaseContext) -> None:
-    judged, unrunnable = 0, []
+    judged: list[str] = []
+    unrunnable: list[str] = []
     for tool, call in await _successful_structured_calls(ctx):
-        result = _succeeded(call)
+        result = succeeded(call)
         schema = tool.get("outputSchema")
         if result is None or not isinstance(schema, dict):
             continue
@@ -253,7 +246,7 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
             # An ECMA-262 pattern Python cannot run (\p{L}, say): no verdict rather than a guess.
             unrunnable.append(f"{tool['name']!r} ({exc})")
             continue
-        judged += 1
+        judged.append(tool["name"])
         if errors:
             err = errors[0]
             where = "/".join(str(p) for p in err.absolute_path) or "(root)"
@@ -263,11 +256,13 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
             )
     if unrunnable:
         ctx.note("not judged, a pattern in the outputSchema cannot run here: " + ", ".join(unrunnable))
+    _judged_on(ctx, judged)
     if not judged:
-        skip(
+        _skip_unjudged(
+            ctx,
             "no callable tool with an outputSchema returned a successful result"
             if not unrunnable
-            else "every outputSchema to judge has a pattern that cannot run here: " + ", ".join(unrunnable)
+            else "every outputSchema to judge has a pattern that cannot run here: " + ", ".join(unrunnable),
         )
 
 
@@ -286,6 +281,7 @@ async def text_mirror_present(ctx: CaseContext) -> None:
                 f"tool {tool['name']!r}: no text block carries the serialized structuredContent",
                 **call.excerpt(),
             )
+    _judged_on(ctx, [tool["name"] for tool, _, _ in structured])
 
 
 @check(
@@ -296,28 +292,29 @@ async def text_mirror_present(ctx: CaseContext) -> None:
     revisions=since(FIRST_STRUCTURED_OUTPUT),
 )
 async def text_mirror_equal(ctx: CaseContext) -> None:
-    judged = 0
+    judged: list[str] = []
     for tool, call, result in await _structured_results(ctx):
         for value in json_text_blocks(result):
-            judged += 1
+            judged.append(tool["name"])
             if value != result["structuredContent"]:
                 missed(
                     f"tool {tool['name']!r}: a JSON text block differs from structuredContent",
                     **call.excerpt(),
                 )
+    _judged_on(ctx, judged)
     if not judged:
-        skip("no called tool returned structuredContent with a JSON text block")
+        _skip_unjudged(ctx, "no called tool returned structuredContent with a JSON text block")
 
 
 async def _structured_results(ctx: CaseContext) -> list[tuple[dict[str, Any], Any, dict[str, Any]]]:
     """(tool, call, result) for each successful call that returned structuredContent; SKIP if none."""
     found = []
     for tool, call in await _successful_structured_calls(ctx):
-        result = _succeeded(call)
+        result = succeeded(call)
         if result is not None and "structuredContent" in result:
             found.append((tool, call, result))
     if not found:
-        skip("no called tool returned structuredContent")
+        _skip_unjudged(ctx, "no called tool returned structuredContent")
     return found
 
 
@@ -369,17 +366,31 @@ async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
 )
 async def invalid_arguments(ctx: CaseContext) -> None:
     listed = callable_tools(ctx, await tools(ctx))
-    candidates = [
-        t for t in listed if isinstance(t.get("inputSchema"), dict) and t["inputSchema"].get("required")
-    ]
     if not listed:
         skip(no_callable_reason(ctx))
-    if not candidates:
+    sweep = await call_sweep(ctx)
+    ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
+    needy = [
+        t
+        for t in sweep.tools
+        if isinstance(t.tool.get("inputSchema"), dict)
+        and isinstance(t.tool["inputSchema"].get("required"), list)
+        and any(isinstance(r, str) for r in t.tool["inputSchema"]["required"])
+        and not t.why
+    ]
+    if not needy:
         skip("no callable tool has a required argument to leave out")
-    tool = candidates[0]
-    args = example_value(tool["inputSchema"]) or {}
-    dropped = tool["inputSchema"]["required"][0]
+    # Arguments that succeeded, less one required one: then the missing argument alone is refused.
+    # Without a success, the first candidate less it (the rejection may then have another cause).
+    chosen = next((t for t in needy if t.success is not None), needy[0])
+    tool = chosen.tool
+    args = copy.deepcopy(chosen.arguments() or (chosen.calls[0][0] if chosen.calls else {}))
+    dropped = next(r for r in tool["inputSchema"]["required"] if isinstance(r, str))
     args.pop(dropped, None)
+    ctx.note(
+        f"{tool['name']!r} without {dropped!r}, "
+        + ("from arguments it accepted" if chosen.success is not None else "from arguments it refused")
+    )
     call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
     result = call.result
     if isinstance(result, dict) and result.get("isError") is not True:

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from conformance.arguments.strategies import Model, Mutation, Unsupported, build
 from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from suites.base.common import callable_tools, no_callable_reason, tools
@@ -28,7 +29,6 @@ from suites.fuzz.explore import (
     replay_one,
     run_seed,
 )
-from suites.fuzz.strategies import Model, Mutation, Unsupported, build
 
 MODES = ("valid", "invalid")
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shutil
-import tempfile
 import threading
 import time
 import zlib
@@ -29,12 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.adapters.base import TransportError, TransportTimeout
+from conformance.arguments.home import hypothesis_home
+from conformance.arguments.strategies import Model, Mutation
 from conformance.engine.context import CaseContext
 from conformance.engine.sessions import open_session
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call, HandshakeFailed, Session
 from suites.base.common import find_trace
-from suites.fuzz.strategies import Model, Mutation
 
 #: Times one tool may break the session (hang, crash) before it is no longer called.
 BREAKS_PER_TOOL = 3
@@ -45,8 +44,6 @@ MAX_ROUNDS = 4
 TRANSPORT_KINDS = ("hang", "crash", "dead", "garbled")
 
 _FAILURE_TYPES: dict[str, type[FuzzFailure]] = {}
-#: The private hypothesis home: its path, how many explorations use it, the setting it replaced.
-_HOME: dict[str, Any] = {"path": "", "users": 0, "previous": None}
 
 
 class FuzzFailure(AssertionError):
@@ -478,35 +475,6 @@ class ToolFuzzer:
                 message = next(m for k, m in smallest.findings if k == kind)
             out[kind] = Finding(kind, message, example, shrunk, count)
         return out
-
-
-_HOME_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def hypothesis_home() -> Any:
-    """hypothesis caches files (Unicode tables, constants) under `.hypothesis/` in the working folder;
-    the harness writes only under its report folder, so point it at a private temporary folder (removed
-    at exit) while any exploration runs, and put the previous setting back when the last one ends."""
-    from hypothesis import configuration
-
-    with _HOME_LOCK:
-        if not _HOME["users"]:
-            if not _HOME["path"]:
-                import atexit
-
-                _HOME["path"] = tempfile.mkdtemp(prefix="mcp-conformance-hypothesis-")
-                atexit.register(shutil.rmtree, _HOME["path"], ignore_errors=True)
-            _HOME["previous"] = vars(configuration).get("__hypothesis_home_directory")
-            configuration.set_hypothesis_home_dir(_HOME["path"])
-        _HOME["users"] += 1
-    try:
-        yield
-    finally:
-        with _HOME_LOCK:
-            _HOME["users"] -= 1
-            if not _HOME["users"]:
-                configuration.set_hypothesis_home_dir(_HOME["previous"])
 
 
 class Clock:

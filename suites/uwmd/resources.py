@@ -18,6 +18,7 @@ from xml.etree import ElementTree
 
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
+from conformance.text import bytes_text
 from suites.uwmd import jcs
 from suites.uwmd.common import (
     CSV_MEDIA,
@@ -73,7 +74,7 @@ def xml_root(text: str) -> tuple[str | None, str]:
 def zip_names(data: bytes) -> tuple[list[str] | None, str]:
     """The member names of a ZIP (its central directory only: nothing is inflated)."""
     if not data.startswith(b"PK\x03\x04"):
-        return None, f"the bytes start {data[:4]!r}, not PK\\x03\\x04"
+        return None, f"the bytes start `{bytes_text(data[:4])}`, not `PK\\x03\\x04`"
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return archive.namelist(), ""

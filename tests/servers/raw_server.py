@@ -12,11 +12,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import jsonschema
 
 LEGACY = ("2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
@@ -39,8 +42,12 @@ DEFECTS = {
     " echo's outputSchema",
     "cursor-loop": "the tools/list cursor points back to the first page forever",
     "stdout-garbage": "writes a log line to stdout at start",
+    "stdout-binary": "writes bytes that are not UTF-8 (and a terminal escape) to stdout at start",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
+    "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
+    " bounds and a zone it knows, and one that refuses every call (a failure the schema does not explain)",
+    "strict-args-violation": "strict-args, but forecast's structuredContent violates its outputSchema",
 }
 
 TOOLS = [
@@ -98,7 +105,53 @@ SLOW_TOOL = {
     "outputSchema": {"type": "object"},
     "annotations": {"readOnlyHint": True},
 }
-EXTRA_TOOLS = {
+#: A tool the string "x" cannot call: each argument must fit its schema, and the zone must be one this
+#: server knows, though the schema cannot say so (as a real time server refuses "x" as a time zone).
+STRICT_TOOL = {
+    "name": "forecast",
+    "description": "The forecast for a station and day.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "station": {"type": "string", "pattern": "^[A-Z]{4}$"},
+            "day": {"type": "string", "format": "date"},
+            "days": {"type": "integer", "minimum": 3, "maximum": 7},
+            "zone": {
+                "type": "string",
+                "description": "IANA zone of the station (e.g. 'America/Nuuk', 'Europe/Paris')",
+            },
+            "at": {"type": "string", "description": "Local time as HH:MM"},
+            "where": {
+                "type": "object",
+                "properties": {"lat": {"type": "number", "minimum": -90, "maximum": 90}},
+                "required": ["lat"],
+                "additionalProperties": False,
+            },
+            "tags": {"type": "array", "items": {"enum": ["rain", "wind"]}, "minItems": 1},
+        },
+        "required": ["unit", "station", "day", "days", "zone", "at", "where", "tags"],
+        "additionalProperties": False,
+    },
+    "outputSchema": {
+        "type": "object",
+        "properties": {"station": {"type": "string"}, "high": {"type": "number"}},
+        "required": ["station", "high"],
+    },
+    "annotations": {"readOnlyHint": True},
+}
+#: Zones the forecast tool knows (America/Nuuk, the description's first example, is not one of them).
+KNOWN_ZONES = ("Europe/Paris", "Asia/Tokyo")
+#: A read-only tool that refuses every call: its failure is no fault the harness may hold against it.
+REFUSING_TOOL = {
+    "name": "archive",
+    "description": "Past observations; the archive is offline.",
+    "inputSchema": {"type": "object", "properties": {"day": {"type": "string"}}, "required": ["day"]},
+    "annotations": {"readOnlyHint": True},
+}
+EXTRA_TOOLS: dict[str, Any] = {
+    "strict-args": [STRICT_TOOL, REFUSING_TOOL],
+    "strict-args-violation": [STRICT_TOOL, REFUSING_TOOL],
     "slow-tool": SLOW_TOOL,
     "bad-input-schema": BROKEN_TOOL,
     "bad-pattern": BAD_PATTERN_TOOL,
@@ -230,7 +283,8 @@ class Server:
         raise RpcError(-32601, "Method not found" + trace)
 
     def tools_page(self, cursor: Any) -> dict[str, Any]:
-        tools = [*TOOLS, EXTRA_TOOLS[self.defect]] if self.defect in EXTRA_TOOLS else TOOLS
+        extra = EXTRA_TOOLS.get(self.defect, [])
+        tools = [*TOOLS, *(extra if isinstance(extra, list) else [extra])]
         if self.defect == "ecma-pattern":
             tools = [{**t, "outputSchema": ECMA_ECHO_OUTPUT} if t["name"] == "echo" else t for t in tools]
         if cursor is None:
@@ -250,6 +304,8 @@ class Server:
         name, args = params.get("name"), params.get("arguments") or {}
         if name == "slow" and self.defect == "slow-tool":
             time.sleep(60)  # the harness gives up long before; its close kills the process
+        if self.defect.startswith("strict-args") and name in ("forecast", "archive"):
+            return self.strict_call(name, args)
         tool = next((t for t in TOOLS if t["name"] == name), None)
         if tool is None:
             if self.defect == "unknown-tool-success":
@@ -270,6 +326,28 @@ class Server:
         if self.defect == "text-differs":
             text = json.dumps({**structured, "extra": True})
         return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+    def strict_call(self, name: str, args: Any) -> dict[str, Any]:
+        """forecast: the schema's rules (formats asserted), then what the schema cannot say."""
+        if name == "archive":
+            return {"content": [{"type": "text", "text": "the archive is offline"}], "isError": True}
+        checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+        errors = list(jsonschema.Draft202012Validator(STRICT_TOOL["inputSchema"], format_checker=checker)
+                      .iter_errors(args))  # fmt: skip
+        problem = errors[0].message if errors else ""
+        if not problem and args["zone"] not in KNOWN_ZONES:
+            problem = f"unknown zone {args['zone']!r}"
+        if not problem and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", args["at"]):
+            problem = f"at {args['at']!r} is not HH:MM"
+        if problem:
+            return {"content": [{"type": "text", "text": f"Invalid arguments: {problem}"}], "isError": True}
+        structured: dict[str, Any] = {"station": args["station"], "high": 21.5}
+        if self.defect == "strict-args-violation":
+            structured["high"] = "warm"
+        return {
+            "content": [{"type": "text", "text": json.dumps(structured)}],
+            "structuredContent": structured,
+        }
 
     @staticmethod
     def invalid(schema: dict[str, Any], args: Any) -> str:
@@ -297,6 +375,9 @@ def serve_stdio(server: Server) -> None:
     out = sys.stdout.buffer
     if server.defect == "stdout-garbage":
         out.write(b"raw-reference starting up...\n")
+        out.flush()
+    if server.defect == "stdout-binary":
+        out.write(b"\xff\xfe boot \x1b[31mred\x1b[0m caf\xc3\xa9\n")
         out.flush()
     for line in sys.stdin.buffer:
         if not line.strip():

@@ -1,5 +1,5 @@
-"""Hypothesis strategies built from a tool's inputSchema: valid arguments, and arguments that break exactly
-one rule of the schema.
+"""Hypothesis strategies built from a tool's inputSchema: valid arguments, arguments that break exactly
+one rule of the schema (the fuzz suite), and the careful arguments a client would send (the base suite).
 
 Why a converter of our own: the fuzz suite must know *which* rule an invalid input breaks, to name it
 when a server accepts it, and must refuse schemas it cannot honour rather than send wrong data. So the
@@ -10,6 +10,12 @@ schema with any other validation keyword raises `Unsupported`: the tool is skipp
 Every value is checked with a JSON Schema validator of the schema's own dialect before it is used: a
 "valid" input is valid, and an "invalid" one fails on exactly the named keyword and nothing else. A gap
 in the converter therefore costs examples, never a false verdict.
+
+Careful arguments (`Model.careful(rank)`) are the same strategies with the schema's own hints first:
+`enum` and `const` values, `default`, `examples`, values quoted in a `description` ("e.g. 'Europe/Paris'")
+and placeholders it names (HH:MM), then ordinary values (a word, the number 1) before anything random, no
+property the schema does not name, null last. Their simplest example is what a careful client would send;
+`rank` rotates the hints, so rank 1 tries the second value where a place offers several.
 """
 
 from __future__ import annotations
@@ -57,7 +63,22 @@ UNSUPPORTED = frozenset(
     }
 )  # fmt: skip
 #: Formats given values of their own (the validator does not assert format, but servers may).
-FORMATS = ("date-time", "date", "email", "uri", "uuid")
+FORMATS = ("date-time", "date", "time", "email", "uri", "uri-reference", "uuid", "hostname", "ipv4", "ipv6")
+#: Hints kept per place: each is one more candidate rank, and a candidate is one more call.
+MAX_HINTS = 4
+#: A value quoted in a description, as examples are ('Europe/Paris', "UTC", `main`): no whitespace inside,
+#: so an apostrophe of prose ("the user's name") does not open a quote.
+QUOTED = re.compile(r"""'([^'\s]{1,100})'|"([^"\s]{1,100})"|`([^`\s]{1,100})`""")
+#: Placeholders a description names for a string's form, and a value of that form.
+PLACEHOLDERS = {
+    "YYYY-MM-DDTHH:MM:SS": "2026-01-01T12:00:00",
+    "YYYY-MM-DD": "2026-01-01",
+    "HH:MM:SS": "12:00:00",
+    "HH:MM": "12:00",
+}
+PLACEHOLDER = re.compile("|".join(re.escape(k) for k in PLACEHOLDERS))
+#: The ordinary string a careful client sends where nothing else is known (cut or repeated to fit).
+WORD = "example"
 #: Longest nesting of `$ref` followed before a schema counts as recursive.
 MAX_REF_DEPTH = 12
 #: Strings longer than this are built by repetition: hypothesis bounds the choices one example may make.
@@ -102,6 +123,9 @@ class Node:
     unique: bool = False
     any_of: list[Node] = field(default_factory=list)
     one_of: list[Node] = field(default_factory=list)
+    #: Values the schema suggests for this place (default, examples, a description's quotes), each
+    #: valid here: what careful arguments try first.
+    hints: list[Any] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"Node({self.pointer or '/'})"
@@ -154,8 +178,11 @@ def pointer(path: tuple[str | int, ...]) -> str:
 
 
 class Compiler:
-    def __init__(self, root: dict[str, Any]) -> None:
+    def __init__(self, root: dict[str, Any], validator: Any = None) -> None:
         self.root = root
+        #: The root's validator: a hint is kept only if its place's subschema admits it (local `$ref`s
+        #: still resolve against the root).
+        self.validator = validator
         self.notes: list[str] = []
 
     def compile(self, schema: Any, where: str, refs: int = 0) -> Node:
@@ -169,7 +196,7 @@ class Compiler:
             return self._ref(schema, where, refs)
         for key in schema:
             if key in UNSUPPORTED:
-                raise Unsupported(f"keyword {key!r} at {where or '/'} is not supported by the fuzz converter")
+                raise Unsupported(f"keyword {key!r} at {where or '/'} is not supported by the converter")
         unknown = sorted(k for k in schema if k not in SUPPORTED and k not in ANNOTATIONS)
         if unknown:
             self.notes.append(
@@ -199,7 +226,34 @@ class Compiler:
                     node.any_of = compiled
                 else:
                     node.one_of = compiled
+        node.hints = self._hints(node)
         return node
+
+    def _hints(self, node: Node) -> list[Any]:
+        """The values the schema itself suggests for this place, deduplicated, each admitted by it."""
+        s = node.schema
+        found: list[Any] = []
+        if "default" in s:
+            found.append(s["default"])
+        if isinstance(s.get("examples"), list):
+            found.extend(s["examples"])
+        if isinstance(s.get("description"), str):
+            found.extend(described(s["description"], node.kinds()))
+        hints: list[Any] = []
+        for value in found:
+            if len(hints) >= MAX_HINTS:
+                break
+            if not any(_same_json(value, h) for h in hints) and self._admits(s, value):
+                hints.append(value)
+        return hints
+
+    def _admits(self, schema: dict[str, Any], value: Any) -> bool:
+        if self.validator is None:
+            return False
+        try:
+            return bool(self.validator.evolve(schema=schema).is_valid(value))
+        except Exception:  # a subschema the validator cannot run alone: no hint rather than a wrong one
+            return False
 
     def _ref(self, schema: dict[str, Any], where: str, refs: int) -> Node:
         ref = schema["$ref"]
@@ -322,6 +376,33 @@ class Compiler:
                 raise Unsupported(f"required {missing} at {where or '/'} can never be present")
 
 
+def described(text: str, kinds: frozenset[str]) -> list[Any]:
+    """Values a description offers for its place: quoted ones, then the form its placeholders name.
+
+    A quoted value is a string where a string may go, else read as JSON (`'10'` for an integer); the
+    caller keeps only what the place's schema admits, so a quote that was prose costs nothing.
+    """
+    values: list[Any] = []
+    for match in QUOTED.finditer(text):
+        token = next(g for g in match.groups() if g is not None)
+        if not kinds or "string" in kinds:
+            values.append(token)
+        else:
+            try:
+                values.append(json.loads(token))
+            except ValueError:
+                continue
+    if not kinds or "string" in kinds:
+        values.extend(PLACEHOLDERS[m.group(0)] for m in PLACEHOLDER.finditer(text))
+    return values
+
+
+def _rotate(values: list[Any], rank: int) -> list[Any]:
+    """`values` starting at the rank-th: the simplest example of a sampled_from is its first value."""
+    shift = rank % len(values)
+    return values[shift:] + values[:shift]
+
+
 # ------------------------------------------------------------------------------------------------ values
 
 
@@ -375,8 +456,10 @@ def _bounds(node: Node, integral: bool) -> tuple[Any, Any, bool, bool]:
     return low, high, low_ex, high_ex
 
 
-def _integers(node: Node) -> SearchStrategy[int]:
-    """Whole numbers within the node's bounds (none when the bounds hold no whole number)."""
+def _integers(node: Node, careful: bool = False) -> SearchStrategy[int]:
+    """Whole numbers within the node's bounds (none when the bounds hold no whole number); careful: 1
+    first where the bounds allow it (0 is the simplest integer, and a count or limit of 0 is often
+    refused)."""
     low, high, _, _ = _bounds(node, integral=True)
     m = node.multiple_of
     if m:
@@ -386,12 +469,15 @@ def _integers(node: Node) -> SearchStrategy[int]:
         return st.nothing()
     if m:
         return st.integers(low, high).map(lambda k: k * m)
-    return st.integers(low, high)
+    whole = st.integers(low, high)
+    if careful and (low is None or low <= 1) and (high is None or high >= 1):
+        return st.one_of(st.just(1), whole)
+    return whole
 
 
-def _numbers(node: Node) -> SearchStrategy[Any]:
+def _numbers(node: Node, careful: bool = False) -> SearchStrategy[Any]:
     if node.multiple_of:
-        return _integers(node)
+        return _integers(node, careful)
     low, high, low_ex, high_ex = _bounds(node, integral=False)
     floats = st.floats(
         min_value=low,
@@ -401,10 +487,18 @@ def _numbers(node: Node) -> SearchStrategy[Any]:
         allow_nan=False,
         allow_infinity=False,
     )
-    return st.one_of(_integers(node), floats)
+    return st.one_of(_integers(node, careful), floats)
 
 
-def _strings(node: Node) -> SearchStrategy[str]:
+def _word(low: int, high: int | None) -> str | None:
+    """WORD cut or repeated to fit the length bounds; None when they admit no non-empty string."""
+    size = max(low, min(len(WORD), high if high is not None else len(WORD)))
+    if size == 0 or (high is not None and size > high):
+        return None
+    return (WORD * (size // len(WORD) + 1))[:size]
+
+
+def _strings(node: Node, careful: bool = False) -> SearchStrategy[str]:
     low, high = node.min_length, node.max_length
 
     def fits(text: str) -> bool:
@@ -412,18 +506,26 @@ def _strings(node: Node) -> SearchStrategy[str]:
 
     if node.pattern is not None:
         return st.from_regex(node.pattern).filter(fits)
-    if node.format == "date-time":
+    if node.format in ("date-time", "time"):
         base: SearchStrategy[str] = st.datetimes(
             min_value=_datetime(1970), max_value=_datetime(2100), timezones=st.just(_utc())
-        ).map(lambda d: d.isoformat())
+        ).map(lambda d: d.isoformat() if node.format == "date-time" else d.timetz().isoformat())
     elif node.format == "date":
         base = st.dates(min_value=_datetime(1970).date(), max_value=_datetime(2100).date()).map(str)
     elif node.format == "email":
         base = st.from_regex(r"\A[a-z0-9]{1,10}@[a-z]{1,10}\.example\Z")
-    elif node.format == "uri":
+    elif node.format in ("uri", "uri-reference"):
         base = st.from_regex(r"\Ahttps://[a-z]{1,10}\.example/[a-z0-9]{0,10}\Z")
+    elif node.format == "hostname":
+        base = st.from_regex(r"\A[a-z]{1,10}\.example\Z")
+    elif node.format in ("ipv4", "ipv6"):
+        base = st.ip_addresses(v=4 if node.format == "ipv4" else 6).map(str)
     elif node.format == "uuid":
         base = st.uuids().map(str)
+    elif careful:
+        word = _word(low, high)
+        text = _text(max(low, 1), high) if high is None or high >= 1 else _text(low, high)
+        return st.one_of(st.just(word), text) if word is not None else text
     else:
         return _text(low, high)
     return base.filter(fits)
@@ -441,8 +543,8 @@ def _utc() -> Any:
     return datetime.UTC
 
 
-def _arrays(node: Node, depth: int) -> SearchStrategy[list[Any]]:
-    element = value_strategy(node.items, depth + 1) if node.items is not None else json_values(8)
+def _arrays(node: Node, depth: int, rank: int | None) -> SearchStrategy[list[Any]]:
+    element = value_strategy(node.items, depth + 1, rank) if node.items is not None else json_values(8)
     high = node.max_items if node.max_items is not None else node.min_items + 4
     unique = _canonical if node.unique else None
     return st.lists(element, min_size=node.min_items, max_size=high, unique_by=unique)
@@ -452,16 +554,16 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _objects(node: Node, depth: int) -> SearchStrategy[dict[str, Any]]:
-    required = {name: value_strategy(node.props.get(name), depth + 1) for name in node.required}
+def _objects(node: Node, depth: int, rank: int | None) -> SearchStrategy[dict[str, Any]]:
+    required = {name: value_strategy(node.props.get(name), depth + 1, rank) for name in node.required}
     optional = {
-        name: value_strategy(sub, depth + 1)
+        name: value_strategy(sub, depth + 1, rank)
         for name, sub in node.props.items()
         if name not in required and not sub.never
     }
     fixed = st.fixed_dictionaries(required, optional=optional)
-    if node.additional is False:
-        return fixed
+    if node.additional is False or rank is not None:
+        return fixed  # a careful client sends no property the schema does not name
     known = set(node.props)
     keys = st.text(max_size=10).filter(lambda k: k not in known)
     if isinstance(node.additional, Node):
@@ -471,8 +573,17 @@ def _objects(node: Node, depth: int) -> SearchStrategy[dict[str, Any]]:
     return st.builds(lambda a, b: {**b, **a}, fixed, extra)
 
 
-def value_strategy(node: Node | None, depth: int = 0) -> SearchStrategy[Any]:
-    """Values valid for `node` (filtered by its own validator where keywords interact)."""
+def _null_last(branches: list[Node]) -> list[Node]:
+    """Branches that admit only null after the others: a careful client sends a value where it can."""
+    return sorted(branches, key=lambda b: b.types == frozenset({"null"}))
+
+
+def value_strategy(node: Node | None, depth: int = 0, rank: int | None = None) -> SearchStrategy[Any]:
+    """Values valid for `node` (filtered by its own validator where keywords interact).
+
+    `rank` None: the fuzz suite's values. A number: careful values whose simplest example is the
+    rank-th hint (or enum value) at each place that has any, and an ordinary value elsewhere.
+    """
     if node is None:
         return json_values()
     if node.never:
@@ -480,24 +591,32 @@ def value_strategy(node: Node | None, depth: int = 0) -> SearchStrategy[Any]:
     if depth > 32:
         raise Unsupported(f"the schema at {node.pointer or '/'} nests more than 32 levels")
     if node.enum is not None:
-        return st.sampled_from(node.enum)
-    if node.any_of:
-        return st.one_of([value_strategy(b, depth + 1) for b in node.any_of])
-    if node.one_of:
-        return st.one_of([value_strategy(b, depth + 1) for b in node.one_of])
+        return st.sampled_from(_rotate(node.enum, rank) if rank is not None else node.enum)
+    if rank is not None and node.hints:
+        return st.one_of(st.sampled_from(_rotate(node.hints, rank)), _plain(node, depth, rank))
+    return _plain(node, depth, rank)
+
+
+def _plain(node: Node, depth: int, rank: int | None) -> SearchStrategy[Any]:
+    careful = rank is not None
+    if node.any_of or node.one_of:
+        branches = node.any_of or node.one_of
+        ordered = _null_last(branches) if careful else branches
+        return st.one_of([value_strategy(b, depth + 1, rank) for b in ordered])
     kinds = node.kinds()
     if not kinds:
         return json_values()
     makers: dict[str, Callable[[], SearchStrategy[Any]]] = {
         "null": st.none,
         "boolean": st.booleans,
-        "integer": lambda: _integers(node),
-        "number": lambda: _numbers(node),
-        "string": lambda: _strings(node),
-        "array": lambda: _arrays(node, depth),
-        "object": lambda: _objects(node, depth),
+        "integer": lambda: _integers(node, careful),
+        "number": lambda: _numbers(node, careful),
+        "string": lambda: _strings(node, careful),
+        "array": lambda: _arrays(node, depth, rank),
+        "object": lambda: _objects(node, depth, rank),
     }
-    return st.one_of([makers[k]() for k in JSON_TYPES if k in kinds])
+    order = [k for k in JSON_TYPES if k != "null"] + ["null"] if careful else list(JSON_TYPES)
+    return st.one_of([makers[k]() for k in order if k in kinds])
 
 
 # --------------------------------------------------------------------------------------------- mutations
@@ -655,6 +774,7 @@ class Model:
     root: Node
     validator: Any
     notes: list[str]
+    _careful: dict[int, SearchStrategy[dict[str, Any]]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return "Model(inputSchema)"
@@ -669,6 +789,13 @@ class Model:
     def valid(self) -> SearchStrategy[dict[str, Any]]:
         """Arguments valid under the schema, checked by the validator before they are used."""
         return self._valid
+
+    def careful(self, rank: int = 0) -> SearchStrategy[dict[str, Any]]:
+        """Valid arguments whose simplest example is what a careful client would send (see the module
+        docstring); each rank rotates the schema's hints by one, for a different candidate."""
+        if rank not in self._careful:
+            self._careful[rank] = value_strategy(self.root, rank=rank).filter(self.is_valid)
+        return self._careful[rank]
 
     def breakable(self) -> bool:
         """Whether the schema has any rule a value could break (else there is no invalid input to send)."""
@@ -746,12 +873,13 @@ def build(schema: Any) -> Model:
                 "generated or checked against it"
             ) from None
         raise Unsupported(f"inputSchema is not a valid JSON Schema: {exc.message[:160]}") from None
-    compiler = Compiler(schema)
+    validator = cls(schema)
+    compiler = Compiler(schema, validator)
     root = compiler.compile(schema, "")
     if root.never or (root.types is not None and "object" not in root.types):
         raise Unsupported("inputSchema admits no object")
     # Tool arguments are an object (CallToolRequest says so): generate objects even when `type` is unsaid.
     root.types = frozenset({"object"})
-    model = Model(schema, root, cls(schema), compiler.notes)
+    model = Model(schema, root, validator, compiler.notes)
     model.valid()  # builds every strategy now, so a schema nested too deep is refused here
     return model
