@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
+from conformance.engine import blocking
 from conformance.engine.checks import Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions
 from conformance.engine.events import (
@@ -289,9 +290,12 @@ class Runner:
         assert probe.session is not None
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
+        judge = blocking.judge_of(target.kind)
+        present = judge is not None and any(c.id == judge[0] for c in checks)
+        judge_key = case_key(judge[0], target.kind, revision, index) if judge and present else None
         try:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
-                for check in checks:
+                for check in blocking.judge_last(checks, target.kind):
                     ctx = CaseContext(
                         target,
                         revision,
@@ -303,19 +307,27 @@ class Runner:
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
                     )
-                    result = await self._run_case(index, check, ctx, transcript)
+                    result = await self._run_case(index, check, ctx, transcript, judge_key)
                     self._finished(target, result, slot)
         finally:
             await pool.close()
             self.ordered.close(slot)
 
     async def _run_case(
-        self, index: int, check: Check, ctx: CaseContext, transcript: Transcript
+        self,
+        index: int,
+        check: Check,
+        ctx: CaseContext,
+        transcript: Transcript,
+        judge_key: str | None = None,
     ) -> CaseResult:
+        """Run one check; `judge_key` names the case judging the transport rule that blocks others."""
         req = requirement(check.requirement)
         mark = transcript.mark()
         started = time.monotonic()
         evidence: dict[str, Any] = {}
+        raised: TransportError | None = None
+        key = case_key(check.id, ctx.transport, ctx.revision, index)
         if check.capability and not ctx.identity.has(check.capability):
             verdict, message = "SKIP", f"capability not offered: {check.capability}"
         else:
@@ -330,6 +342,7 @@ class Runner:
                 ctx.pool.broken = True
                 verdict, message = "ERROR", f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
+                raised = exc
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a harness bug must show, not pass
@@ -340,6 +353,12 @@ class Runner:
                     verdict, message = "WARN", "; ".join(ctx.warnings)
                 else:
                     verdict, message = "PASS", "; ".join(ctx.notes)
+        blocked_by: str | None = None
+        if key != judge_key:
+            verdict, message, blocked_by = blocking.resolve(
+                ctx, verdict, message, raised, judge_key, evidence
+            )
+        blocking.record(ctx, key)
         if ctx.notes and verdict != "PASS":
             evidence.setdefault("notes", ctx.notes)
         if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
@@ -348,7 +367,7 @@ class Runner:
         own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
         entries = ctx.attached + transcript.since(own)
         return CaseResult(
-            key=case_key(check.id, ctx.transport, ctx.revision, index),
+            key=key,
             check=check.id,
             suite=check.suite,
             requirement=check.requirement,
@@ -362,6 +381,7 @@ class Runner:
             duration=time.monotonic() - started,
             evidence=evidence,
             transcript=entries if verdict != "PASS" or self.options.keep_transcripts else [],
+            blocked_by=blocked_by,
         )
 
 

@@ -41,6 +41,8 @@ DEFECTS = {
     "stdout-garbage": "writes a log line to stdout at start",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
+    "unknown-method-text": "over HTTP, answers an unknown method with 400 text/plain and no JSON-RPC body"
+    " (as Go SDK servers do)",
 }
 
 TOOLS = [
@@ -362,6 +364,9 @@ def serve_http(server: Server) -> None:
                 self.reply(202)
                 return
             status = STATUS.get(response.get("error", {}).get("code"), 200) if "error" in response else 200
+            if server.defect == "unknown-method-text" and status == 404:
+                self.reply(400, b"method not found\n", "text/plain; charset=utf-8")
+                return
             self.reply(status, json.dumps(response).encode())
 
         def mismatch(self, message: Any) -> str:
