@@ -12,7 +12,7 @@ from typing import Any
 from jsonschema import validators
 
 from conformance.adapters.base import TransportTimeout
-from conformance.engine.checks import check, missed, skip, unjudgeable, weak
+from conformance.engine.checks import check, missed, skip, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.schemas import meta, shape_errors
@@ -157,8 +157,8 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
     A tool that does not answer within the timeout is not judged, and the others still are: a slow
     tool (server-everything has one that sleeps 10 s) breaks no rule, and must not turn every
     structured-output verdict into an ERROR. The case notes it; after SWEEP_TIMEOUTS of them the
-    remaining tools are not called. When no tool answers at all, nothing was judged: ERROR. Any other
-    transport failure still stops the sweep.
+    remaining tools are not called. When no tool answers at all, nothing was judged: SKIP with that
+    reason (never PASS). Any other transport failure still stops the sweep.
     """
 
     async def call_each() -> tuple[list[tuple[dict[str, Any], Any]], int, list[str]]:
@@ -179,13 +179,15 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
         return pairs, len(chosen), unanswered
 
     pairs, chosen, unanswered = await memo(ctx, "structured-calls", "calling each callable tool", call_each)
-    if unanswered:
-        ctx.note("not judged: " + ", ".join(unanswered))
     if not chosen:
         skip(no_callable_reason(ctx))
     if not pairs:
-        # Nothing was judged because nothing answered: the harness could not judge, an ERROR.
-        unjudgeable("no called tool answered within the timeout: " + ", ".join(unanswered))
+        # Nothing answered, so nothing was judged: never a PASS, and no rule bounds a tool's time.
+        skip("nothing judged: no called tool answered within the timeout: " + ", ".join(unanswered))
+    if unanswered:
+        ctx.note(
+            f"{len(pairs)} of {chosen} tools answered and were judged; not judged: " + ", ".join(unanswered)
+        )
     return pairs
 
 
