@@ -169,6 +169,19 @@ def test_without_a_document_the_serve_row_fails_and_says_what_was_looked_for(mod
     assert "MCP resources with a JSON mimeType" in served["message"] and "readOnlyHint" in served["message"]
     assert "describe_mcp_surface" in served["message"]
     assert all(c["message"] for c in report["cases"]), "every SKIP says why"
+    # The document rows name the case whose FAIL left them nothing to judge.
+    serve_key = served["key"]
+    doc_rows = [c for c in report["cases"] if c["check"].startswith(P + "doc.")]
+    assert doc_rows and all(c["blocked_by"] == serve_key for c in doc_rows)
+
+
+def test_a_missing_marker_blocks_the_marker_row_on_the_required_row() -> None:
+    report = _run(_mutant("surface-tool-only"))
+    required = next(c for c in report["cases"] if c["check"] == P + "doc.required")
+    marker = next(c for c in report["cases"] if c["check"] == P + "doc.schema-id")
+    assert required["verdict"] == "FAIL" and marker["blocked_by"] == required["key"]
+    served = next(c for c in report["cases"] if c["check"] == P + "serve.located")
+    assert "found by its well-known name tool 'describe_mcp_surface'" in served["message"]
 
 
 def test_a_document_found_by_its_well_known_name_says_so() -> None:

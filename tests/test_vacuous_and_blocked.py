@@ -90,3 +90,17 @@ def test_fuzz_with_no_tool_it_may_call_exits_1(tmp_path: Path) -> None:
     assert {c["verdict"] for c in report["cases"]} == {"SKIP"} and len(report["cases"]) == 5
     assert result.returncode == 1 and report["footer"]["exit_code"] == 1
     assert "nothing was judged: all 5 cases are SKIP" in result.stdout
+
+
+def test_merge_renumbers_the_blocking_case_with_its_target(blocked_report: dict[str, Any]) -> None:
+    from conformance.reporting import compare
+
+    other = json.loads(json.dumps(blocked_report))
+    for target in other["targets"]:
+        target["spec"] += " (second)"
+    merged = compare.merge([("a", blocked_report), ("b", other)])
+    second = [c for c in merged["cases"] if c["target"] == 1 and c.get("blocked_by")]
+    assert second and all(c["blocked_by"] == JUDGE + "#1" for c in second)
+    assert all(c["message"].startswith(f"blocked by {JUDGE}#1: ") for c in second)
+    keys = {c["key"] for c in merged["cases"]}
+    assert all(c["blocked_by"] in keys for c in merged["cases"] if c.get("blocked_by"))

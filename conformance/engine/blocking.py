@@ -14,16 +14,39 @@ its own), a blocked case stays ERROR, naming the rule, so a gate still does not 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.adapters.base import TransportError, TransportViolation
 from conformance.engine.checks import Check
 from conformance.engine.context import CaseContext, Violation
+from conformance.engine.results import case_key
 
 #: Per transport: the check that judges the rule an answer to a request can break, and that rule.
 JUDGES: dict[str, tuple[str, str]] = {"http": ("base.http.request-answer", "BASE-HTTP-005")}
 #: Where the runner keeps the violations of one (target, revision) for the judging check.
 SHARED_KEY = "engine:transport-violations"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one revision runs, so a blocked case can name a case that is in the report."""
+
+    index: int
+    transport: str
+    revision: str
+    planned: frozenset[str]
+
+    def key_of(self, check_id: str) -> str | None:
+        """The case key of `check_id` in this revision, or None when the run does not include it."""
+        if check_id not in self.planned:
+            return None
+        return case_key(check_id, self.transport, self.revision, self.index)
+
+    @property
+    def judge_key(self) -> str | None:
+        judge = judge_of(self.transport)
+        return self.key_of(judge[0]) if judge else None
 
 
 def judge_of(transport: str) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
 from conformance.engine import blocking
-from conformance.engine.checks import Check, Missed, Outcome
+from conformance.engine.checks import Blocked, Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions
 from conformance.engine.events import (
     CaseFinished,
@@ -290,9 +290,7 @@ class Runner:
         assert probe.session is not None
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
-        judge = blocking.judge_of(target.kind)
-        present = judge is not None and any(c.id == judge[0] for c in checks)
-        judge_key = case_key(judge[0], target.kind, revision, index) if judge and present else None
+        plan = blocking.Plan(index, target.kind, revision, frozenset(c.id for c in checks))
         try:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
                 for check in blocking.judge_last(checks, target.kind):
@@ -307,7 +305,7 @@ class Runner:
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
                     )
-                    result = await self._run_case(index, check, ctx, transcript, judge_key)
+                    result = await self._run_case(index, check, ctx, transcript, plan)
                     self._finished(target, result, slot)
         finally:
             await pool.close()
@@ -319,14 +317,15 @@ class Runner:
         check: Check,
         ctx: CaseContext,
         transcript: Transcript,
-        judge_key: str | None = None,
+        plan: blocking.Plan | None = None,
     ) -> CaseResult:
-        """Run one check; `judge_key` names the case judging the transport rule that blocks others."""
+        """Run one check; `plan` (the revision's checks) lets a blocked case name its blocking case."""
         req = requirement(check.requirement)
         mark = transcript.mark()
         started = time.monotonic()
         evidence: dict[str, Any] = {}
         raised: TransportError | None = None
+        blocked_by: str | None = None
         key = case_key(check.id, ctx.transport, ctx.revision, index)
         if check.capability and not ctx.identity.has(check.capability):
             verdict, message = "SKIP", f"capability not offered: {check.capability}"
@@ -338,6 +337,9 @@ class Runner:
                 if isinstance(outcome, Missed):
                     verdict = "FAIL" if req.fails else "WARN"
                 message, evidence = outcome.message, dict(outcome.evidence)
+                if isinstance(outcome, Blocked) and plan is not None:
+                    blocked_by = plan.key_of(outcome.by)
+                    message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
                 ctx.pool.broken = True
                 verdict, message = "ERROR", f"{exc.kind}: {exc}"
@@ -353,8 +355,8 @@ class Runner:
                     verdict, message = "WARN", "; ".join(ctx.warnings)
                 else:
                     verdict, message = "PASS", "; ".join(ctx.notes)
-        blocked_by: str | None = None
-        if key != judge_key:
+        judge_key = plan.judge_key if plan is not None else None
+        if key != judge_key and blocked_by is None:
             verdict, message, blocked_by = blocking.resolve(
                 ctx, verdict, message, raised, judge_key, evidence
             )
