@@ -104,3 +104,31 @@ def test_merge_renumbers_the_blocking_case_with_its_target(blocked_report: dict[
     assert all(c["message"].startswith(f"blocked by {JUDGE}#1: ") for c in second)
     keys = {c["key"] for c in merged["cases"]}
     assert all(c["blocked_by"] in keys for c in merged["cases"] if c.get("blocked_by"))
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "session", "broken"),
+    [
+        (200, "application/json", False, False),
+        (200, "application/json; charset=utf-8", False, False),
+        (200, "Text/Event-Stream", False, False),
+        (404, "application/json", False, False),  # 2026-07-28: unknown method, -32601 in a JSON body
+        (400, "text/plain; charset=utf-8", False, True),  # Go SDK servers, unknown method
+        (202, "", False, True),  # a request is not a notification
+        (200, "text/html", False, True),
+        (404, "text/plain", False, True),  # no session to have ended
+        (404, "text/plain", True, False),  # the session ended: the transport's own refusal
+        (401, "text/plain", False, False),  # authorization
+        (403, "text/plain", False, False),  # a rejected Origin
+        (500, "text/html", False, False),  # a server failure, ERROR where it happens
+    ],
+)
+def test_which_answers_to_a_request_break_the_transport(
+    status: int, content_type: str, session: bool, broken: bool
+) -> None:
+    from conformance.adapters.base import Transcript
+    from conformance.adapters.http import HttpAdapter
+
+    adapter = HttpAdapter("http://127.0.0.1:9/mcp", Transcript())
+    adapter.session_id = "s-1" if session else None
+    assert bool(adapter._violation(status, content_type)) is broken
