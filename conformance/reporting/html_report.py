@@ -173,8 +173,8 @@ def _detail(case: dict[str, Any]) -> str:
         )
     if case.get("blocked_by"):
         parts.append(
-            f"<p>Blocked by <code>{_e(case['blocked_by'])}</code>: that case FAILs the rule the answer "
-            "this case needed broke, so this one had nothing to judge.</p>"
+            f"<p>Blocked by <code>{_e(case['blocked_by'])}</code>: that case's verdict (the defect it "
+            "reports) left this one nothing to judge.</p>"
         )
     parts.append(f"<p>{_e(case['message']) or '<i>no message</i>'}</p>")
     evidence = case.get("evidence") or {}

@@ -57,7 +57,7 @@ def summary_text(report: dict[str, Any], *, limit: int = 60) -> str:
     counts = "  ".join(f"{v} {totals.get(v, 0)}" for v in shown_verdicts(report))
     blocked = sum(1 for case in report["cases"] if case.get("blocked_by"))
     if blocked:
-        counts += f"  ({blocked} SKIP blocked by another case's FAIL)"
+        counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if report["footer"].get("complete") else "  (INCOMPLETE: " + report["footer"]["reason"] + ")"
     lines.append(f"{totals.get('cases', 0)} cases: {counts}{state}")
     if canonical.nothing_judged(report):
@@ -137,7 +137,7 @@ def markdown(report: dict[str, Any]) -> str:
             if case.get("blocked_by"):
                 out.append("")
                 out.append(
-                    f"Blocked by {_md(case['blocked_by'])}: that case FAILs the rule this case needed."
+                    f"Blocked by {_md(case['blocked_by'])}: its verdict left this case nothing to judge."
                 )
             if case.get("baseline"):
                 b = case["baseline"]
