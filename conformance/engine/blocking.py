@@ -9,7 +9,10 @@ the harness did observe what happened.
 
 The judging case runs last in its revision, so it sees every violation the other cases met; it
 reads them from `ctx.shared[SHARED_KEY]`. When it is not part of the run (`-k`, a profile suite on
-its own), a blocked case stays ERROR, naming the rule, so a gate still does not pass.
+its own), such a case is ERROR, naming the rule, so a gate still does not pass.
+
+A check can also say it is blocked itself (`checks.blocked(check_id, reason)`: the document it reads
+is not served, say); `Plan.key_of` turns the check ID into the case key the report names.
 """
 
 from __future__ import annotations
