@@ -185,6 +185,24 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if config.getoption("mcp_report_dir"):
         line += f"; report: {Path(config.getoption('mcp_report_dir')) / 'report.json'}"
     terminalreporter.write_line(line)
+    from conformance.reporting import canonical
+
+    if canonical.nothing_judged(report):
+        terminalreporter.write_line(
+            f"mcp-conformance: nothing was judged: all {totals['cases']} cases are SKIP, so the session fails"
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that judged nothing (every case SKIP) fails, as the CLI's exit code does: pytest alone
+    would pass a session of skips."""
+    report = session.config.stash.get(_REPORT_KEY, None)
+    if report is None or exitstatus != 0:
+        return
+    from conformance.reporting import canonical
+
+    if canonical.nothing_judged(report):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class McpRun(pytest.Collector):

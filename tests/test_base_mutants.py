@@ -51,7 +51,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
 
 
 def test_every_defect_has_an_expectation() -> None:
-    assert set(EXPECTED) | {"get-200", "slow-tool"} == set(DEFECTS)
+    assert set(EXPECTED) | {"get-200", "slow-tool", "unknown-method-text"} == set(DEFECTS)
 
 
 def test_a_slow_tool_is_left_unjudged_and_the_others_are_judged() -> None:
@@ -142,3 +142,57 @@ def test_the_strict_tool_mutant_fails_the_check_its_call_fed() -> None:
     assert non_pass(report) == {("base.call.structured-matches-schema", "FAIL")}
     failed = _case(report, "base.call.structured-matches-schema")
     assert failed["message"].startswith("tool 'forecast': structuredContent violates outputSchema at high")
+
+
+#: The cases that need the JSON-RPC answer to an unknown method to judge their own rule.
+UNKNOWN_METHOD_CASES = {
+    "base.rpc.version-field",
+    "base.rpc.result-xor-error",
+    "base.rpc.error-shape",
+    "base.rpc.method-not-found",
+}
+
+
+def test_http_unknown_method_text_mutant_fails_the_transport_row_once(tmp_path: Path) -> None:
+    """400 text/plain for an unknown method (Go SDK servers) breaks one rule, BASE-HTTP-005: one FAIL
+    there, and the cases that needed a JSON-RPC answer are SKIP blocked by it, not ERROR or FAIL."""
+    report = run([_http_target(tmp_path, "--defect", "unknown-method-text")])
+    judge = "base.http.request-answer[http@2026-07-28]"
+    assert non_pass(report) == {("base.http.request-answer", "FAIL")} | {
+        (check, "SKIP") for check in UNKNOWN_METHOD_CASES
+    }
+    failed = next(c for c in report["cases"] if c["key"] == judge)
+    assert failed["requirement"] == "BASE-HTTP-005" and "text/plain" in failed["message"]
+    blocked = [c for c in report["cases"] if c.get("blocked_by")]
+    assert {c["check"] for c in blocked} == UNKNOWN_METHOD_CASES
+    assert all(c["blocked_by"] == judge and c["message"].startswith(f"blocked by {judge}") for c in blocked)
+    # The verdict the check would have given stays in the evidence.
+    assert all(c["evidence"]["unblocked"].split(":")[0] in ("FAIL", "ERROR") for c in blocked)
+    assert report["footer"]["exit_code"] == 1
+    assert report["cases"][-1]["key"] == judge, "the judging case runs last in its revision"
+
+
+def test_without_the_judging_case_a_blocked_case_is_an_error(tmp_path: Path) -> None:
+    """`-k` leaving out the row that judges the transport: the case cannot be judged, and says why."""
+    report = run([_http_target(tmp_path, "--defect", "unknown-method-text")], select="method-not-found")
+    (case,) = report["cases"]
+    assert case["verdict"] == "ERROR" and "BASE-HTTP-005" in case["message"] and "blocked_by" not in case
+
+
+def test_go_style_text_errors_are_one_fail_per_revision_on_a_dual_era_server(tmp_path: Path) -> None:
+    """The SDK reference with one defect (unknown method -> 400 text/plain), in all three revisions
+    it speaks: per revision one FAIL on BASE-HTTP-005 and the four rpc cases blocked by it, no ERROR."""
+    path = tmp_path / "target.toml"
+    command = [sys.executable, "-m", "tests.servers.text_errors_server", "--http", "--port", "0"]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    report = run([str(path)])
+    spoken = report["targets"][0]["revisions_spoken"]
+    assert spoken == ["2026-07-28", "2025-11-25", "2025-06-18"]
+    verdicts = {(c["check"], c["revision"]): c["verdict"] for c in report["cases"] if c["verdict"] != "PASS"}
+    expected = {("base.http.request-answer", r): "FAIL" for r in spoken}
+    expected |= {(check, r): "SKIP" for check in UNKNOWN_METHOD_CASES for r in spoken}
+    expected[("base.http.modern-get-405", "2026-07-28")] = "SKIP"  # a dual-era server's GET stream
+    assert verdicts == expected
+    for case in report["cases"]:
+        if case["check"] in UNKNOWN_METHOD_CASES:
+            assert case["blocked_by"] == f"base.http.request-answer[http@{case['revision']}]"

@@ -86,8 +86,13 @@ def test_the_reference_passes_with_other_preview_limits(limit: str) -> None:
 
 
 MUTANTS: dict[str, tuple[tuple[str, ...], dict[str, Any], set[tuple[str, str]]]] = {
-    # The document only declares itself by `schema`, so the target file must point at it.
-    "no-schema": ((), CONFIGURED, {(P + "doc.required", "FAIL"), (P + "doc.schema-id", "SKIP")}),
+    # No marker to find it by: its resource's well-known name (mcp-discovery) is how it is found, and
+    # it is judged: the missing member fails the required row, whose absence the marker row defers to.
+    "no-schema": ((), {}, {(P + "doc.required", "FAIL"), (P + "doc.schema-id", "SKIP")}),
+    # A near-miss marker is judged, not overlooked: it fails the marker row, and only that row.
+    "wrong-schema": ((), {}, {(P + "doc.schema-id", "FAIL")}),
+    # Only a describe_mcp_surface tool serves it, without the marker: found by the tool's name.
+    "surface-tool-only": ((), {}, {(P + "doc.required", "FAIL"), (P + "doc.schema-id", "SKIP")}),
     "bad-tool-name": ((), {}, {(P + "doc.tool-names", "FAIL")}),
     "ghost-tool": ((), {}, {(P + "live.tools-live", "FAIL")}),
     # DWD-TOOL-001: a live tool the document leaves out is WARN incomplete-discovery.
@@ -149,12 +154,42 @@ def test_strict_mode_turns_version_skew_into_a_failure() -> None:
     assert build_parser().parse_args(["run"]).strict is False
 
 
-def test_without_a_document_everything_skips_and_says_what_was_looked_for() -> None:
-    report = _run(_stdio(module="conformance.reference.base_server"))
-    assert {v for _, v in _non_pass(report)} == {"SKIP"} and len(report["cases"]) == 26
+@pytest.mark.parametrize("module", ["conformance.reference.base_server", "no-document"])
+def test_without_a_document_the_serve_row_fails_and_says_what_was_looked_for(module: str) -> None:
+    """A server run for the profile that shows no document claims a profile it does not show: the
+    SERVE row FAILs (the run exits 1) and every other row SKIPs, naming what was looked for."""
+    target = _mutant(module) if module == "no-document" else _stdio(module=module)
+    report = _run(target)
+    # The rows about the document SKIP; the preview rows judge the live tools, which may still pass.
+    assert {(c, v) for c, v in _non_pass(report) if v != "SKIP"} == {(P + "serve.located", "FAIL")}
+    assert (P + "doc.schema-id", "SKIP") in _non_pass(report)
+    assert len(report["cases"]) == 26 and report["footer"]["exit_code"] == 1
     served = next(c for c in report["cases"] if c["check"] == P + "serve.located")
-    assert "needs: discovery location" in served["message"]
+    assert "shows no discovery document" in served["message"]
     assert "MCP resources with a JSON mimeType" in served["message"] and "readOnlyHint" in served["message"]
+    assert "describe_mcp_surface" in served["message"]
+    assert all(c["message"] for c in report["cases"]), "every SKIP says why"
+    # The document rows name the case whose FAIL left them nothing to judge.
+    serve_key = served["key"]
+    doc_rows = [c for c in report["cases"] if c["check"].startswith(P + "doc.")]
+    assert doc_rows and all(c["blocked_by"] == serve_key for c in doc_rows)
+
+
+def test_a_missing_marker_blocks_the_marker_row_on_the_required_row() -> None:
+    report = _run(_mutant("surface-tool-only"))
+    required = next(c for c in report["cases"] if c["check"] == P + "doc.required")
+    marker = next(c for c in report["cases"] if c["check"] == P + "doc.schema-id")
+    assert required["verdict"] == "FAIL" and marker["blocked_by"] == required["key"]
+    served = next(c for c in report["cases"] if c["check"] == P + "serve.located")
+    assert "found by its well-known name tool 'describe_mcp_surface'" in served["message"]
+
+
+def test_a_document_found_by_its_well_known_name_says_so() -> None:
+    report = _run(_mutant("wrong-schema"))
+    served = next(c for c in report["cases"] if c["check"] == P + "serve.located")
+    assert served["verdict"] == "PASS" and "found by its well-known name resource" in served["message"]
+    marker = next(c for c in report["cases"] if c["check"] == P + "doc.schema-id")
+    assert "mcp-discoveries" in json.dumps(marker["evidence"]) or "mcp-discoveries" in marker["message"]
 
 
 def test_a_configured_tool_is_the_source() -> None:

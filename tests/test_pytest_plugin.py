@@ -126,3 +126,14 @@ def test_a_bad_server_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--mcp-server" in result.stderr.str()
+
+
+def test_a_session_that_judged_nothing_fails(pytester: pytest.Pytester) -> None:
+    """Every case SKIP (no tool may be called): pytest alone would pass it; the plugin fails it."""
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", SERVERS[0], "--mcp-suite", "fuzz", "--mcp-call-tools", "none",
+        "--mcp-protocol", "2025-11-25", "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    result.assert_outcomes(skipped=5)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "nothing was judged: all 5 cases are SKIP" in result.stdout.str()

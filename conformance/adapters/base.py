@@ -56,6 +56,17 @@ class TransportTooLarge(TransportError):
     kind = "oversize"
 
 
+class TransportViolation(TransportError):
+    """The server answered a request in a form its transport forbids, with no JSON-RPC answer to read
+    (a 2xx in a content type that is neither application/json nor text/event-stream, say).
+
+    Unlike the other transport failures something was observed: the runner reports the broken
+    transport rule once, on the case that judges it, and the cases that needed the answer as blocked.
+    """
+
+    kind = "violation"
+
+
 class TargetUnreachable(TransportError):
     """The target could not be started or connected to at all (exit code 3 territory)."""
 
@@ -72,6 +83,9 @@ class Reply:
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
+    #: Set by the adapter when the answer to a request broke a transport rule (for HTTP: a content
+    #: type other than application/json or text/event-stream); a fact, judged by the engine.
+    violation: str = ""
 
     @property
     def content_type(self) -> str:

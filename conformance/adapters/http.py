@@ -26,11 +26,14 @@ from conformance.adapters.base import (
     TransportClosed,
     TransportError,
     TransportTimeout,
+    TransportViolation,
 )
 from conformance.adapters.sse_parse import SseParser
 from conformance.protocol.jsonrpc import Frame, classify
 
 ACCEPT_BOTH = "application/json, text/event-stream"
+#: The content types a request may be answered in (Streamable HTTP, every revision).
+RESPONSE_MEDIA_TYPES = frozenset({"application/json", "text/event-stream"})
 #: Seconds to wait for the end of an SSE stream whose answer has arrived (see `_finish`).
 STREAM_TAIL_WAIT = 0.25
 
@@ -154,15 +157,36 @@ class HttpAdapter(Adapter):
                         reply.response = frame
         reply.elapsed = time.monotonic() - started
         status = reply.status or 0
+        if expect_id is not NO_RESPONSE:
+            reply.violation = self._violation(status, reply.content_type)
         if expect_id is not NO_RESPONSE and reply.response is None and not 400 <= status < 500:
-            # A 4xx without a JSON-RPC body is a refusal the checks judge; a 5xx, or a 2xx that carries
-            # no answer (wrong content type, an empty or unreadable body), leaves nothing to judge.
+            # A 4xx without a JSON-RPC body is a refusal the checks judge (reply.violation says whether
+            # its content type was one a request may get); a 5xx, or a 2xx that carries no answer,
+            # leaves nothing to judge but the transport rule a 2xx in the wrong content type breaks.
             excerpt = reply.frames[0].raw[:300].decode("utf-8", errors="replace") if reply.frames else ""
-            raise TransportError(
-                f"HTTP {status} ({reply.content_type or 'no content type'}) carried no JSON-RPC answer",
-                evidence=excerpt,
-            )
+            message = f"HTTP {status} ({reply.content_type or 'no content type'}) carried no JSON-RPC answer"
+            if reply.violation and status < 500:
+                raise TransportViolation(reply.violation, evidence=excerpt)
+            raise TransportError(message, evidence=excerpt)
         return reply
+
+    def _violation(self, status: int, content_type: str) -> str:
+        """Why this answer to a request breaks Streamable HTTP, or "" (every revision since 2025-03-26:
+        a request MUST get Content-Type application/json or text/event-stream).
+
+        Answers the transport or its neighbours define as a refusal of the request itself are not
+        judged here: 401 and 403 (authorization, a rejected Origin), 404 for a session that ended, and
+        any 5xx (a server failure, ERROR elsewhere)."""
+        media = content_type.split(";", 1)[0].strip().lower()
+        if media in RESPONSE_MEDIA_TYPES or status >= 500 or status in (401, 403):
+            return ""
+        if status == 404 and self.session_id:
+            return ""
+        return (
+            f"HTTP {status} answered a JSON-RPC request with "
+            f"{('Content-Type ' + content_type) if content_type else 'no Content-Type'}, "
+            "not application/json or text/event-stream"
+        )
 
     async def _read_capped(self, resp: httpx.Response) -> bytes:
         buf = bytearray()

@@ -2,7 +2,8 @@
 
 Suites register checks with the `check` decorator at import time. A check ends by returning (PASS),
 or by raising one of the outcomes below; the runner turns a miss into FAIL or WARN from the
-requirement's level, so a check never decides that by itself.
+requirement's level, so a check never decides that by itself, and names the blocking case of a
+`blocked` SKIP.
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ class Skipped(Outcome):
     verdict = "SKIP"
 
 
+class Blocked(Skipped):
+    """SKIP because another check of the same (target, revision) judges the defect that left this one
+    nothing to judge (the document it reads is not served, say); the report names that case."""
+
+    def __init__(self, message: str, by: str) -> None:
+        super().__init__(message)
+        self.by = by
+
+
 class Unjudgeable(Outcome):
     """The harness could not judge (the server answered something no rule can read): ERROR."""
 
@@ -58,6 +68,11 @@ def weak(message: str, **evidence: Any) -> NoReturn:
 
 def skip(reason: str) -> NoReturn:
     raise Skipped(reason)
+
+
+def blocked(by: str, reason: str) -> NoReturn:
+    """SKIP naming check `by` (an ID of this suite run on the same revision) as the blocking case."""
+    raise Blocked(reason, by)
 
 
 def unjudgeable(message: str, **evidence: Any) -> NoReturn:

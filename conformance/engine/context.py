@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.adapters.base import TransportViolation
 from conformance.engine.checks import missed, skip, weak
 from conformance.engine.sessions import SessionPool
 from conformance.protocol.session import Call, ServerIdentity, Session
@@ -46,6 +47,17 @@ class RunOptions:
             self.fuzz_seed = random.SystemRandom().randrange(2**32)
 
 
+@dataclass(frozen=True)
+class Violation:
+    """One answer to a request that broke a transport rule: the method, why, and the call (None when
+    the adapter raised, having no answer to hand back)."""
+
+    method: str
+    why: str
+    excerpt: str
+    call: Call | None
+
+
 @dataclass
 class CaseContext:
     target: Target
@@ -69,6 +81,8 @@ class CaseContext:
     transcript_mark: int | None = None
     #: The check declared `fresh_sessions`, so its own sessions may run on processes booted ahead.
     spares_allowed: bool = False
+    #: Answers to this case's `request`s that broke a transport rule, in order.
+    violations: list[Violation] = field(default_factory=list)
 
     async def session(self) -> Session:
         return await self.pool.session()
@@ -91,14 +105,25 @@ class CaseContext:
         return await self.pool.fresh_unopened(use_spare=self.spares_allowed)
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> Call:
-        """A request on the shared session; a transport failure marks the session broken and propagates."""
+        """A request on the shared session; a transport failure marks the session broken and propagates.
+
+        These are requests the server has to accept (well formed, with the session's own headers), so
+        an answer that breaks a transport rule is recorded in `violations`: the runner reports the
+        rule broken once and this case as blocked by it (see `conformance.engine.blocking`).
+        """
         session = await self.session()
         try:
             call = await session.request(method, params, **kwargs)
+        except TransportViolation as exc:
+            self.pool.broken = True
+            self.violations.append(Violation(method, str(exc), exc.evidence, None))
+            raise
         except Exception:
             self.pool.broken = True
             raise
         self.calls.append(call)
+        if call.reply.violation:
+            self.violations.append(Violation(method, call.reply.violation, "", call))
         return call
 
     def attach(self, entries: list[dict[str, Any]]) -> None:

@@ -29,10 +29,16 @@ class CaseResult:
     duration: float
     evidence: dict[str, Any] = field(default_factory=dict)
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    #: The key of the case whose verdict left this one nothing to judge (a SKIP): the server broke a
+    #: transport rule in the very answer this case needed, or does not serve what the case reads.
+    #: Absent from the report when None.
+    blocked_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["duration"] = round(self.duration, 6)
+        if data["blocked_by"] is None:
+            del data["blocked_by"]
         return data
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
-from conformance.engine.checks import Check, Missed, Outcome
+from conformance.engine import blocking
+from conformance.engine.checks import Blocked, Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions
 from conformance.engine.events import (
     CaseFinished,
@@ -354,9 +355,10 @@ class Runner:
         assert probe.session is not None
         identity = probe.session.identity
         shared: dict[str, Any] = {"spoken": spoken}
+        plan = blocking.Plan(index, target.kind, revision, frozenset(c.id for c in checks))
         try:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
-                for check in checks:
+                for check in blocking.judge_last(checks, target.kind):
                     ctx = CaseContext(
                         target,
                         revision,
@@ -368,19 +370,28 @@ class Runner:
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
                     )
-                    result = await self._run_case(index, check, ctx, transcript)
+                    result = await self._run_case(index, check, ctx, transcript, plan)
                     self._finished(target, result, slot)
         finally:
             await pool.close()
             self.ordered.close(slot)
 
     async def _run_case(
-        self, index: int, check: Check, ctx: CaseContext, transcript: Transcript
+        self,
+        index: int,
+        check: Check,
+        ctx: CaseContext,
+        transcript: Transcript,
+        plan: blocking.Plan | None = None,
     ) -> CaseResult:
+        """Run one check; `plan` (the revision's checks) lets a blocked case name its blocking case."""
         req = requirement(check.requirement)
         mark = transcript.mark()
         started = time.monotonic()
         evidence: dict[str, Any] = {}
+        raised: TransportError | None = None
+        blocked_by: str | None = None
+        key = case_key(check.id, ctx.transport, ctx.revision, index)
         if check.capability and not ctx.identity.has(check.capability):
             verdict, message = "SKIP", f"capability not offered: {check.capability}"
         else:
@@ -391,10 +402,14 @@ class Runner:
                 if isinstance(outcome, Missed):
                     verdict = "FAIL" if req.fails else "WARN"
                 message, evidence = outcome.message, dict(outcome.evidence)
+                if isinstance(outcome, Blocked) and plan is not None:
+                    blocked_by = plan.key_of(outcome.by)
+                    message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
                 ctx.pool.broken = True
                 verdict, message = "ERROR", f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
+                raised = exc
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a harness bug must show, not pass
@@ -405,6 +420,12 @@ class Runner:
                     verdict, message = "WARN", "; ".join(ctx.warnings)
                 else:
                     verdict, message = "PASS", "; ".join(ctx.notes)
+        judge_key = plan.judge_key if plan is not None else None
+        if key != judge_key and blocked_by is None:
+            verdict, message, blocked_by = blocking.resolve(
+                ctx, verdict, message, raised, judge_key, evidence
+            )
+        blocking.record(ctx, key)
         if ctx.notes and verdict != "PASS":
             evidence.setdefault("notes", ctx.notes)
         if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
@@ -413,7 +434,7 @@ class Runner:
         own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
         entries = ctx.attached + transcript.since(own)
         return CaseResult(
-            key=case_key(check.id, ctx.transport, ctx.revision, index),
+            key=key,
             check=check.id,
             suite=check.suite,
             requirement=check.requirement,
@@ -427,6 +448,7 @@ class Runner:
             duration=time.monotonic() - started,
             evidence=evidence,
             transcript=entries if verdict != "PASS" or self.options.keep_transcripts else [],
+            blocked_by=blocked_by,
         )
 
 

@@ -84,12 +84,21 @@ def totals(cases: list[dict[str, Any]]) -> dict[str, int]:
     return {verdict: counts.get(verdict, 0) for verdict in VERDICTS} | {"cases": len(cases)}
 
 
+def nothing_judged(report: dict[str, Any]) -> bool:
+    """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run
+    with no tool it may call, a profile the server does not show)."""
+    cases = report["cases"]
+    return bool(cases) and all(case["verdict"] == "SKIP" for case in cases)
+
+
 def exit_code(report: dict[str, Any]) -> int:
-    """0: every MUST-level check passed; 1: a FAIL, ERROR or XPASS (a stale baseline entry), or an
-    incomplete run; 3: a target unreachable."""
+    """0: every MUST-level check passed; 1: a FAIL, ERROR or XPASS (a stale baseline entry), an
+    incomplete run, or a run that judged nothing (every case SKIP); 3: a target unreachable."""
     if any(target.get("unreachable") for target in report["targets"]):
         return 3
     if not report["footer"].get("complete"):
+        return 1
+    if nothing_judged(report):
         return 1
     return 1 if any(case["verdict"] in BLOCKING for case in report["cases"]) else 0
 

@@ -163,6 +163,11 @@ def merge(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                 raise MergeError(f"{name}: case {case['key']} names target {case['target']}, not listed")
             moved = {**case, "target": new_index}
             moved["key"] = case_key(case["check"], case["transport"], case["revision"], new_index)
+            if case.get("blocked_by"):  # the blocking case is of the same target: renumbered with it
+                old = case["blocked_by"]
+                new = old[: old.rindex("]") + 1] + (f"#{new_index}" if new_index else "")
+                moved["blocked_by"] = new
+                moved["message"] = case["message"].replace(f"blocked by {old}", f"blocked by {new}", 1)
             seen = cases.get(moved["key"])
             if seen is not None:
                 if seen[1]["verdict"] != moved["verdict"]:

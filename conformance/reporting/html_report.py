@@ -173,6 +173,11 @@ def _detail(case: dict[str, Any]) -> str:
             f"<p>Baseline entry <code>{_e(b['entry'])}</code> (the check said {_e(b['verdict'])}): "
             f"{_e(b['reason'])}</p>"
         )
+    if case.get("blocked_by"):
+        parts.append(
+            f"<p>Blocked by <code>{_e(case['blocked_by'])}</code>: that case's verdict (the defect it "
+            "reports) left this one nothing to judge.</p>"
+        )
     parts.append(f"<p>{_e(case['message']) or '<i>no message</i>'}</p>")
     evidence = case.get("evidence") or {}
     if evidence:

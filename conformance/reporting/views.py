@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.engine.results import BLOCKING, VERDICTS
-from conformance.reporting import html_report
+from conformance.reporting import canonical, html_report
 from conformance.text import readable
 
 ICON = {verdict: verdict for verdict in VERDICTS}
@@ -57,8 +57,16 @@ def summary_text(report: dict[str, Any], *, limit: int = 60) -> str:
         lines.append(f"  … and {shown - limit} more non-PASS cases (see the report)")
     totals = report["footer"].get("totals", {})
     counts = "  ".join(f"{v} {totals.get(v, 0)}" for v in shown_verdicts(report))
+    blocked = sum(1 for case in report["cases"] if case.get("blocked_by"))
+    if blocked:
+        counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if report["footer"].get("complete") else "  (INCOMPLETE: " + report["footer"]["reason"] + ")"
     lines.append(f"{totals.get('cases', 0)} cases: {counts}{state}")
+    if canonical.nothing_judged(report):
+        lines.append(
+            f"nothing was judged: all {len(report['cases'])} cases are SKIP (see their reasons above), "
+            "so the run fails"
+        )
     base = report["footer"].get("baseline")
     if base and base["unmatched"]:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base['unmatched'])}"))
@@ -136,6 +144,11 @@ def markdown(report: dict[str, Any]) -> str:
                 f"Requirement {_md(case['requirement'])} ({_md(case['level'])}): {_md(case['title'])}. "
                 f"{_md(case['message'])}"
             )
+            if case.get("blocked_by"):
+                out.append("")
+                out.append(
+                    f"Blocked by {_md(case['blocked_by'])}: its verdict left this case nothing to judge."
+                )
             if case.get("baseline"):
                 b = case["baseline"]
                 out.append("")
@@ -193,6 +206,10 @@ def junit_xml(report: dict[str, Any]) -> bytes:
                 ET.SubElement(tc, "failure", message=message, type=verdict).text = detail
             elif verdict == "ERROR":
                 ET.SubElement(tc, "error", message=message).text = detail
+            elif verdict == "SKIP" and case.get("blocked_by"):
+                ET.SubElement(tc, "skipped", message=message, type="blocked").text = _x(
+                    f"blocked by {case['blocked_by']}"
+                )
             elif verdict == "SKIP":
                 ET.SubElement(tc, "skipped", message=message)
             elif verdict == "XFAIL":

@@ -1,9 +1,12 @@
-"""Streamable HTTP rules: GET handling per era, header/body agreement, unsupported revisions."""
+"""Streamable HTTP rules: GET handling per era, header/body agreement, unsupported revisions, and the
+content type every request is answered in."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from conformance.adapters.base import TransportViolation
+from conformance.engine import blocking
 from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
@@ -117,3 +120,41 @@ async def unsupported_revision(ctx: CaseContext) -> None:
     supported = data.get("supported") if isinstance(data, dict) else None
     if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
         missed(f"error.data.supported must be an array of strings, got {supported!r}", **call.excerpt())
+
+
+#: Requests every server must accept and answer: a listing, and a method it does not have.
+ANSWER_PROBES = ("tools/list", "conformance/no-such-method")
+
+
+@check(
+    "base.http.request-answer",
+    "BASE-HTTP-005",
+    "a request is answered with application/json or an SSE stream",
+    transports=("http",),
+)
+async def request_answer(ctx: CaseContext) -> None:
+    """Judge the answers of this check's own probes and every answer an earlier case of this revision
+    met (the runner runs this check last and names it in the cases it blocked)."""
+    earlier = blocking.recorded(ctx)
+    # One line per (method, why): the same answer met by five cases is one defect, not five.
+    problems: dict[tuple[str, str], list[str]] = {}
+    for seen in earlier:
+        problems.setdefault((seen["method"], seen["why"]), []).append(seen["case"])
+    for method in ANSWER_PROBES:
+        try:
+            call = await ctx.request(method)
+        except TransportViolation as exc:
+            problems.setdefault((method, str(exc)), []).append("this case")
+            continue
+        if call.reply.violation:
+            problems.setdefault((method, call.reply.violation), []).append("this case")
+    if problems:
+        lines = [
+            f"{method}: {why} (met by {', '.join(dict.fromkeys(cases))})"
+            for (method, why), cases in problems.items()
+        ]
+        evidence: dict[str, Any] = {"violations": earlier[:20]} if earlier else {}
+        if ctx.calls and ctx.calls[-1].reply.violation:
+            evidence.update(ctx.calls[-1].excerpt())
+        missed(f"{len(lines)} kind(s) of answer broke the transport: " + "; ".join(lines), **evidence)
+    ctx.note(f"{len(ANSWER_PROBES)} probes answered in application/json or text/event-stream")

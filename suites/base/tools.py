@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from jsonschema import validators
 
-from conformance.engine.checks import check, missed, skip, unjudgeable, weak
+from conformance.engine.checks import check, missed, skip, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.versions import (
@@ -167,7 +167,7 @@ async def input_schema_valid(ctx: CaseContext) -> None:
 async def output_schema_valid(ctx: CaseContext) -> None:
     declared = [t for t in await tools(ctx) if "outputSchema" in t]
     if not declared:
-        ctx.note("no tool declares an outputSchema")
+        skip("no tool declares an outputSchema: nothing to judge")  # never a PASS on nothing
     _judge_schemas("outputSchema", declared, ctx.revision)
 
 
@@ -188,8 +188,10 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
     """(tool, call) for each callable tool that a call with careful arguments succeeded on.
 
     The sweep (common.call_sweep) is shared by the (target, revision); this case's evidence says how
-    many calls were made and succeeded, which tools were left unjudged, and which checks it fed. When
-    no tool answered at all, nothing was judged: ERROR.
+    many calls were made and succeeded, which tools were left unjudged, and which checks it fed. A
+    tool that does not answer within the timeout is not judged, and the others still are (no rule
+    bounds a tool's time); when no tool answered at all, nothing was judged: SKIP with that reason,
+    never PASS.
     """
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
@@ -197,11 +199,11 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
         skip(no_callable_reason(ctx))
     ctx.note(sweep.line())
     unanswered = sweep.unanswered()
+    if not sweep.answered() and any(t.why.startswith("no answer") for t in sweep.tools):
+        # Nothing answered, so nothing was judged: never a PASS, and no rule bounds a tool's time.
+        skip("nothing judged: no called tool answered within the timeout: " + ", ".join(unanswered))
     if unanswered:
         ctx.note("not judged: " + ", ".join(unanswered))
-    if not sweep.answered() and any(t.why.startswith("no answer") for t in sweep.tools):
-        # Nothing was judged because nothing answered: the harness could not judge, an ERROR.
-        unjudgeable("no called tool answered within the timeout: " + ", ".join(unanswered))
     return sweep.successes()
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import missed, skip
+from conformance.engine.checks import blocked, missed, skip
 from conformance.engine.context import CaseContext
 from suites.dw_discovery.document import Violation, describe, tools_of, validate, violations_of
 from suites.dw_discovery.locate import Found, find_document
+
+#: The cases that judge what the other rows stand on: whether a document was served, and its root.
+SERVE = "dw-discovery.serve.located"
+OBJECT = "dw-discovery.doc.object"
+REQUIRED = "dw-discovery.doc.required"
 
 
 def _not_located(found: Found) -> str:
@@ -26,7 +31,7 @@ async def located(ctx: CaseContext) -> Found:
     """The document's source and parsed body; SKIP when there is none to judge."""
     found = await find_document(ctx)
     if found.refused or found.source is None or found.problem is not None or found.parse_error is not None:
-        skip(_not_located(found))
+        blocked(SERVE, _not_located(found))
     return found
 
 
@@ -34,7 +39,7 @@ async def judged(ctx: CaseContext) -> tuple[Found, dict[str, Any], list[Violatio
     """The document as an object with its violations (cached); SKIP if the root is not an object."""
     found = await located(ctx)
     if not isinstance(found.document, dict):
-        skip("the document's root is not an object (DWD-DOC-001 reports it)")
+        blocked(OBJECT, "the document's root is not an object (DWD-DOC-001 reports it)")
     if "dw:violations" not in ctx.shared:
         ctx.shared["dw:violations"] = validate(found.document)
     violations: list[Violation] = ctx.shared["dw:violations"]

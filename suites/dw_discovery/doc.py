@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from jsonschema import validators
 
-from conformance.engine.checks import check, missed, skip, weak
+from conformance.engine.checks import blocked, check, missed, skip, weak
 from conformance.engine.context import CaseContext
 from conformance.schemas import meta
-from suites.dw_discovery.common import fail_on, judged, with_tools
+from suites.dw_discovery.common import REQUIRED, SERVE, fail_on, judged, with_tools
 from suites.dw_discovery.document import (
     TOOL_RESULTS_ID,
     V14_SURFACES,
@@ -30,7 +30,7 @@ from suites.dw_discovery.locate import find_document
 async def is_object(ctx: CaseContext) -> None:
     found = await find_document(ctx)
     if found.refused is not None or found.source is None or found.problem is not None:
-        skip("no document delivered (see dw-discovery.serve.located)")
+        blocked(SERVE, "no document delivered (see dw-discovery.serve.located)")
     if found.parse_error is not None:
         missed(f"the {found.source.describe()} is not JSON: {found.parse_error}", **found.evidence)
     if not isinstance(found.document, dict):
@@ -50,7 +50,7 @@ async def required(ctx: CaseContext) -> None:
 async def schema_id(ctx: CaseContext) -> None:
     found, document, violations = await judged(ctx)
     if "schema" not in document:
-        skip("the document has no schema member (DWD-DOC-002 reports its absence)")
+        blocked(REQUIRED, "the document has no schema member (DWD-DOC-002 reports its absence)")
     fail_on(found, violations, "DWD-DOC-003")
 
 
@@ -58,7 +58,7 @@ async def schema_id(ctx: CaseContext) -> None:
 async def version(ctx: CaseContext) -> None:
     found, document, violations = await judged(ctx)
     if "version" not in document:
-        skip("the document has no version member (DWD-DOC-002 reports its absence)")
+        blocked(REQUIRED, "the document has no version member (DWD-DOC-002 reports its absence)")
     fail_on(found, violations, "DWD-DOC-004")
     if integral_float(document["version"]):
         weak(f"version is {document['version']!r}: an integer for 2020-12, but written as a fraction")
@@ -101,7 +101,7 @@ async def preview_limit(ctx: CaseContext) -> None:
 async def tools(ctx: CaseContext) -> None:
     found, document, violations = await judged(ctx)
     if "tools" not in document:
-        skip("the document has no tools member (DWD-DOC-002 reports its absence)")
+        blocked(REQUIRED, "the document has no tools member (DWD-DOC-002 reports its absence)")
     fail_on(found, violations, "DWD-DOC-007")
     if document["tools"] == []:
         weak("tools is empty: schema-valid, but a discovery surface without tools says nothing")

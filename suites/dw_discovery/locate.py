@@ -17,9 +17,13 @@ The target says it, in its TOML file:
 Several keys: the first of resource, url, tool, file wins. With none, the harness searches: JSON
 resources from resources/list whose parsed body has `schema == "durable-workflow.v2.mcp-discovery"`,
 then tools annotated `readOnlyHint: true` that take no required argument and whose result carries that
-`schema`. Nothing found is SKIP naming what was looked for; a configured location that does not deliver
-is the server's failure (it was declared), and a configuration the harness refuses is ERROR (reported
-once, by the SERVE check; the other checks SKIP).
+`schema`. When no body carries the marker, a candidate under the profile's well-known names is taken
+instead (a resource named or addressed `mcp-discovery`, the `describe_mcp_surface` tool or a tool
+named `*mcp_discovery`), so that a document whose `schema` marker is missing or wrong is judged, and
+fails its marker row, rather than leaving every row unjudged. Nothing found is the SERVE row's FAIL
+(the target was run for a profile it does not show), naming what was looked for; a configured location
+that does not deliver is the server's failure too (it was declared), and a configuration the harness
+refuses is ERROR (reported once, by the SERVE check; the other checks SKIP).
 
 The search result is cached per (target, revision) in `ctx.shared`, so every check judges one fetch.
 """
@@ -30,7 +34,8 @@ import base64
 import binascii
 import ipaddress
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 from urllib.parse import urlsplit
@@ -49,15 +54,22 @@ MAX_TOOL_CALLS = 10
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
+#: The profile's well-known names for the document's resource (name or URI) and for its tool.
+WELL_KNOWN_RESOURCE = re.compile(r"mcp[-_/.]?discovery", re.IGNORECASE)
+WELL_KNOWN_TOOLS = re.compile(r"^(describe_mcp_surface|(get_)?mcp_discovery)$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Source:
     kind: SourceKind
     where: str
     configured: bool
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: Found by its well-known name, not by the `schema` marker of its body.
+    by_name: bool = False
 
     def describe(self) -> str:
-        how = "configured" if self.configured else "found"
+        how = "configured" if self.configured else "found by its well-known name" if self.by_name else "found"
         return f"{how} {self.kind} {self.where!r}"
 
 
@@ -218,10 +230,26 @@ async def _find(ctx: CaseContext) -> Found:
                 found.document = value
             return found
     found = Found()
-    await _search_resources(ctx, found)
+    named: list[Found] = []
+    await _search_resources(ctx, found, named)
     if found.source is None:
-        await _search_tools(ctx, found)
+        await _search_tools(ctx, found, named)
+    if found.source is None and named:
+        candidate = named[0]
+        candidate.looked_for = found.looked_for
+        return candidate
     return found
+
+
+def _named(source: Source, text: str | None, value: Any, evidence: dict[str, Any]) -> Found:
+    """A candidate found by its well-known name: judged whatever its marker says."""
+    named = replace(source, by_name=True)
+    candidate = Found(source=named, evidence=evidence)
+    if text is not None:
+        candidate.document, candidate.parse_error = parse_json(text)
+    else:
+        candidate.document = value
+    return candidate
 
 
 async def fetch(ctx: CaseContext, source: Source) -> tuple[str | None, Any, str | None, dict[str, Any]]:
@@ -346,19 +374,28 @@ def _carries_id(value: Any) -> bool:
     return isinstance(value, dict) and value.get("schema") == SCHEMA_ID
 
 
-async def _search_resources(ctx: CaseContext, found: Found) -> None:
+def _well_known_resource(resource: dict[str, Any]) -> bool:
+    return any(
+        isinstance(resource.get(key), str) and WELL_KNOWN_RESOURCE.search(resource[key])
+        for key in ("uri", "name")
+    )
+
+
+async def _search_resources(ctx: CaseContext, found: Found, named: list[Found]) -> None:
     if not ctx.identity.has("resources"):
         found.looked_for.append("MCP resources (the server offers no resources capability)")
         return
     resources, problem = await list_all(ctx, "resources/list", "resources")
-    json_resources = [
-        r for r in resources if is_json_mime(r.get("mimeType")) and isinstance(r.get("uri"), str)
+    candidates = [
+        r
+        for r in resources
+        if isinstance(r.get("uri"), str) and (is_json_mime(r.get("mimeType")) or _well_known_resource(r))
     ]
     found.looked_for.append(
-        f"MCP resources with a JSON mimeType whose body has schema {SCHEMA_ID!r} "
-        f"({len(resources)} listed, {len(json_resources)} JSON{'; ' + problem if problem else ''})"
+        f"MCP resources with a JSON mimeType whose body has schema {SCHEMA_ID!r}, or named "
+        f"mcp-discovery ({len(resources)} listed, {len(candidates)} read{'; ' + problem if problem else ''})"
     )
-    for resource in json_resources[:MAX_RESOURCE_READS]:
+    for resource in candidates[:MAX_RESOURCE_READS]:
         source = Source("resource", resource["uri"], configured=False)
         text, _, _, evidence = await fetch(ctx, source)
         if text is None:
@@ -367,6 +404,8 @@ async def _search_resources(ctx: CaseContext, found: Found) -> None:
         if error is None and _carries_id(value):
             found.source, found.document, found.evidence = source, value, evidence
             return
+        if _well_known_resource(resource):
+            named.append(_named(source, text, None, evidence))
 
 
 def _tool_rank(tool: dict[str, Any]) -> int:
@@ -375,7 +414,9 @@ def _tool_rank(tool: dict[str, Any]) -> int:
     marker = output.get("properties", {}).get("schema", {}) if isinstance(output, dict) else {}
     if isinstance(marker, dict) and marker.get("const") == SCHEMA_ID:
         return 0
-    return 1 if "discover" in str(tool.get("name", "")).lower() else 2
+    if WELL_KNOWN_TOOLS.match(str(tool.get("name", ""))):
+        return 1
+    return 2 if "discover" in str(tool.get("name", "")).lower() else 3
 
 
 def _no_required_arguments(tool: dict[str, Any]) -> bool:
@@ -383,7 +424,7 @@ def _no_required_arguments(tool: dict[str, Any]) -> bool:
     return isinstance(schema, dict) and not schema.get("required")
 
 
-async def _search_tools(ctx: CaseContext, found: Found) -> None:
+async def _search_tools(ctx: CaseContext, found: Found, named: list[Found]) -> None:
     if not ctx.identity.has("tools"):
         found.looked_for.append("tools (the server offers no tools capability)")
         return
@@ -391,14 +432,27 @@ async def _search_tools(ctx: CaseContext, found: Found) -> None:
         found.looked_for.append("tools (not searched: tool calls are disabled with --call-tools none)")
         return
     tools, problem = await list_all(ctx, "tools/list", "tools")
+    listed = [t for t in tools if isinstance(t.get("name"), str)]
     candidates = sorted(
-        (t for t in tools if read_only(t) and _no_required_arguments(t) and isinstance(t.get("name"), str)),
+        (
+            t
+            for t in listed
+            if _no_required_arguments(t)
+            and (read_only(t) or (WELL_KNOWN_TOOLS.match(t["name"]) and may_call(ctx, t)))
+        ),
         key=_tool_rank,
     )
+    uncallable = [t["name"] for t in listed if WELL_KNOWN_TOOLS.match(t["name"]) and t not in candidates]
     found.looked_for.append(
         f"tools annotated readOnlyHint: true without required arguments whose result carries schema "
-        f"{SCHEMA_ID!r} ({len(candidates)} of {len(tools)} tools, at most {MAX_TOOL_CALLS} called"
-        f"{'; ' + problem if problem else ''})"
+        f"{SCHEMA_ID!r}, or named describe_mcp_surface or mcp_discovery ({len(candidates)} of "
+        f"{len(tools)} tools, at most {MAX_TOOL_CALLS} called{'; ' + problem if problem else ''})"
+        + (
+            f"; not called ({'--call-tools ' + ctx.options.call_tools} policy, or a required argument): "
+            + ", ".join(uncallable)
+            if uncallable
+            else ""
+        )
     )
     for tool in candidates[:MAX_TOOL_CALLS]:
         source = Source("tool", tool["name"], configured=False)
@@ -406,3 +460,5 @@ async def _search_tools(ctx: CaseContext, found: Found) -> None:
         if failed is None and _carries_id(value):
             found.source, found.document, found.evidence = source, value, evidence
             return
+        if failed is None and WELL_KNOWN_TOOLS.match(tool["name"]):
+            named.append(_named(source, None, value, evidence))

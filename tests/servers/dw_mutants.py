@@ -35,6 +35,43 @@ class NoSchema(DwReference):
 
 
 @dataclass
+class WrongSchema(DwReference):
+    """The document's `schema` marker is a near miss (the plural-looking id): found by its resource's
+    well-known name, it must be judged and fail the marker row alone."""
+
+    def document(self) -> JSON:
+        return {**super().document(), "schema": "durable-workflow.v2.mcp-discoveries"}
+
+
+@dataclass
+class SurfaceToolOnly(DwReference):
+    """No discovery resource, and the document comes only from a `describe_mcp_surface` tool, without
+    its `schema` marker: the well-known tool name is how a client finds it."""
+
+    def tools(self) -> list[DwTool]:
+        return _retool(super().tools(), "get_mcp_discovery", name="describe_mcp_surface")
+
+    def document(self) -> JSON:
+        doc = super().document()
+        del doc["schema"]
+        return doc
+
+    def resources(self) -> list[Any]:
+        return [r for r in super().resources() if "discovery" not in str(r[0].uri)]
+
+
+@dataclass
+class NoDocument(DwReference):
+    """The server shows no discovery document at all (neither resource nor tool)."""
+
+    def tools(self) -> list[DwTool]:
+        return [t for t in super().tools() if t.name != "get_mcp_discovery"]
+
+    def resources(self) -> list[Any]:
+        return [r for r in super().resources() if "discovery" not in str(r[0].uri)]
+
+
+@dataclass
 class BadToolName(DwReference):
     """A tool (documented and live alike) is named with a '/', outside the seed's pattern."""
 
@@ -188,6 +225,9 @@ class Unstable(DwReference):
 
 DEFECTS: dict[str, Callable[[int], DwReference]] = {
     "no-schema": NoSchema,
+    "wrong-schema": WrongSchema,
+    "surface-tool-only": SurfaceToolOnly,
+    "no-document": NoDocument,
     "bad-tool-name": BadToolName,
     "ghost-tool": GhostTool,
     "undocumented-tool": UndocumentedTool,

@@ -48,6 +48,8 @@ DEFECTS = {
     "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
     " bounds and a zone it knows, and one that refuses every call (a failure the schema does not explain)",
     "strict-args-violation": "strict-args, but forecast's structuredContent violates its outputSchema",
+    "unknown-method-text": "over HTTP, answers an unknown method with 400 text/plain and no JSON-RPC body"
+    " (as Go SDK servers do)",
 }
 
 TOOLS = [
@@ -443,6 +445,9 @@ def serve_http(server: Server) -> None:
                 self.reply(202)
                 return
             status = STATUS.get(response.get("error", {}).get("code"), 200) if "error" in response else 200
+            if server.defect == "unknown-method-text" and status == 404:
+                self.reply(400, b"method not found\n", "text/plain; charset=utf-8")
+                return
             self.reply(status, json.dumps(response).encode())
 
         def mismatch(self, message: Any) -> str:

@@ -1,0 +1,131 @@
+"""Cases blocked by another case: the answer a case needed broke a transport rule.
+
+Why: a server that answers a request in a form its transport forbids (a Go SDK server answers an
+unknown method over HTTP with `400 text/plain`) has broken one rule, so the report holds one FAIL, on
+the row that states that rule. The cases that needed that answer to judge their own rule (the
+JSON-RPC error shape, say) have nothing to judge: they are SKIP, naming the case that FAILs
+(`CaseResult.blocked_by`), never FAIL on a rule the server may well keep, and never ERROR, since
+the harness did observe what happened.
+
+The judging case runs last in its revision, so it sees every violation the other cases met; it
+reads them from `ctx.shared[SHARED_KEY]`. When it is not part of the run (`-k`, a profile suite on
+its own), such a case is ERROR, naming the rule, so a gate still does not pass.
+
+A check can also say it is blocked itself (`checks.blocked(check_id, reason)`: the document it reads
+is not served, say); `Plan.key_of` turns the check ID into the case key the report names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.adapters.base import TransportError, TransportViolation
+from conformance.engine.checks import Check
+from conformance.engine.context import CaseContext, Violation
+from conformance.engine.results import case_key
+
+#: Per transport: the check that judges the rule an answer to a request can break, and that rule.
+JUDGES: dict[str, tuple[str, str]] = {"http": ("base.http.request-answer", "BASE-HTTP-005")}
+#: Where the runner keeps the violations of one (target, revision) for the judging check.
+SHARED_KEY = "engine:transport-violations"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one revision runs, so a blocked case can name a case that is in the report."""
+
+    index: int
+    transport: str
+    revision: str
+    planned: frozenset[str]
+
+    def key_of(self, check_id: str) -> str | None:
+        """The case key of `check_id` in this revision, or None when the run does not include it."""
+        if check_id not in self.planned:
+            return None
+        return case_key(check_id, self.transport, self.revision, self.index)
+
+    @property
+    def judge_key(self) -> str | None:
+        judge = judge_of(self.transport)
+        return self.key_of(judge[0]) if judge else None
+
+
+def judge_of(transport: str) -> tuple[str, str] | None:
+    return JUDGES.get(transport)
+
+
+def judge_last(checks: list[Check], transport: str) -> list[Check]:
+    """The revision's checks with the judging check moved to the end, so it sees every violation."""
+    judge = judge_of(transport)
+    if judge is None:
+        return checks
+    return [c for c in checks if c.id != judge[0]] + [c for c in checks if c.id == judge[0]]
+
+
+def rests_on(ctx: CaseContext, verdict: str, raised: TransportError | None) -> Violation | None:
+    """The violation this case's verdict rests on: the answer it ended on broke a transport rule and
+    carried nothing to judge. A PASS rests on nothing of the kind (it judged what it needed)."""
+    if not ctx.violations:
+        return None
+    last = ctx.violations[-1]
+    if isinstance(raised, TransportViolation):
+        return last if last.call is None and last.why == str(raised) else None
+    if verdict == "PASS" or last.call is None or not ctx.calls or ctx.calls[-1] is not last.call:
+        return None
+    return last if last.call.reply.response is None else None
+
+
+def resolve(
+    ctx: CaseContext,
+    verdict: str,
+    message: str,
+    raised: TransportError | None,
+    judge_key: str | None,
+    evidence: dict[str, Any],
+) -> tuple[str, str, str | None]:
+    """(verdict, message, blocked_by) of a case that is not the judging one: unchanged, unless its
+    verdict rests on an answer that broke a transport rule. Then it is SKIP blocked by `judge_key`,
+    or ERROR naming the rule when no case of this run judges it. `evidence` keeps what the check said
+    and the offending exchange."""
+    violation = rests_on(ctx, verdict, raised)
+    if violation is None:
+        return verdict, message, None
+    evidence["unblocked"] = f"{verdict}: {message}"
+    if violation.call is not None:
+        evidence.update(violation.call.excerpt())
+    rule = f"{violation.method} was answered in a form the transport forbids: {violation.why}"
+    if judge_key is not None:
+        return "SKIP", f"blocked by {judge_key}: {rule}", judge_key
+    judge = judge_of(ctx.transport)
+    return (
+        "ERROR",
+        f"could not judge: {rule} (rule {judge[1] if judge else '?'}, not judged in this run)",
+        None,
+    )
+
+
+def record(ctx: CaseContext, key: str) -> None:
+    """Keep this case's violations for the judging check of its (target, revision)."""
+    if ctx.violations:
+        kept: list[dict[str, Any]] = ctx.shared.setdefault(SHARED_KEY, [])
+        kept.extend({"case": key, "method": v.method, "why": v.why, **_excerpt(v)} for v in ctx.violations)
+
+
+def recorded(ctx: CaseContext) -> list[dict[str, Any]]:
+    """The violations earlier cases of this (target, revision) met, in the order they met them."""
+    kept: list[dict[str, Any]] = ctx.shared.get(SHARED_KEY, [])
+    return kept
+
+
+def _excerpt(violation: Violation) -> dict[str, Any]:
+    if violation.call is not None:
+        return {"http_status": violation.call.reply.status, "body": _body(violation)}
+    return {"body": violation.excerpt[:300]}
+
+
+def _body(violation: Violation) -> str:
+    assert violation.call is not None
+    frames = violation.call.reply.frames
+    return frames[0].raw[:300].decode("utf-8", errors="replace") if frames else ""
