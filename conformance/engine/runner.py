@@ -324,7 +324,7 @@ class Runner:
             except Outcome as outcome:
                 verdict = outcome.verdict
                 if isinstance(outcome, Missed):
-                    verdict = "FAIL" if req.fails else "WARN"
+                    verdict = req.miss_verdict(self.options.strict)
                 message, evidence = outcome.message, dict(outcome.evidence)
             except TransportError as exc:
                 ctx.pool.broken = True
@@ -336,8 +336,11 @@ class Runner:
                 verdict, message = "ERROR", f"harness error in {check.id}: {exc!r}"
                 evidence = {"traceback": traceback.format_exc(limit=6)}
             else:
-                if ctx.warnings:
-                    verdict, message = "WARN", "; ".join(ctx.warnings)
+                if (
+                    ctx.should_misses or ctx.warnings
+                ):  # `--strict`: a missed SHOULD FAILs, weak evidence WARNs
+                    verdict = "FAIL" if self.options.strict and ctx.should_misses else "WARN"
+                    message = "; ".join(ctx.should_misses + ctx.warnings)
                 else:
                     verdict, message = "PASS", "; ".join(ctx.notes)
         if ctx.notes and verdict != "PASS":

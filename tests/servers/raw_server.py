@@ -41,6 +41,11 @@ DEFECTS = {
     "stdout-garbage": "writes a log line to stdout at start",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
+    "no-invalid-request": "ignores a message that is not a valid request, as the official SDKs do on stdio",
+    "parse-error-id": 'answers a line that is not JSON with -32700 and id "server-error" (FastMCP 2 does)',
+    "exit-on-malformed": "exits with status 3 on a line that is not JSON",
+    "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
+    "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
 }
 
 TOOLS = [
@@ -125,13 +130,19 @@ class Server:
         except ValueError:
             if self.defect == "no-parse-error":
                 return None
+            if self.defect == "exit-on-malformed":
+                sys.stderr.write(f"fatal: cannot parse {line[:40]!r}\n")
+                sys.exit(3)
+            msg_id = "server-error" if self.defect == "parse-error-id" else None
             return self.envelope(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32700, "message": "Parse error"}}
             )
         return self.handle(message)
 
     def handle(self, message: Any, headers: dict[str, str] | None = None) -> dict[str, Any] | None:
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            if self.defect == "no-invalid-request":
+                return None
             msg_id = message.get("id") if isinstance(message, dict) else None
             return self.envelope(
                 {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": "Invalid Request"}}
@@ -298,12 +309,18 @@ def serve_stdio(server: Server) -> None:
     if server.defect == "stdout-garbage":
         out.write(b"raw-reference starting up...\n")
         out.flush()
+    held: list[bytes] = []  # "late-parse-error": parse errors wait for the next answer
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         response = server.handle_line(line.rstrip(b"\r\n"))
         if response is not None:
-            out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+            data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
+            if server.defect == "late-parse-error" and response.get("error", {}).get("code") == -32700:
+                held.append(data)
+                continue
+            out.write(data + b"".join(held))
+            held.clear()
             out.flush()
 
 
@@ -342,6 +359,9 @@ def serve_http(server: Server) -> None:
             try:
                 message = json.loads(body)
             except ValueError:
+                if server.defect == "malformed-202":
+                    self.reply(202)
+                    return
                 self.reply(
                     400,
                     json.dumps(
