@@ -71,10 +71,12 @@ STRICT = {
 }
 #: Defects only the HTTP server has, tested below.
 HTTP_ONLY = {"get-200", "malformed-202"}
+#: Defects with a test of their own below (they cost a timeout).
+OWN_TEST = {"slow-tool", "hang-on-malformed"}
 
 
 def test_every_defect_has_an_expectation() -> None:
-    assert set(EXPECTED) | HTTP_ONLY | {"slow-tool"} == set(DEFECTS)
+    assert set(EXPECTED) | HTTP_ONLY | OWN_TEST == set(DEFECTS)
 
 
 def test_a_slow_tool_is_left_unjudged_and_the_others_are_judged() -> None:
@@ -197,3 +199,23 @@ def test_a_server_that_exits_on_a_bad_line_is_judged_and_restarted() -> None:
     assert "fatal: cannot parse" in case["evidence"]["exited"][0]["diagnostics"], (
         "the stderr tail is evidence"
     )
+
+
+def test_a_server_that_hangs_on_a_bad_line_is_an_error_and_the_rest_is_judged() -> None:
+    """Neither the probe nor the sentinel after it answered: nothing was observed, so ERROR (not a
+    verdict), and the next case gets a restarted session."""
+    report = run(
+        [stdio("tests.servers.raw_server", "--defect", "hang-on-malformed")],
+        protocol="2025-11-25",
+        select="rpc.",
+        timeout=3.0,
+    )
+    assert non_pass(report) == {("base.rpc.parse-error", "ERROR")}
+    (case,) = [c for c in report["cases"] if c["verdict"] == "ERROR"]
+    assert "neither the probe nor the ping after it was answered" in case["message"]
+    after = [
+        c["verdict"]
+        for c in report["cases"]
+        if c["check"] in ("base.rpc.invalid-request", "base.rpc.method-not-found")
+    ]
+    assert after == ["PASS", "PASS"]

@@ -130,9 +130,11 @@ def _unanswered(
     if probe.closed:
         _exited(ctx, probe, vector, raw)
         return
-    sentinel = probe.sentinel.request if probe.sentinel and probe.sentinel.request else {}
+    if probe.sentinel is None or probe.sentinel.request is None:  # HTTP+SSE: the POST itself was refused
+        silent.append(f"{_shown(raw)} ({vector['id']}; its POST answered HTTP {probe.call.reply.status})")
+        return
     silent.append(
-        f"{_shown(raw)} ({vector['id']}; the {sentinel.get('method', 'request')} after it was answered)"
+        f"{_shown(raw)} ({vector['id']}; the {probe.sentinel.request['method']} after it was answered)"
     )
 
 

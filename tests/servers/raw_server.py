@@ -44,6 +44,7 @@ DEFECTS = {
     "no-invalid-request": "ignores a message that is not a valid request, as the official SDKs do on stdio",
     "parse-error-id": 'answers a line that is not JSON with -32700 and id "server-error" (FastMCP 2 does)',
     "exit-on-malformed": "exits with status 3 on a line that is not JSON",
+    "hang-on-malformed": "stops reading and answering after a line that is not JSON",
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
 }
@@ -130,6 +131,8 @@ class Server:
         except ValueError:
             if self.defect == "no-parse-error":
                 return None
+            if self.defect == "hang-on-malformed":
+                time.sleep(3600)  # the harness gives up after its timeout; its close kills the process
             if self.defect == "exit-on-malformed":
                 sys.stderr.write(f"fatal: cannot parse {line[:40]!r}\n")
                 sys.exit(3)
