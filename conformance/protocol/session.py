@@ -42,6 +42,7 @@ PROBE_GRACE_MAX = 1.0
 
 
 def probe_grace(round_trip: float) -> float:
+    """The grace after a sentinel answered in `round_trip` seconds: it scales with the machine's pace."""
     return min(PROBE_GRACE_MAX, max(PROBE_GRACE_MIN, 2 * round_trip))
 
 
