@@ -36,14 +36,17 @@ NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 #: has no ping, and "Servers MUST implement server/discover"), sent right after a probe to settle it.
 SENTINEL_METHODS = {"legacy": "ping", "modern": "server/discover"}
 #: After the sentinel's answer, how long a probe's answer may still arrive from a server that answers
-#: concurrently: twice the sentinel's round trip (a loaded machine stretches both alike), within bounds.
-PROBE_GRACE_MIN = 0.05
+#: concurrently: three times the sentinel's round trip (a loaded machine stretches both alike), within
+#: bounds. A server that answers in order has answered the probe before the sentinel, so on an idle
+#: machine an ignored probe costs about 15 ms, not a fixed wait.
+PROBE_GRACE_FACTOR = 3.0
+PROBE_GRACE_MIN = 0.01
 PROBE_GRACE_MAX = 1.0
 
 
 def probe_grace(round_trip: float) -> float:
     """The grace after a sentinel answered in `round_trip` seconds: it scales with the machine's pace."""
-    return min(PROBE_GRACE_MAX, max(PROBE_GRACE_MIN, 2 * round_trip))
+    return min(PROBE_GRACE_MAX, max(PROBE_GRACE_MIN, PROBE_GRACE_FACTOR * round_trip))
 
 
 @dataclass
