@@ -30,6 +30,7 @@ IMPORT_STARTED = time.perf_counter()
 
 from conformance.api import run_report  # noqa: E402
 from conformance.engine.context import RunOptions  # noqa: E402
+from conformance.protocol.session import UNANSWERED  # noqa: E402
 from conformance.targets import Target, reference_targets  # noqa: E402
 
 
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--protocol", default="auto")
     parser.add_argument("--call-tools", default="safe", choices=("safe", "all", "none"))
     parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--strict", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--verdicts", action="store_true", help="include every case's key and verdict")
     args = parser.parse_args(argv)
@@ -84,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     rss_before = _status_kib("VmRSS")
     reset = _reset_peak()
     options = RunOptions(
-        timeout=args.timeout, protocol=args.protocol, call_tools=args.call_tools, jobs=args.jobs
+        timeout=args.timeout,
+        protocol=args.protocol,
+        call_tools=args.call_tools,
+        jobs=args.jobs,
+        strict=args.strict,
     )
     cpu_before = _cpu(resource.RUSAGE_SELF)
     started = time.perf_counter()
@@ -104,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         "run_peak_mb": run_peak / 1024,
         "rss_before_mb": rss_before / 1024,
         "ru_maxrss_mb": ru_maxrss / 1024,
+        # Time in exchanges that ended without the answer they waited for (negative probes included).
+        "unanswered_s": UNANSWERED.seconds,
+        "unanswered_exchanges": UNANSWERED.exchanges,
         "totals": report["footer"]["totals"],
         "complete": report["footer"]["complete"],
         "revisions": [t.get("revisions_spoken") for t in report["targets"]],

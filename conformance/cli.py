@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--strict",
         action="store_true",
-        help="judge profiles by their seed strictly: e.g. later-catalog values FAIL instead of WARN",
+        help="a missed SHOULD is a FAIL, not a WARN (an unanswered malformed line on stdio, a"
+        " later-catalog value in a profile, ...)",
     )
     run.add_argument(
         "--fuzz-examples", type=int, default=100, metavar="N", help="fuzz suite: inputs per tool and mode"

@@ -88,7 +88,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
-    group.addoption("--mcp-strict", action="store_true", help="judge profiles by their seed strictly")
+    group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD is a FAIL, not a WARN")
     group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
     group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
 

@@ -14,6 +14,8 @@ from typing import Any
 
 #: Levels whose miss is a FAIL; every other level's miss is a WARN.
 FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
+#: Levels whose miss is a WARN that `--strict` turns into a FAIL: a strict run holds every SHOULD as a MUST.
+STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
 LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
 
 
@@ -31,6 +33,10 @@ class Requirement:
     def fails(self) -> bool:
         """Whether a miss of this requirement is a FAIL (MUST-like) rather than a WARN."""
         return self.level in FAILING_LEVELS
+
+    def miss_verdict(self, strict: bool = False) -> str:
+        """FAIL or WARN for a miss of this requirement; under `--strict` a missed SHOULD is a FAIL too."""
+        return "FAIL" if self.fails or (strict and self.level in STRICT_LEVELS) else "WARN"
 
     def as_dict(self) -> dict[str, Any]:
         return {

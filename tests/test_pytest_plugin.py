@@ -17,7 +17,8 @@ from tests.conftest import cli, stdio
 pytest_plugins = ["pytester"]
 
 RAW = "tests.servers.raw_server"
-SERVERS = [stdio(RAW, "--defect", "text-differs"), stdio(RAW, "--defect", "cursor-loop")]
+# A FAIL (a structuredContent that breaks its outputSchema), and a WARN with SKIPs (a cursor that loops).
+SERVERS = [stdio(RAW, "--defect", "schema-violation"), stdio(RAW, "--defect", "cursor-loop")]
 SELECT = "call,tools"
 
 INERT = """
@@ -100,7 +101,7 @@ def test_same_cases_and_verdicts_as_the_cli(
 def test_pytest_k_selects_among_the_cases(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
         "--mcp-server", SERVERS[0], "--mcp-suite", "base", "--mcp-select", SELECT, "--mcp-timeout", "5",
-        "-k", "text-mirror-equal",
+        "-k", "structured-matches-schema",
         "-p", "no:cacheprovider", timeout=300,
     )  # fmt: skip
     result.assert_outcomes(failed=3)  # one per revision the mutant speaks
@@ -108,7 +109,7 @@ def test_pytest_k_selects_among_the_cases(pytester: pytest.Pytester) -> None:
 
 def test_baseline_turns_failures_into_xfail(pytester: pytest.Pytester, tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.json"
-    entries = [{"case": "base.call.text-mirror-equal", "reason": "known: the text block adds a key"}]
+    entries = [{"case": "base.call.structured-matches-schema", "reason": "known: echo's text is a number"}]
     data = {"format": "mcp-conformance-baseline", "format_version": 1, "expected_failures": entries}
     baseline.write_text(json.dumps(data), encoding="utf-8")
     result = pytester.runpytest_subprocess(

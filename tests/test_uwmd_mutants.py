@@ -8,8 +8,8 @@ assertion is the exact set of (check, verdict) pairs that did not pass, so a mut
 unrelated row would fail this test.
 
 A text block that differs from structuredContent is a WARN of UWMD-RESULT-002 (a SHOULD row: the catalog
-asks for FAIL, which its level cannot give) and a FAIL of BASE-CALL-003 (MCP: the serialized text block is
-"the same" structured content), which `uwmd.result.text-agrees` checks for the five uwmd tools.
+asks for FAIL, which its level cannot give) and a FAIL of UWMD-RESULT-002-EQUAL (that FAIL, in a row of its
+own), which `uwmd.result.text-agrees` checks for the five uwmd tools.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import asyncio
 import base64
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,6 +244,8 @@ class StreamAdapter(Adapter):
         self._late_null_answers = 0
         #: Answer-shaped frames that arrived when no request was waiting for them.
         self.stale_frames = 0
+        #: Set while a sentinel is sent right after a probe: what arrived meanwhile may be the probe's answer.
+        self._hold_pending = False
 
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
@@ -323,6 +325,8 @@ class StreamAdapter(Adapter):
         so a duplicated response is never mistaken for the next request's answer.
         """
         out: list[Frame] = []
+        if self._hold_pending:
+            return out
         while not self._frames.empty():
             frame = self._frames.get_nowait()
             if frame is None:
@@ -332,3 +336,98 @@ class StreamAdapter(Adapter):
             out.append(frame)
         self.stale_frames += sum(f.kind in ("response", "error", "invalid") for f in out)
         return out
+
+    async def exchange_with_sentinel(
+        self,
+        message: bytes,
+        sentinel: bytes,
+        *,
+        expect_id: Any,
+        sentinel_id: Any,
+        timeout: float,
+        grace: Callable[[float], float],
+        headers: Mapping[str, str] | None = None,
+        sentinel_headers: Mapping[str, str] | None = None,
+    ) -> Settled:
+        """Send `message`, which may draw no answer at all, then `sentinel`, a request the target must
+        answer, and collect what comes back for each.
+
+        Why: on a stream, silence can only be told from slowness by something later that is answered.
+        The sentinel's answer settles the probe: a target that answers in order has answered the probe
+        by then, and `grace(sentinel round trip)` seconds more covers one that answers concurrently. So
+        an unanswered probe costs a round trip, not a fixed wait. `expect_id` is the id the probe's
+        answer should carry (None: id null), used only to keep a late answer from being taken for a
+        later request's; any other answer-shaped frame but the sentinel's is the probe's answer, as
+        `exchange` takes the first answer even when its id is wrong, so a wrong id can be judged.
+        Without the sentinel's answer within `timeout`, or when the stream ends, it returns what came.
+        """
+        started = time.monotonic()
+        first = await self.exchange(message, expect_id=NO_RESPONSE, timeout=timeout, headers=headers)
+        if first.status is not None and first.status >= 400:
+            return Settled(first, None, time.monotonic() - started)  # the POST was refused: no stream answer
+        self._hold_pending = True  # the probe's answer may be queued already: the sentinel's send keeps it
+        try:
+            sent = await self.exchange(
+                sentinel, expect_id=NO_RESPONSE, timeout=timeout, headers=sentinel_headers
+            )
+        finally:
+            self._hold_pending = False
+        probe, answer = Reply(response=None, status=first.status), Reply(response=None, status=sent.status)
+        deadline = started + timeout
+        sentinel_sent = time.monotonic()
+        closed = ""
+        while probe.response is None or answer.response is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                async with asyncio.timeout(remaining):
+                    frame = await self._frames.get()
+            except TimeoutError:
+                break
+            if frame is None:
+                self._stream_ended(self._closed_reason)  # keep the sentinel for the next caller
+                closed = self._closed_reason
+                break
+            if frame.id == sentinel_id and frame.kind in ("response", "error", "invalid"):
+                answer.response = frame
+                answer.frames.append(frame)
+                now = time.monotonic()
+                deadline = min(deadline, now + grace(now - sentinel_sent))
+                continue
+            if len(probe.frames) < FRAMES_PER_REPLY:
+                probe.frames.append(frame)
+            else:
+                probe.dropped_frames += 1
+            if probe.response is not None or frame.kind not in ("response", "error", "invalid"):
+                continue
+            if frame.id is not None and frame.id in self._settled_ids:
+                frame.extra["stale"] = True  # the late answer to an earlier request
+                continue
+            if frame.id is None and expect_id is not None and self._late_null_answers:
+                self._late_null_answers -= 1  # the late answer to an earlier probe with id null
+                frame.extra["stale"] = True
+                continue
+            probe.response = frame
+        for reply, wanted in ((probe, expect_id), (answer, sentinel_id)):
+            reply.elapsed = time.monotonic() - started
+            if reply.response is not None:
+                self._settled_ids.extend(i for i in (reply.response.id, wanted) if i is not None)
+            elif wanted is not None:
+                self._settled_ids.append(wanted)  # a late answer is stale, not the next request's
+            elif not closed:
+                self._late_null_answers += 1
+        del self._settled_ids[:-256]
+        return Settled(probe, answer, time.monotonic() - started, closed)
+
+
+@dataclass
+class Settled:
+    """What a probe settled by a sentinel drew (`StreamAdapter.exchange_with_sentinel`)."""
+
+    probe: Reply
+    #: The sentinel's reply; None when the probe was refused outright (an HTTP error status).
+    sentinel: Reply | None
+    elapsed: float
+    #: Why the stream ended before both answers were in (the target exited), or "".
+    closed: str = ""

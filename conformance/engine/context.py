@@ -71,6 +71,8 @@ class CaseContext:
     shared: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: SHOULD-level aspects the server missed (`miss_should`): WARN, FAIL under `--strict`.
+    should_misses: list[str] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     #: Wire entries from earlier cases that this case's verdict rests on (a cached listing, say).
     attached: list[dict[str, Any]] = field(default_factory=list)
@@ -136,6 +138,14 @@ class CaseContext:
     def soft_warn(self, text: str) -> None:
         """Record a SHOULD-level miss; the case ends WARN unless something worse happens."""
         self.warnings.append(text)
+
+    def miss_should(self, text: str) -> None:
+        """Record a SHOULD-level aspect the server missed (of a MUST row, say); the case goes on.
+
+        It ends WARN, or FAIL under `--strict`, like a miss of a SHOULD row, unless something worse
+        happens. `soft_warn` is for what `--strict` leaves a WARN (evidence the harness cannot verify).
+        """
+        self.should_misses.append(text)
 
     def expect(self, condition: object, message: str, call: Call | None = None) -> None:
         if not condition:

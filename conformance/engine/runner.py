@@ -400,7 +400,7 @@ class Runner:
             except Outcome as outcome:
                 verdict = outcome.verdict
                 if isinstance(outcome, Missed):
-                    verdict = "FAIL" if req.fails else "WARN"
+                    verdict = req.miss_verdict(self.options.strict)
                 message, evidence = outcome.message, dict(outcome.evidence)
                 if isinstance(outcome, Blocked) and plan is not None:
                     blocked_by = plan.key_of(outcome.by)
@@ -416,8 +416,11 @@ class Runner:
                 verdict, message = "ERROR", f"harness error in {check.id}: {exc!r}"
                 evidence = {"traceback": traceback.format_exc(limit=6)}
             else:
-                if ctx.warnings:
-                    verdict, message = "WARN", "; ".join(ctx.warnings)
+                if (
+                    ctx.should_misses or ctx.warnings
+                ):  # `--strict`: a missed SHOULD FAILs, weak evidence WARNs
+                    verdict = "FAIL" if self.options.strict and ctx.should_misses else "WARN"
+                    message = "; ".join(ctx.should_misses + ctx.warnings)
                 else:
                     verdict, message = "PASS", "; ".join(ctx.notes)
         judge_key = plan.judge_key if plan is not None else None

@@ -7,11 +7,20 @@ never validates results: that is what checks are for. `Call` bundles the request
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import __version__
-from conformance.adapters.base import NO_RESPONSE, Adapter, Reply
+from conformance.adapters.base import (
+    NO_RESPONSE,
+    Adapter,
+    Reply,
+    StreamAdapter,
+    TargetUnreachable,
+    TransportError,
+    TransportTimeout,
+)
 from conformance.protocol import jsonrpc
 from conformance.protocol.versions import (
     FIRST_PROTOCOL_HEADER,
@@ -26,6 +35,40 @@ from conformance.protocol.versions import (
 CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 #: Methods whose name-like parameter is mirrored in the `Mcp-Name` header (2026-07-28 over HTTP).
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The request a server of each era must answer (ping: "The receiver MUST respond promptly"; 2026-07-28
+#: has no ping, and "Servers MUST implement server/discover"), sent right after a probe to settle it.
+SENTINEL_METHODS = {"legacy": "ping", "modern": "server/discover"}
+#: After the sentinel's answer, how long a probe's answer may still arrive from a server that answers
+#: concurrently: three times the sentinel's round trip (a loaded machine stretches both alike), within
+#: bounds. A server that answers in order has answered the probe before the sentinel, so on an idle
+#: machine an ignored probe costs about 15 ms, not a fixed wait.
+PROBE_GRACE_FACTOR = 3.0
+PROBE_GRACE_MIN = 0.01
+PROBE_GRACE_MAX = 1.0
+
+
+def probe_grace(round_trip: float) -> float:
+    """The grace after a sentinel answered in `round_trip` seconds: it scales with the machine's pace."""
+    return min(PROBE_GRACE_MAX, max(PROBE_GRACE_MIN, PROBE_GRACE_FACTOR * round_trip))
+
+
+@dataclass
+class Silence:
+    """Seconds spent in exchanges that ended without the answer they waited for, in this process.
+
+    Why one tally per process: sessions are opened in many places (pools, revision probes, races), and
+    a benchmark wants what a whole run spent waiting for answers that never came (`bench/`).
+    """
+
+    seconds: float = 0.0
+    exchanges: int = 0
+
+    def add(self, seconds: float) -> None:
+        self.seconds += seconds
+        self.exchanges += 1
+
+
+UNANSWERED = Silence()
 
 
 @dataclass
@@ -67,6 +110,23 @@ class Call:
         if self.reply.status is not None:
             out["http_status"] = self.reply.status
         return out
+
+
+@dataclass
+class Probe:
+    """A message that may draw no answer (`Session.probe`), what it drew, and what settled it."""
+
+    call: Call
+    #: The request sent after it that the server must answer; its answer settled the probe's silence.
+    sentinel: Call | None = None
+    #: The target ended its stream instead (stdio: it exited), with the exit status and stderr tail.
+    closed: str = ""
+    #: Over Streamable HTTP: why the POST carried no JSON-RPC answer (the adapter's words).
+    failure: str = ""
+
+    @property
+    def answered(self) -> bool:
+        return self.call.reply.response is not None
 
 
 @dataclass
@@ -219,8 +279,66 @@ class Session:
         if timeout is None:
             timeout = self.opening_timeout or self.timeout
         self.opening_timeout = None
-        reply = await self.adapter.exchange(data, expect_id=expect_id, timeout=timeout, headers=headers)
+        started = time.monotonic()
+        try:
+            reply = await self.adapter.exchange(data, expect_id=expect_id, timeout=timeout, headers=headers)
+        except TransportError:
+            if expect_id is not NO_RESPONSE:
+                UNANSWERED.add(time.monotonic() - started)
+            raise
         return Call(message if isinstance(message, dict) else None, reply, data)
+
+    async def probe(self, raw: bytes, *, expect_id: Any, headers: dict[str, str] | None = None) -> Probe:
+        """Send exact bytes that may draw no answer, and settle their silence with a sentinel, not a wait.
+
+        On a stream (stdio, legacy SSE) the era's sentinel request follows the probe at once and its
+        answer, plus a short grace, settles it (`StreamAdapter.exchange_with_sentinel`): an unanswered
+        probe costs a round trip. Over Streamable HTTP each POST carries its own answer; the sentinel
+        is sent only when it carried none, to tell a silent server from a gone one. `expect_id` is the
+        id the answer should carry (None: id null). Raises TransportError when the sentinel is not
+        answered either and the target did not exit: then nothing could be observed.
+        """
+        method = SENTINEL_METHODS[self.era]
+        params: dict[str, Any] | None = {"_meta": self.meta()} if self.era == "modern" else None
+        message = jsonrpc.request(f"conformance-sentinel-{self.next_id()}", method, params)
+        data = jsonrpc.encode(message)
+        sentinel_headers = self.headers_for(method, params)
+        started = time.monotonic()
+        if not isinstance(self.adapter, StreamAdapter):
+            try:
+                return Probe(await self.send(None, expect_id=expect_id, raw=raw, headers=headers))
+            except TargetUnreachable:
+                raise
+            except TransportError as exc:
+                failure = f"{exc.kind}: {exc}"
+            sentinel = await self.send(message, expect_id=message["id"], headers=sentinel_headers)
+            return Probe(Call(None, Reply(response=None), raw), sentinel, failure=failure)
+        settled = await self.adapter.exchange_with_sentinel(
+            raw,
+            data,
+            expect_id=expect_id,
+            sentinel_id=message["id"],
+            timeout=self.timeout,
+            grace=probe_grace,
+            headers=headers,
+            sentinel_headers=sentinel_headers,
+        )
+        result = Probe(Call(None, settled.probe, raw))
+        if settled.sentinel is not None:
+            result.sentinel = Call(message, settled.sentinel, data)
+        if settled.closed:
+            lines = self.adapter.diagnostics().splitlines()
+            if lines and lines[0].startswith("exit status") and "exit status" in settled.closed:
+                lines = lines[1:]  # the reason says it already
+            result.closed = "\n".join([settled.closed, *lines])
+        if not result.answered:
+            UNANSWERED.add(time.monotonic() - started)
+            if result.sentinel is not None and result.sentinel.reply.response is None and not result.closed:
+                raise TransportTimeout(
+                    f"neither the probe nor the {method} after it was answered within {self.timeout:g} s",
+                    evidence=self.adapter.diagnostics(),
+                )
+        return result
 
     async def close(self) -> None:
         await self.adapter.close()

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from conformance import vectors
-from conformance.engine.checks import check, missed, unjudgeable, weak
+from conformance.adapters.base import TransportError
+from conformance.engine.checks import check, missed, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
+from conformance.protocol.session import Call, Probe
 from conformance.schemas import shape_errors
 from conformance.text import bytes_text
-
-#: How long to wait for an answer to a malformed message before calling it unanswered.
-MALFORMED_WAIT = 3.0
-#: Seconds to let a duplicated null-id answer arrive before the next request is sent.
-DUPLICATE_GRACE = 0.05
 
 
 async def _sample(ctx: CaseContext) -> list[Call]:
@@ -75,27 +70,31 @@ async def error_shape(ctx: CaseContext) -> None:
         missed("; ".join(problems), **call.excerpt())
 
 
-async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Call:
-    """Send exact bytes; an unanswered probe is a miss only if the server still answers afterwards."""
+def _shown(raw: bytes, limit: int = 80) -> str:
+    """The probe's bytes as readable text in backticks (`bytes_text`), never a repr."""
+    return f"`{bytes_text(raw, limit)}`"
+
+
+async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Probe:
+    """Send exact bytes and settle their silence with the session's sentinel (a bounded round trip).
+
+    A target that ends its stream instead of answering is restarted for what follows (`pool.broken`).
+    When the sentinel is not answered either, nothing was observed: the TransportError propagates
+    (ERROR) and the session is restarted.
+    """
     session = await ctx.session()
     headers = session.headers_for("tools/list", None)
     try:
-        call = await session.send(None, expect_id=expect_id, timeout=MALFORMED_WAIT, raw=raw, headers=headers)
-    except Exception:
-        # No answer at all: the server must still be alive for the verdict to be a FAIL, not an outage.
-        ctx.pool.broken = False
-        try:
-            await ctx.request("tools/list")
-        except Exception:
-            ctx.pool.broken = True
-            raise
-        missed(f"no answer within {MALFORMED_WAIT:g} s to `{bytes_text(raw, 80)}`")
-    ctx.calls.append(call)
-    # An answer with id null cannot be told from a duplicate of itself by id: give a duplicate a moment
-    # to arrive, so the next send discards it instead of taking it for its own answer.
-    if ctx.transport != "http":  # each HTTP POST carries its own answer: no duplicate can leak
-        await asyncio.sleep(DUPLICATE_GRACE)
-    return call
+        probe = await session.probe(raw, expect_id=expect_id, headers=headers)
+    except TransportError:
+        ctx.pool.broken = True
+        raise
+    if probe.sentinel is not None:
+        ctx.calls.append(probe.sentinel)
+    ctx.calls.append(probe.call)  # the probe last: a verdict's evidence is its excerpt
+    if probe.closed:
+        ctx.pool.broken = True
+    return probe
 
 
 def _refused_by_http_status(ctx: CaseContext, call: Call, vector: dict[str, Any]) -> bool:
@@ -111,23 +110,85 @@ def _refused_by_http_status(ctx: CaseContext, call: Call, vector: dict[str, Any]
     return False
 
 
+def _unanswered(
+    ctx: CaseContext, probe: Probe, vector: dict[str, Any], raw: bytes, silent: list[str]
+) -> None:
+    """Judge a probe that drew no answer: over Streamable HTTP a MUST is broken; on a stream, no MUST is.
+
+    Streamable HTTP: "If the server cannot accept the input, it MUST return an HTTP error status code".
+    stdio and HTTP+SSE say nothing about a line that is not a message, and no official SDK answers one
+    there: the probe joins `silent`, judged once by `_judge_silent`. A server that exited instead is
+    judged by `_exited`.
+    """
+    if ctx.transport == "http":
+        why = probe.failure or "no answer"
+        missed(
+            f"{vector['id']}: {_shown(raw)} drew neither a JSON-RPC answer nor an HTTP error status ({why})",
+            **probe.call.excerpt(),
+        )
+    if probe.closed:
+        _exited(ctx, probe, vector, raw)
+        return
+    if probe.sentinel is None or probe.sentinel.request is None:  # HTTP+SSE: the POST itself was refused
+        silent.append(f"{_shown(raw)} ({vector['id']}; its POST answered HTTP {probe.call.reply.status})")
+        return
+    silent.append(
+        f"{_shown(raw)} ({vector['id']}; the {probe.sentinel.request['method']} after it was answered)"
+    )
+
+
+def _judge_silent(ctx: CaseContext, silent: list[str], code: int) -> None:
+    """One SHOULD-level miss for the probes a server ignored: WARN, and FAIL under `--strict`."""
+    if silent:
+        ctx.miss_should(
+            f"no answer to {' or '.join(silent)}: the server ignored the line rather than hung. JSON-RPC 2.0"
+            f" defines {code} for it, but MCP does not require an answer to a line that is not a valid"
+            f" message on {ctx.transport}, and no official SDK sends one (--strict makes this a FAIL)"
+        )
+
+
+def _exited(ctx: CaseContext, probe: Probe, vector: dict[str, Any], raw: bytes) -> None:
+    """A server that dies on one bad line broke no MCP MUST by not answering, but it is worth knowing.
+
+    Only an unanswered probe comes here: a server that answered the line and exited afterwards did
+    not die on it (the next case gets a restarted session and judges what follows).
+    """
+    ctx.facts.setdefault("exited", []).append({"probe": vector["id"], "diagnostics": probe.closed[-2000:]})
+    sentinel = probe.sentinel.request if probe.sentinel and probe.sentinel.request else {}
+    ctx.miss_should(
+        f"{vector['id']}: the server exited after {_shown(raw)}, answering neither it nor the"
+        f" {sentinel.get('method', 'request')} sent after it ({probe.closed.splitlines()[0]}; the session"
+        " was restarted; --strict makes this a FAIL)"
+    )
+
+
+def _note_exit(ctx: CaseContext, probe: Probe, vector: dict[str, Any]) -> None:
+    if probe.closed:
+        ctx.note(f"{vector['id']}: answered, then the stream ended ({probe.closed.splitlines()[0]})")
+
+
 def _probes(requirement: str) -> list[dict[str, Any]]:
     return [v for v in vectors.load("base", "envelope-probes.json") if v["requirement"] == requirement]
 
 
-async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Call, Any]:
+async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Probe, bytes]:
     session = await ctx.session()
     msg_id = session.next_id()
     raw = vector["send"].replace("{id}", str(msg_id)).encode("utf-8")
-    call = await _send_malformed(ctx, raw, expect_id=None if vector["expect_null_id"] else msg_id)
-    return call, msg_id
+    probe = await _send_malformed(ctx, raw, expect_id=None if vector["expect_null_id"] else msg_id)
+    return probe, raw
 
 
 @check("base.rpc.parse-error", "BASE-RPC-005", "malformed JSON is answered with -32700")
 async def parse_error(ctx: CaseContext) -> None:
+    silent: list[str] = []
     for vector in _probes("BASE-RPC-005"):
-        call, _ = await _run_probe(ctx, vector)
+        probe, raw = await _run_probe(ctx, vector)
+        call = probe.call
         if _refused_by_http_status(ctx, call, vector):
+            continue
+        if not probe.answered:
+            _unanswered(ctx, probe, vector, raw, silent)
             continue
         if call.error_code != jsonrpc.PARSE_ERROR:
             missed(f"{vector['id']}: expected error code -32700, got {call.error_code!r}", **call.excerpt())
@@ -137,24 +198,33 @@ async def parse_error(ctx: CaseContext) -> None:
                 f"{vector['id']}: a parse error response must have id null, got {value.get('id')!r}",
                 **call.excerpt(),
             )
+        _note_exit(ctx, probe, vector)
+    _judge_silent(ctx, silent, jsonrpc.PARSE_ERROR)
 
 
 @check("base.rpc.invalid-request", "BASE-RPC-006", "an invalid request is answered with -32600")
 async def invalid_request(ctx: CaseContext) -> None:
+    silent: list[str] = []
     for vector in _probes("BASE-RPC-006"):
-        call, _ = await _run_probe(ctx, vector)
+        probe, raw = await _run_probe(ctx, vector)
+        call = probe.call
         if call.result is not None:
             missed(f"{vector['id']}: an invalid request was answered with a result", **call.excerpt())
         if _refused_by_http_status(ctx, call, vector):
             continue
+        if not probe.answered:
+            _unanswered(ctx, probe, vector, raw, silent)
+            continue
+        _note_exit(ctx, probe, vector)
         if call.error_code == jsonrpc.HEADER_MISMATCH and ctx.era == "modern" and ctx.transport == "http":
             ctx.note(f"{vector['id']}: refused as a header mismatch (no Mcp-Method header can mirror it)")
             continue
         if call.error_code != jsonrpc.INVALID_REQUEST:
-            weak(
-                f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32600",
-                **call.excerpt(),
+            ctx.miss_should(
+                f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32600"
+                " (--strict makes this a FAIL)"
             )
+    _judge_silent(ctx, silent, jsonrpc.INVALID_REQUEST)
 
 
 @check("base.rpc.method-not-found", "BASE-RPC-007", "an unknown method is answered with -32601")

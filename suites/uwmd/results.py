@@ -142,7 +142,7 @@ async def text_mirror(ctx: CaseContext) -> None:
 
 @check(
     "uwmd.result.text-agrees",
-    "BASE-CALL-003",
+    "UWMD-RESULT-002-EQUAL",
     "a JSON text block of a uwmd tool equals its structuredContent",
 )
 async def text_agrees(ctx: CaseContext) -> None:

@@ -39,7 +39,8 @@ HTTP_MODES = {
     "http-reset": "closes the connection without answering tools/list",
     "http-ctype": "answers with text/html instead of JSON",
     "http-sse-forever": "opens an SSE stream for tools/list that sends pings and never the answer",
-    "http-leak-secret": "echoes the Authorization header it received in every error message and header",
+    "http-leak-secret": "echoes the Authorization header it received in every error message and header"
+    ' (a parse error, with id "leak", too)',
     "http-redirect": "answers every POST with a 307 redirect to another origin",
     "sse-offsite-endpoint": "a 2024-11-05 SSE endpoint whose `endpoint` event points at another origin",
 }
@@ -158,7 +159,20 @@ def serve_http(mode: str) -> None:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            message = json.loads(body)
+            try:
+                message = json.loads(body)
+            except ValueError:  # conformant here (each mode breaks only what it names), but for the leak
+                error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+                if mode == "http-leak-secret":  # an id that FAILs parse-error, so its transcript is kept
+                    error["id"] = "leak"
+                    error["error"]["message"] += f" (you sent {self.headers.get('Authorization')})"
+                data = json.dumps(error).encode()
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             response = server.handle(message)
             if mode == "http-leak-secret" and response is not None and "error" in response:
                 response["error"]["message"] += f" (you sent {self.headers.get('Authorization')})"

@@ -50,6 +50,12 @@ DEFECTS = {
     "strict-args-violation": "strict-args, but forecast's structuredContent violates its outputSchema",
     "unknown-method-text": "over HTTP, answers an unknown method with 400 text/plain and no JSON-RPC body"
     " (as Go SDK servers do)",
+    "no-invalid-request": "ignores a message that is not a valid request, as the official SDKs do on stdio",
+    "parse-error-id": 'answers a line that is not JSON with -32700 and id "server-error" (FastMCP 2 does)',
+    "exit-on-malformed": "exits with status 3 on a line that is not JSON",
+    "hang-on-malformed": "stops reading and answering after a line that is not JSON",
+    "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
+    "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
 }
 
 TOOLS = [
@@ -180,13 +186,21 @@ class Server:
         except ValueError:
             if self.defect == "no-parse-error":
                 return None
+            if self.defect == "hang-on-malformed":
+                time.sleep(3600)  # the harness gives up after its timeout; its close kills the process
+            if self.defect == "exit-on-malformed":
+                sys.stderr.write(f"fatal: cannot parse {line[:40]!r}\n")
+                sys.exit(3)
+            msg_id = "server-error" if self.defect == "parse-error-id" else None
             return self.envelope(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32700, "message": "Parse error"}}
             )
         return self.handle(message)
 
     def handle(self, message: Any, headers: dict[str, str] | None = None) -> dict[str, Any] | None:
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            if self.defect == "no-invalid-request":
+                return None
             msg_id = message.get("id") if isinstance(message, dict) else None
             return self.envelope(
                 {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": "Invalid Request"}}
@@ -381,12 +395,18 @@ def serve_stdio(server: Server) -> None:
     if server.defect == "stdout-binary":
         out.write(b"\xff\xfe boot \x1b[31mred\x1b[0m caf\xc3\xa9\n")
         out.flush()
+    held: list[bytes] = []  # "late-parse-error": parse errors wait for the next answer
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
         response = server.handle_line(line.rstrip(b"\r\n"))
         if response is not None:
-            out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+            data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
+            if server.defect == "late-parse-error" and response.get("error", {}).get("code") == -32700:
+                held.append(data)
+                continue
+            out.write(data + b"".join(held))
+            held.clear()
             out.flush()
 
 
@@ -425,6 +445,9 @@ def serve_http(server: Server) -> None:
             try:
                 message = json.loads(body)
             except ValueError:
+                if server.defect == "malformed-202":
+                    self.reply(202)
+                    return
                 self.reply(
                     400,
                     json.dumps(
