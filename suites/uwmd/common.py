@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import itertools
 import json
 import re
@@ -24,7 +25,7 @@ from urllib.parse import quote
 
 from conformance import schemas, vectors
 from conformance.adapters.base import TransportError, TransportTimeout
-from conformance.engine.checks import missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.outcomes import Outcome, classify
@@ -252,6 +253,41 @@ async def listed_tools(ctx: CaseContext) -> dict[str, dict[str, Any]]:
         if isinstance(item.get("name"), str):
             out.setdefault(item["name"], item)
     return out
+
+
+async def profile_shown(ctx: CaseContext) -> bool:
+    """Whether tools/list shows the profile's central artifact: any of the five `uwmd.*` tools."""
+    tools = await listed_tools(ctx)
+    return any(name in tools for name in TOOLS)
+
+
+#: The check of UWMD-PROFILE-001: when it finds no uwmd tool, every other UWMD check is SKIP, blocked by it.
+PROFILE_CHECK: Final = "uwmd.profile.shown"
+
+
+def uwmd_check(
+    check_id: str, requirement: str, title: str, **options: Any
+) -> Callable[[CheckFunc], CheckFunc]:
+    """`check`, first asking whether the server shows the profile at all (UWMD-PROFILE-001).
+
+    A server named with `--suite uwmd` that lists none of the `uwmd.*` tools gets one FAIL, on that row,
+    and SKIPs blocked by it: not one FAIL per row judged on an absence.
+    """
+
+    def register(func: CheckFunc) -> CheckFunc:
+        @functools.wraps(func)
+        async def run(ctx: CaseContext) -> None:
+            if check_id != PROFILE_CHECK and not await profile_shown(ctx):
+                skip(
+                    f"blocked by {PROFILE_CHECK}: tools/list lists none of the uwmd.* tools, so the server "
+                    "does not show the UW Markdown binding"
+                )
+            await func(ctx)
+
+        check(check_id, requirement, title, **options)(run)
+        return func
+
+    return register
 
 
 async def listed_tool(ctx: CaseContext, name: str) -> dict[str, Any]:

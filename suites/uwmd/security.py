@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance import vectors
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.engine.sessions import open_session
 from conformance.protocol.session import Session
@@ -48,6 +48,7 @@ from suites.uwmd.common import (
     readable,
     rename,
     tool,
+    uwmd_check,
     walk,
 )
 
@@ -89,7 +90,7 @@ async def ungranted(ctx: CaseContext, kind: str) -> tuple[Deal, Session, str]:
     return deal, session, principal
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.deal-authz", "UWMD-SEC-001", "a principal without a grant gets nothing of the deal", once=True
 )
 async def deal_authz(ctx: CaseContext) -> None:
@@ -121,7 +122,7 @@ async def deal_authz(ctx: CaseContext) -> None:
     ctx.note(f"acting as {principal}")
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.representation-authz",
     "UWMD-SEC-002",
     "a grant of uw-json does not open other variants",
@@ -152,7 +153,9 @@ async def representation_authz(ctx: CaseContext) -> None:
     tally.judge(ctx, 6)
 
 
-@check("uwmd.sec.link-replay", "UWMD-SEC-003", "a resource link is authorized when it is resolved", once=True)
+@uwmd_check(
+    "uwmd.sec.link-replay", "UWMD-SEC-003", "a resource link is authorized when it is resolved", once=True
+)
 async def link_replay(ctx: CaseContext) -> None:
     deal, session, _ = await ungranted(ctx, "harbor")
     assert deal.document is not None
@@ -173,7 +176,7 @@ async def link_replay(ctx: CaseContext) -> None:
     tally.judge(ctx, 2)
 
 
-@check("uwmd.sec.no-file-paths", "UWMD-SEC-004", "resource URIs and deal ids are never file paths")
+@uwmd_check("uwmd.sec.no-file-paths", "UWMD-SEC-004", "resource URIs and deal ids are never file paths")
 async def no_file_paths(ctx: CaseContext) -> None:
     tally = Tally()
     count = 0
@@ -310,7 +313,7 @@ async def hostile_check(ctx: CaseContext, check_name: str) -> None:
     tally.judge(ctx, count)
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.xml-entities",
     "UWMD-SEC-005",
     "uw-xml with DTDs and entities is refused, never expanded",
@@ -320,24 +323,26 @@ async def xml_entities(ctx: CaseContext) -> None:
     await hostile_check(ctx, "xml-entities")
 
 
-@check("uwmd.sec.zip-limits", "UWMD-SEC-005", "a ZIP bomb and escaping member paths are refused", once=True)
+@uwmd_check(
+    "uwmd.sec.zip-limits", "UWMD-SEC-005", "a ZIP bomb and escaping member paths are refused", once=True
+)
 async def zip_limits(ctx: CaseContext) -> None:
     await hostile_check(ctx, "zip-limits")
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.digest-check", "UWMD-SEC-005", "a uw-json whose semantic_digest is wrong is refused", once=True
 )
 async def digest_check(ctx: CaseContext) -> None:
     await hostile_check(ctx, "digest")
 
 
-@check("uwmd.sec.utf8", "UWMD-SEC-005", "invalid UTF-8 is refused", once=True)
+@uwmd_check("uwmd.sec.utf8", "UWMD-SEC-005", "invalid UTF-8 is refused", once=True)
 async def utf8(ctx: CaseContext) -> None:
     await hostile_check(ctx, "utf8")
 
 
-@check("uwmd.sec.size-limits", "UWMD-SEC-005", "bodies and edits over max_bytes are refused", once=True)
+@uwmd_check("uwmd.sec.size-limits", "UWMD-SEC-005", "bodies and edits over max_bytes are refused", once=True)
 async def size_limits(ctx: CaseContext) -> None:
     await hostile_check(ctx, "size")
     limit = await max_bytes(ctx, "uw-json")

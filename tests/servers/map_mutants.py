@@ -78,6 +78,17 @@ class NoExpiry(MapStore):
         return None
 
 
+class StillOpenAfterDecision(MapStore):
+    """A decided review still reads as it was: state awaiting_review, though decide answered queued."""
+
+    def read(self, principal: Principal, reference: str) -> str:
+        with self._connection() as conn:
+            row = self._row(conn, "reference", reference)
+        if row is not None and self.visible(row, principal) and row.state != OPEN:
+            return self.read_document(row)
+        return super().read(principal, reference)
+
+
 class DigestWithoutFinalNewline(MapStore):
     def content_digest(self, text: str) -> str:
         return super().content_digest(text[:-1] if text.endswith("\n") else text)
@@ -362,6 +373,13 @@ class ListedWithoutDecide(_Listing):
         return [t for t in tools if t["name"] != "decide_review"]
 
 
+class ListsNoReviewTools(_Listing):
+    """tools/list shows neither MAP tool (they are still callable): the profile is claimed, not shown."""
+
+    def change(self, tools: list[JSON]) -> list[JSON]:
+        return []
+
+
 class LooseReadInput(_Listing):
     """read_review's input schema is open, and the service ignores members it does not know."""
 
@@ -419,6 +437,7 @@ STORES: dict[str, type[MapStore]] = {
     "lost-lock": LostLock,
     "commit-on-409": CommitOn409,
     "no-expiry": NoExpiry,
+    "still-open-after-decision": StillOpenAfterDecision,
     "digest-without-final-newline": DigestWithoutFinalNewline,
     "recipient-not-enforced": RecipientNotEnforced,
     "tenant-not-enforced": TenantNotEnforced,
@@ -450,6 +469,7 @@ SERVICES: dict[str, type[map_server.MapService]] = {
     "utf16-comment-length": Utf16CommentLength,
     "text-only-errors": TextOnlyErrors,
     "listed-without-decide": ListedWithoutDecide,
+    "lists-no-review-tools": ListsNoReviewTools,
     "loose-read-input": LooseReadInput,
     "decide-schema-without-comment-rule": DecideSchemaWithoutCommentRule,
     "invalid-output-schema": InvalidOutputSchema,

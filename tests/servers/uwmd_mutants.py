@@ -69,6 +69,41 @@ class DuplicateAccepted(UwmdStore):
         return receipt
 
 
+class IdempotentEdit(UwmdStore):
+    """The same operation as the deal's last one, with the now-current ETag, is answered as already applied:
+    SUCCESS with the current digest and nothing written (the edit is treated as idempotent)."""
+
+    def apply_edit(self, principal: str, deal_id: str, if_match: Any, operation: JSON, context: JSON) -> JSON:
+        key = json.dumps(operation, sort_keys=True)
+        with self.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS last_ops (deal_id TEXT PRIMARY KEY, op TEXT)")
+            row = self.authorize(conn, self._row(conn, deal_id), principal, "uw-json")
+            self.require_if_match(if_match)
+            envelope, digest = self.decode(row)
+            self.check_if_match(str(if_match), digest)
+            last = conn.execute("SELECT op FROM last_ops WHERE deal_id = ?", (deal_id,)).fetchone()
+            if last is not None and last[0] == key:
+                return {
+                    "ok": True,
+                    "deal_id": row.deal_id,
+                    "resource_uri": codecs.resource_uri(row.deal_id),
+                    "semantic_digest": digest,
+                    "etag": codecs.etag(digest),
+                    "superseded_prior_block": False,
+                }
+            receipt = self.commit_edit(conn, row, envelope, operation, context)
+            conn.execute("INSERT OR REPLACE INTO last_ops (deal_id, op) VALUES (?, ?)", (deal_id, key))
+        return receipt
+
+
+class SecondResolutionClock(UwmdStore):
+    """Not a defect: every edit is stamped with the current whole second, so two edits within one second
+    carry the same timestamps (a server whose clock has one-second resolution)."""
+
+    def edit_instant(self, envelope: JSON) -> str:
+        return state.format_instant(state.now_ms() // 1000 * 1000)
+
+
 class LostUpdate(UwmdStore):
     """Check-then-act: If-Match is compared in one transaction and the edit written in another."""
 
@@ -560,6 +595,13 @@ class ListUnlisted(UwmdService):
         return [t for t in super().tools() if t["name"] != uwmd_server.LIST_REPRESENTATIONS]
 
 
+class ListsNoUwmdTools(UwmdService):
+    """tools/list shows none of the five tools (still callable): the binding is claimed, not shown."""
+
+    def tools(self) -> list[JSON]:
+        return []
+
+
 class ListInputStrict(UwmdService):
     """The listed inputSchema of list_representations requires a member (calls with {} still work)."""
 
@@ -594,6 +636,7 @@ class CrashesOnFileUri(UwmdService):
 STORES: dict[str, type[UwmdStore]] = {
     "weak-if-match": WeakIfMatch,
     "duplicate-accepted": DuplicateAccepted,
+    "idempotent-edit": IdempotentEdit,
     "lost-update": LostUpdate,
     "no-428": No428,
     "tenant-leak": TenantLeak,
@@ -643,6 +686,7 @@ SERVICES: dict[str, type[UwmdService]] = {
     "precondition-details-missing": PreconditionDetailsMissing,
     "list-unlisted": ListUnlisted,
     "list-input-strict": ListInputStrict,
+    "lists-no-uwmd-tools": ListsNoUwmdTools,
     "crashes-on-file-uri": CrashesOnFileUri,
 }
 
@@ -744,17 +788,19 @@ def _flat_edit_arguments() -> None:
 
 #: Conformant variants (no defect): the suite must pass them.
 VARIANTS: dict[str, tuple[type[UwmdService], Any]] = {
-    "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments)
+    "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments),
 }
+#: Conformant variants of the store (no defect): the suite must pass them too.
+VARIANT_STORES: dict[str, type[UwmdStore]] = {"second-resolution-clock": SecondResolutionClock}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.servers.uwmd_mutants")
-    parser.add_argument("--defect", choices=["none", *DEFECTS, *VARIANTS], default="none")
+    parser.add_argument("--defect", choices=["none", *DEFECTS, *VARIANTS, *VARIANT_STORES], default="none")
     parser.add_argument("--controller", action="store_true", help="serve the fixture controller instead")
     parser.add_argument("--hooks", help="controller: offer only these hooks (comma-separated)")
     args, rest = parser.parse_known_args(argv)
-    store = STORES.get(args.defect, UwmdStore)
+    store = STORES.get(args.defect) or VARIANT_STORES.get(args.defect, UwmdStore)
     service = SERVICES.get(args.defect, UwmdService)
     if args.defect in VARIANTS:
         service, patch = VARIANTS[args.defect]

@@ -1,0 +1,45 @@
+"""Issue 12 item 10 for the UW Markdown profile, on services written without the project's code.
+
+Each test runs the suite's checks against a variant of the reference (a conformant one must pass) or a
+plain MCP server that does not show the binding at all (the base reference server), so that each new or
+changed rule is proven on both sides: a server that breaks it, and one that keeps it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.targets import Target
+from tests.profile_helpers import PY
+from tests.uwmd_helpers import COSTLY, checks, non_pass, run, target
+
+
+@pytest.mark.slow
+def test_one_second_timestamps_pass_retry_safety(tmp_path: Path) -> None:
+    """UWMD-CONC-003 relies on the Tier-2 supersede, not on timestamps: a server stamping edits with the
+    whole second passes it (and every other row of its area), even when both edits land in one second."""
+    selected = [c for c in checks(without=COSTLY) if c.id.split(".")[1] in ("conc", "tool")]
+    report = run([target(tmp_path / "s.db", defect="second-resolution-clock")], selected)
+    assert non_pass(report) == set()
+    (case,) = [c for c in report["cases"] if c["check"] == "uwmd.conc.retry-safety"]
+    assert "not on timestamps" in case["message"]
+
+
+def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
+    """Item 6: `--suite uwmd` against a plain server claims a binding it does not show: one FAIL on
+    UWMD-PROFILE-001, every other row SKIP blocked by it, exit 1."""
+    plain = Target(kind="stdio", argv=(PY, "-m", "conformance.reference.base_server"), label="base")
+    report = run([plain])
+    verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
+    assert ("uwmd.profile.shown", "FAIL") in verdicts
+    others = [c for c in report["cases"] if c["check"] != "uwmd.profile.shown"]
+    assert others and all(c["verdict"] == "SKIP" for c in others)
+    assert all("blocked by uwmd.profile.shown" in c["message"] for c in others)
+    assert report["footer"]["exit_code"] == 1
+
+
+def test_the_reference_shows_the_binding(tmp_path: Path) -> None:
+    report = run([target(tmp_path / "s.db")], checks(only=["uwmd.profile.shown", "uwmd.tool.listed"]))
+    assert {c["verdict"] for c in report["cases"]} == {"PASS"}
