@@ -66,7 +66,10 @@ def test_a_partial_controller_skips_only_what_it_lacks(tmp_path: Path) -> None:
     assert got["uwmd.conc.duplicate"][0] == "PASS"
     assert got["uwmd.sec.deal-authz"] == ("SKIP", "needs: grant, second_principal")
     assert got["uwmd.sec.representation-authz"] == ("SKIP", "needs: grant, second_principal")
-    assert got["uwmd.sec.xml-entities"] == ("SKIP", "needs: load_representation")
+    assert got["uwmd.sec.xml-entities"] == (
+        "SKIP",
+        "needs: load_representation (or a uwmd.convert whose inputSchema takes a source document)",
+    )
 
 
 @pytest.mark.slow

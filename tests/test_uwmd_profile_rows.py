@@ -43,3 +43,34 @@ def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
 def test_the_reference_shows_the_binding(tmp_path: Path) -> None:
     report = run([target(tmp_path / "s.db")], checks(only=["uwmd.profile.shown", "uwmd.tool.listed"]))
     assert {c["verdict"] for c in report["cases"]} == {"PASS"}
+
+
+XML = ["uwmd.sec.xml-entities"]
+
+
+@pytest.mark.slow
+def test_xml_entities_are_probed_through_convert_without_a_controller(tmp_path: Path) -> None:
+    """A service written without our code, with no fixture controller: a uwmd.convert that takes the source
+    document gets every XML-entity vector as that document. A protected one passes, a naive one fails."""
+    safe = run([target(tmp_path / "a.db", defect="convert-takes-source", controller=False)], checks(only=XML))
+    (case,) = safe["cases"]
+    assert case["verdict"] == "PASS", case["message"]
+    assert "3 through convert's source_document" in case["message"]
+    assert "no stored uw-xml (needs: load_representation)" in case["message"]
+    naive = run(
+        [target(tmp_path / "b.db", defect="convert-source-entities-expanded", controller=False)],
+        checks(only=XML),
+    )
+    (case,) = naive["cases"]
+    assert case["verdict"] == "FAIL"
+    assert "as its source_document succeeded" in case["message"]
+
+
+@pytest.mark.slow
+def test_xml_entities_probe_stored_and_inline_inputs_together(tmp_path: Path) -> None:
+    """With the controller too, the stored uw-xml is read as uw-json and as uw-xml (6 probes per vector)
+    and the inline document is sent through convert: every probe refused."""
+    report = run([target(tmp_path / "s.db", defect="convert-takes-source")], checks(only=XML))
+    (case,) = report["cases"]
+    assert case["verdict"] == "PASS", case["message"]
+    assert "18 probes of stored uw-xml; 3 through convert's source_document" in case["message"]

@@ -269,6 +269,20 @@ class RepresentationAclIgnored(UwmdStore):
 # --------------------------------------------------------------------------- codecs and the editor
 
 
+def _naive_xml(text: str) -> tuple[JSON, str]:
+    """uw-xml parsed without refusing the DTD: the parser expands internal entities (the defect)."""
+    try:
+        root = ElementTree.fromstring(text)
+        envelope = codecs.check_envelope(codecs._xml_object(root, 0))
+        return envelope, codecs.verify_digest(envelope)
+    except ElementTree.ParseError:
+        raise ServiceError(
+            422, "BINDING_XML_INVALID", "The uw-xml document is not well-formed XML."
+        ) from None
+    except CodecError as exc:
+        raise ServiceError.of(exc) from None
+
+
 class XmlEntityExpanded(UwmdStore):
     """uw-xml is parsed without refusing the DTD: the parser expands internal entities."""
 
@@ -276,15 +290,30 @@ class XmlEntityExpanded(UwmdStore):
         if row.representation != "uw-xml":
             return super().decode(row)
         try:
-            root = ElementTree.fromstring(row.body.decode("utf-8"))
-            envelope = codecs.check_envelope(codecs._xml_object(root, 0))
-            return envelope, codecs.verify_digest(envelope)
-        except (ElementTree.ParseError, UnicodeDecodeError):
+            text = row.body.decode("utf-8")
+        except UnicodeDecodeError:
             raise ServiceError(
                 422, "BINDING_XML_INVALID", "The uw-xml document is not well-formed XML."
             ) from None
-        except CodecError as exc:
-            raise ServiceError.of(exc) from None
+        return _naive_xml(text)
+
+
+class XmlServedVerbatim(UwmdService):
+    """A deal stored as uw-xml is served as its stored bytes when uw-xml is asked for: no codec runs."""
+
+    def read_resource(
+        self, principal: str, uri: str
+    ) -> types.TextResourceContents | types.BlobResourceContents:
+        selection = codecs.parse_uri(uri)
+        if selection is not None and selection.representation == "uw-xml" and selection.view is None:
+            with self.store.snapshot() as conn:
+                row = self.store.authorize(
+                    conn, self.store._row(conn, selection.deal_id), principal, "uw-xml"
+                )
+            if row.representation == "uw-xml":
+                media = codecs.REPRESENTATIONS["uw-xml"]["media_type"]
+                return types.TextResourceContents(uri=uri, mime_type=media, text=row.body.decode("utf-8"))
+        return super().read_resource(principal, uri)
 
 
 class ZipUnchecked(UwmdStore):
@@ -688,6 +717,7 @@ SERVICES: dict[str, type[UwmdService]] = {
     "list-input-strict": ListInputStrict,
     "lists-no-uwmd-tools": ListsNoUwmdTools,
     "crashes-on-file-uri": CrashesOnFileUri,
+    "xml-served-verbatim": XmlServedVerbatim,
 }
 
 
@@ -756,7 +786,56 @@ PATCHES = {
     "validate-needs-nothing": _validate_needs_nothing,
     "extra-op-members": _extra_op_members,
 }
-DEFECTS = sorted({*STORES, *SERVICES, *PATCHES})
+DEFECTS = sorted({*STORES, *SERVICES, *PATCHES, "convert-source-entities-expanded"})
+
+
+class ConvertTakesSource(UwmdService):
+    """Not a defect: uwmd.convert also takes the source document itself (`source_document`, decoded with
+    `source_representation`) and converts it without storing it, through the same protected codecs."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        try:
+            return codecs.decode(representation, text.encode("utf-8"))
+        except CodecError as exc:
+            raise ServiceError.of(exc) from None
+
+    def convert(self, principal: str, args: JSON) -> Outcome:
+        if "source_document" not in args:
+            return super().convert(principal, args)
+        target = args["target_representation"]
+        self._selection(target, None)
+        source = args.get("source_representation") or codecs.DEFAULT_REPRESENTATION
+        self._selection(source, None)
+        envelope, digest = self.decode_source(source, str(args["source_document"]))
+        self.encoded(envelope, target)
+        structured = self.metadata(str(args["deal_id"]), digest, target, None)
+        structured["source_representation"] = source
+        return Outcome(structured)
+
+
+class ConvertSourceEntitiesExpanded(ConvertTakesSource):
+    """convert's source document is parsed naively: a uw-xml DTD is read and its entities expanded."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        if representation == "uw-xml":
+            return _naive_xml(text)
+        return super().decode_source(representation, text)
+
+
+def _convert_takes_source() -> None:
+    original = uwmd_server.tool_definitions
+
+    def definitions() -> list[JSON]:
+        tools = original()
+        for tool in tools:
+            if tool["name"] == uwmd_server.CONVERT:
+                tool["inputSchema"]["properties"]["source_document"] = {
+                    "type": "string",
+                    "description": "optional: the source document itself, in source_representation",
+                }
+        return tools
+
+    uwmd_server.tool_definitions = definitions  # type: ignore[assignment]
 
 
 class FlatEditArguments(UwmdService):
@@ -789,6 +868,11 @@ def _flat_edit_arguments() -> None:
 #: Conformant variants (no defect): the suite must pass them.
 VARIANTS: dict[str, tuple[type[UwmdService], Any]] = {
     "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments),
+    "convert-takes-source": (ConvertTakesSource, _convert_takes_source),
+}
+#: Defects of a variant: (service, the variant's patch).
+VARIANT_DEFECTS: dict[str, tuple[type[UwmdService], Any]] = {
+    "convert-source-entities-expanded": (ConvertSourceEntitiesExpanded, _convert_takes_source),
 }
 #: Conformant variants of the store (no defect): the suite must pass them too.
 VARIANT_STORES: dict[str, type[UwmdStore]] = {"second-resolution-clock": SecondResolutionClock}
@@ -802,8 +886,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     store = STORES.get(args.defect) or VARIANT_STORES.get(args.defect, UwmdStore)
     service = SERVICES.get(args.defect, UwmdService)
-    if args.defect in VARIANTS:
-        service, patch = VARIANTS[args.defect]
+    if args.defect in VARIANTS or args.defect in VARIANT_DEFECTS:
+        service, patch = {**VARIANTS, **VARIANT_DEFECTS}[args.defect]
         patch()
     if args.controller:
         if args.defect in PATCHES:
