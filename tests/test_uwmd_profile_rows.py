@@ -7,6 +7,9 @@ changed rule is proven on both sides: a server that breaks it, and one that keep
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -74,3 +77,37 @@ def test_xml_entities_probe_stored_and_inline_inputs_together(tmp_path: Path) ->
     (case,) = report["cases"]
     assert case["verdict"] == "PASS", case["message"]
     assert "18 probes of stored uw-xml; 3 through convert's source_document" in case["message"]
+
+
+NAMED = {
+    "deal_id": "uw_demo_harbor",
+    "nodebt_deal_id": "uw_demo_saguaro",
+    "canary_deal_id": "uw_demo_mesa_canary",
+    "defect_deal_id": "uw_demo_copper_defect",
+}
+
+
+def loaded_deals(db: Path) -> list[str]:
+    """The deals the harness loaded into the reference's state file (ids the harness makes: conf-*)."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return sorted(r[0] for r in conn.execute("SELECT deal_id FROM deals WHERE deal_id LIKE 'conf%'"))
+
+
+@pytest.mark.slow
+def test_named_deals_are_honoured_when_load_deal_is_offered(tmp_path: Path) -> None:
+    """`[uwmd] deal_id` and its siblings win over load_deal: the read-only rows read the service's own
+    deals (and still pass), while a row that edits loads a deal of its own."""
+    read_only = [
+        "uwmd.res.views",
+        "uwmd.res.view-unavailable",
+        "uwmd.res.mime-types",
+        "uwmd.tool.view-exclusive",
+    ]
+    selected = checks(only=[*read_only, "uwmd.conc.duplicate"])
+    named = target(tmp_path / "named.db")
+    report = run([replace(named, settings={**named.settings, "uwmd": NAMED})], selected)
+    assert non_pass(report) == set()
+    assert [d.split("-")[1] for d in loaded_deals(tmp_path / "named.db")] == ["harbor"]  # the edit's own
+    unnamed = target(tmp_path / "unnamed.db")
+    assert non_pass(run([unnamed], selected)) == set()
+    assert {d.split("-")[1] for d in loaded_deals(tmp_path / "unnamed.db")} == {"harbor", "saguaro"}

@@ -386,20 +386,31 @@ SETTINGS: Final = {
 }
 
 
+def configured_deal(ctx: CaseContext, kind: str) -> str | None:
+    """The deal id the target file's `[uwmd]` table names for `kind`, if it names one."""
+    settings = ctx.target.settings.get("uwmd")
+    configured = settings.get(SETTINGS[kind][0]) if isinstance(settings, dict) else None
+    return configured if isinstance(configured, str) else None
+
+
 async def shared_deal(ctx: CaseContext, kind: str = "harbor") -> Deal:
-    """A deal for read-only rows, loaded once per (target, revision), or named by the target file."""
+    """A deal for read-only rows, once per (target, revision): the one the target file names, else one
+    loaded with load_deal.
+
+    A named deal wins over load_deal, so a service can serve the read-only rows from its own deals also
+    when it offers the hook (rows that edit always load a deal of their own).
+    """
     key = f"uwmd:deal:{kind}"
     if key not in ctx.shared:
-        fixture = await fx_optional(ctx)
-        if fixture is not None and fixture.has("load_deal"):
-            ctx.shared[key] = await load(ctx, kind)
-        else:
-            settings = ctx.target.settings.get("uwmd")
-            name, what = SETTINGS[kind]
-            configured = settings.get(name) if isinstance(settings, dict) else None
-            if not isinstance(configured, str):
-                skip(f"needs: load_deal (or a `[uwmd] {name}` of {what} in the target file)")
+        configured = configured_deal(ctx, kind)
+        if configured is not None:
             ctx.shared[key] = Deal(configured, kind)
+        else:
+            fixture = await fx_optional(ctx)
+            if fixture is None or not fixture.has("load_deal"):
+                name, what = SETTINGS[kind]
+                skip(f"needs: load_deal (or a `[uwmd] {name}` of {what} in the target file)")
+            ctx.shared[key] = await load(ctx, kind)
     deal: Deal = ctx.shared[key]
     return deal
 
