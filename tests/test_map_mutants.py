@@ -106,6 +106,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
             "decide.permission-revoked",
             "decide.recipient-only",
             "decide.review-addressing",
+            "decide.read-after-decision",
             "race.approve-2",
             "race.approve-8",
             "race.mixed",

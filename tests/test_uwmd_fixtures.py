@@ -23,6 +23,7 @@ from tests.uwmd_helpers import COSTLY, cases, checks, run, target
 REPO = Path(__file__).resolve().parent.parent
 #: Rows that need no fixture at all: they judge what any UWMD server lists or answers.
 NO_FIXTURE = {
+    "uwmd.profile.shown",
     "uwmd.tool.listed",
     "uwmd.ann.read-only",
     "uwmd.ann.apply-edit",

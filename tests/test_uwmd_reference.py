@@ -57,7 +57,8 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
     default_report: dict[str, Any],
 ) -> None:
     rows = {row["id"]: row["level"] for row in REQUIREMENTS["requirements"]}
-    assert len(rows) == 62 and all(r.startswith("UWMD-") for r in rows)
+    # The catalog's 62, plus UWMD-PROFILE-001 (a claimed binding not shown).
+    assert len(rows) == 63 and all(r.startswith("UWMD-") for r in rows)
     info = {r for r, level in rows.items() if level == "info"}
     assert info == {"UWMD-CTX-001", "UWMD-CTX-002"}
     checked = {c.requirement for c in load_suite("uwmd")}
@@ -69,11 +70,12 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
 
 
 def test_levels_are_the_catalogs() -> None:
-    """12 MUST, 3 MUST NOT, 7 SHOULD, 1 SHOULD NOT, 37 implied, 2 info (catalog §6)."""
+    """12 MUST, 3 MUST NOT, 7 SHOULD, 1 SHOULD NOT, 37 implied, 2 info (catalog §6), plus UWMD-PROFILE-001
+    at UWMD-TOOL-001's level (implied)."""
     counts: dict[str, int] = {}
     for row in REQUIREMENTS["requirements"]:
         counts[row["level"]] = counts.get(row["level"], 0) + 1
-    assert counts == {"MUST": 12, "MUST NOT": 3, "SHOULD": 7, "SHOULD NOT": 1, "implied": 37, "info": 2}
+    assert counts == {"MUST": 12, "MUST NOT": 3, "SHOULD": 7, "SHOULD NOT": 1, "implied": 38, "info": 2}
     assert all(table()[row["id"]].suite == "uwmd" for row in REQUIREMENTS["requirements"])
 
 

@@ -220,8 +220,14 @@ def contents(reply: Reply) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- listings
 
 
-async def listing(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[str, Any]], list[Call]]:
-    """Every entry of a list method (nextCursor followed, capped), cached per (target, revision)."""
+async def listing(
+    ctx: CaseContext, method: str, key: str, *, attach: bool = True
+) -> tuple[list[dict[str, Any]], list[Call]]:
+    """Every entry of a list method (nextCursor followed, capped), cached per (target, revision).
+
+    The exchange is attached to the case's transcript unless `attach` is false (the profile guard every
+    check passes through, which would otherwise add tools/list to every case's evidence).
+    """
     cache = f"uwmd:list:{method}"
     if cache not in ctx.shared:
         items: list[dict[str, Any]] = []
@@ -242,12 +248,13 @@ async def listing(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[st
             seen.add(cursor)
         ctx.shared[cache] = (items, calls, ctx.pool.transcript.since(mark))
     items, calls, entries = ctx.shared[cache]
-    ctx.attach(entries)
+    if attach:
+        ctx.attach(entries)
     return items, calls
 
 
-async def listed_tools(ctx: CaseContext) -> dict[str, dict[str, Any]]:
-    items, _ = await listing(ctx, "tools/list", "tools")
+async def listed_tools(ctx: CaseContext, *, attach: bool = True) -> dict[str, dict[str, Any]]:
+    items, _ = await listing(ctx, "tools/list", "tools", attach=attach)
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         if isinstance(item.get("name"), str):
@@ -257,7 +264,7 @@ async def listed_tools(ctx: CaseContext) -> dict[str, dict[str, Any]]:
 
 async def profile_shown(ctx: CaseContext) -> bool:
     """Whether tools/list shows the profile's central artifact: any of the five `uwmd.*` tools."""
-    tools = await listed_tools(ctx)
+    tools = await listed_tools(ctx, attach=False)
     return any(name in tools for name in TOOLS)
 
 
