@@ -58,7 +58,7 @@ def test_xml_entities_are_probed_through_convert_without_a_controller(tmp_path: 
     safe = run([target(tmp_path / "a.db", defect="convert-takes-source", controller=False)], checks(only=XML))
     (case,) = safe["cases"]
     assert case["verdict"] == "PASS", case["message"]
-    assert "3 through convert's source_document" in case["message"]
+    assert "3 through convert's source_document (a plain uw-xml accepted there first)" in case["message"]
     assert "no stored uw-xml (needs: load_representation)" in case["message"]
     naive = run(
         [target(tmp_path / "b.db", defect="convert-source-entities-expanded", controller=False)],
@@ -77,6 +77,23 @@ def test_xml_entities_probe_stored_and_inline_inputs_together(tmp_path: Path) ->
     (case,) = report["cases"]
     assert case["verdict"] == "PASS", case["message"]
     assert "18 probes of stored uw-xml; 3 through convert's source_document" in case["message"]
+
+
+@pytest.mark.slow
+def test_an_inline_input_that_refuses_everything_proves_nothing(tmp_path: Path) -> None:
+    """A convert that lists a source document but refuses a plain uw-xml too: its refusals of hostile
+    documents are no evidence, so without a controller the row is SKIP (never a vacuous PASS), and with
+    one only the stored inputs count."""
+    alone = run(
+        [target(tmp_path / "a.db", defect="convert-source-refused", controller=False)], checks(only=XML)
+    )
+    (case,) = alone["cases"]
+    assert case["verdict"] == "SKIP"
+    assert "refused a plain uw-xml too" in case["message"] and "none was sent" in case["message"]
+    both = run([target(tmp_path / "b.db", defect="convert-source-refused")], checks(only=XML))
+    (case,) = both["cases"]
+    assert case["verdict"] == "PASS"
+    assert "18 probes of stored uw-xml" in case["message"] and "none was sent" in case["message"]
 
 
 NAMED = {

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -411,12 +413,57 @@ async def source_argument(ctx: CaseContext) -> SourceArgument | None:
     return None
 
 
-async def hostile_inline(ctx: CaseContext, tally: Tally, argument: SourceArgument, check_name: str) -> int:
-    """Each hostile vector sent as uwmd.convert's source document: refused in time, never expanded."""
-    count = 0
-    for vector in hostile_vectors(check_name):
-        if "body_base64" not in vector:
+#: A DTD's internal subset, an entity declared with a literal value, and a reference to a named entity.
+DOCTYPE: Final = re.compile(r"<!DOCTYPE[^\[>]*\[(.*?)\]>\s*", re.S)
+LITERAL_ENTITY: Final = re.compile(r'<!ENTITY\s+(\w+)\s+"([^"&%<]*)"\s*>')
+REFERENCE: Final = re.compile(r"&(\w+);")
+PREDEFINED: Final = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+
+def _expand(entities: dict[str, str], match: re.Match[str]) -> str:
+    return entities.get(match.group(1), match.group(0))
+
+
+def plain_control(candidates: list[dict[str, Any]]) -> bytes:
+    """The document a hostile uw-xml with only literal internal entities expands to, its DTD removed.
+
+    Any uw-xml decoder accepts it, so it is sent first through an inline input: a refusal of the hostile
+    documents then shows the protection, not an input that refuses every document.
+    """
+    for vector in candidates:
+        text = hostile_body(vector).decode("utf-8")
+        declaration = DOCTYPE.search(text)
+        if declaration is None:
             continue
+        entities = dict(LITERAL_ENTITY.findall(declaration.group(1)))
+        rest = text[: declaration.start()] + text[declaration.end() :]
+        if entities and set(REFERENCE.findall(rest)) <= set(entities) | PREDEFINED:
+            return REFERENCE.sub(functools.partial(_expand, entities), rest).encode("utf-8")
+    raise LookupError("no hostile uw-xml vector with literal entities to derive a plain control from")
+
+
+async def hostile_inline(
+    ctx: CaseContext, tally: Tally, argument: SourceArgument, check_name: str
+) -> tuple[int, str]:
+    """Each hostile vector sent as uwmd.convert's source document: refused in time, never expanded.
+
+    A plain uw-xml goes first; when the input refuses that too, nothing it refuses proves a protection,
+    so no hostile document is sent and no probe counts: (probes, what happened).
+    """
+    candidates = [v for v in hostile_vectors(check_name) if "body_base64" in v]
+    control = argument.arguments(ctx, plain_control(candidates), "uw-xml")
+    accepted = await probe(
+        ctx,
+        f"convert with a plain uw-xml as its {argument.name}",
+        lambda: tool(ctx, CONVERT, control, timeout=HOSTILE_TIMEOUT),
+    )
+    if not accepted.success:
+        return 0, (
+            f"convert's {argument.name} refused a plain uw-xml too ({accepted.outcome.describe()}), so "
+            "its refusals of hostile documents would prove nothing: none was sent"
+        )
+    count = 0
+    for vector in candidates:
         label = vector["id"].removeprefix("uwmd.hostile.")
         args = argument.arguments(ctx, hostile_body(vector), vector["representation"])
         what = f"convert with {label} as its {argument.name}"
@@ -429,7 +476,7 @@ async def hostile_inline(ctx: CaseContext, tally: Tally, argument: SourceArgumen
         )
         await still_alive(ctx, what)
         count += 1
-    return count
+    return count, f"{count} through convert's {argument.name} (a plain uw-xml accepted there first)"
 
 
 @uwmd_check(
@@ -456,11 +503,16 @@ async def xml_entities(ctx: CaseContext) -> None:
     else:
         entry_points.append("no stored uw-xml (needs: load_representation)")
     if inline is not None:
-        inline_count = await hostile_inline(ctx, tally, inline, "xml-entities")
+        inline_count, what = await hostile_inline(ctx, tally, inline, "xml-entities")
         count += inline_count
-        entry_points.append(f"{inline_count} through convert's {inline.name}")
+        entry_points.append(what)
     else:
         entry_points.append("uwmd.convert takes no source document")
+    if not count:
+        skip(
+            "needs: load_representation, or a uwmd.convert source document that can be judged "
+            f"({'; '.join(entry_points)})"
+        )
     ctx.note("; ".join(entry_points))
     tally.judge(ctx, count)
 

@@ -822,6 +822,14 @@ class ConvertSourceEntitiesExpanded(ConvertTakesSource):
         return super().decode_source(representation, text)
 
 
+class ConvertSourceRefused(ConvertTakesSource):
+    """Not a defect: convert lists a source document but refuses every one it is given (say, a feature
+    switched off): its refusals of hostile documents prove nothing about a protection."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        raise ServiceError(501, "BINDING_SOURCE_DISABLED", "Inline source documents are not enabled here.")
+
+
 def _convert_takes_source() -> None:
     original = uwmd_server.tool_definitions
 
@@ -869,6 +877,7 @@ def _flat_edit_arguments() -> None:
 VARIANTS: dict[str, tuple[type[UwmdService], Any]] = {
     "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments),
     "convert-takes-source": (ConvertTakesSource, _convert_takes_source),
+    "convert-source-refused": (ConvertSourceRefused, _convert_takes_source),
 }
 #: Defects of a variant: (service, the variant's patch).
 VARIANT_DEFECTS: dict[str, tuple[type[UwmdService], Any]] = {
