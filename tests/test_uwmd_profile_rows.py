@@ -128,3 +128,28 @@ def test_named_deals_are_honoured_when_load_deal_is_offered(tmp_path: Path) -> N
     unnamed = target(tmp_path / "unnamed.db")
     assert non_pass(run([unnamed], selected)) == set()
     assert {d.split("-")[1] for d in loaded_deals(tmp_path / "unnamed.db")} == {"harbor", "saguaro"}
+
+
+def test_the_old_proof_fails_a_one_second_clock_and_the_supersede_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Why UWMD-CONC-003 changed, shown without timing: with both edits in one second of a one-second
+    clock, re-applying a frontmatter_set leaves the digest as it was (the catalog's proof would FAIL a
+    correct server), while re-applying the section_supersede still changes it."""
+    from conformance.reference import uwmd_state
+    from suites.uwmd.concurrency import supersede_operation
+    from tests.servers.uwmd_mutants import SecondResolutionClock
+
+    monkeypatch.setattr(uwmd_state, "now_ms", lambda: 1_780_000_000_500)  # one instant: one second
+    store = SecondResolutionClock(str(tmp_path / "s.db"))
+    context = {"actor": "mcp-conformance", "source": "user"}
+
+    def twice(operation: dict[str, object]) -> tuple[str, str]:
+        first = store.apply_edit(uwmd_state.PRIMARY, "uw_demo_harbor", "*", operation, context)
+        second = store.apply_edit(uwmd_state.PRIMARY, "uw_demo_harbor", first["etag"], operation, context)
+        return first["semantic_digest"], second["semantic_digest"]
+
+    e1, e2 = twice({"kind": "frontmatter_set", "path": "deal_name", "value": "Harbor Point (retried)"})
+    assert e1 == e2
+    e1, e2 = twice(supersede_operation())
+    assert e1 != e2
