@@ -122,7 +122,7 @@ async def profile_is_shown(ctx: CaseContext) -> None:
     if not shown:
         names = sorted(tools)
         missed(
-            f"the map-review profile was named (--suite map-review) but tools/list lists neither {READ} nor "
+            f"the server is tested against the map-review profile, but tools/list lists neither {READ} nor "
             f"{DECIDE} ({len(names)} tools: {', '.join(names[:12]) or 'none'}): the server claims a "
             "profile it does not show; the other map-review rows are SKIP, blocked by this one",
             **(calls[-1].excerpt() if calls else {}),

@@ -39,7 +39,7 @@ async def profile_is_shown(ctx: CaseContext) -> None:
     if not shown:
         names = sorted(tools)
         missed(
-            f"the uwmd profile was named (--suite uwmd) but tools/list lists none of {', '.join(TOOLS)} "
+            f"the server is tested against the uwmd binding, but tools/list lists none of {', '.join(TOOLS)} "
             f"({len(names)} tools: {', '.join(names[:12]) or 'none'}): the server claims a binding it does "
             "not show; the other uwmd rows are SKIP, blocked by this one"
         )
