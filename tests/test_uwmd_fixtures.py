@@ -23,6 +23,7 @@ from tests.uwmd_helpers import COSTLY, cases, checks, run, target
 REPO = Path(__file__).resolve().parent.parent
 #: Rows that need no fixture at all: they judge what any UWMD server lists or answers.
 NO_FIXTURE = {
+    "uwmd.profile.shown",
     "uwmd.tool.listed",
     "uwmd.ann.read-only",
     "uwmd.ann.apply-edit",
@@ -66,7 +67,10 @@ def test_a_partial_controller_skips_only_what_it_lacks(tmp_path: Path) -> None:
     assert got["uwmd.conc.duplicate"][0] == "PASS"
     assert got["uwmd.sec.deal-authz"] == ("SKIP", "needs: grant, second_principal")
     assert got["uwmd.sec.representation-authz"] == ("SKIP", "needs: grant, second_principal")
-    assert got["uwmd.sec.xml-entities"] == ("SKIP", "needs: load_representation")
+    assert got["uwmd.sec.xml-entities"] == (
+        "SKIP",
+        "needs: load_representation (or a uwmd.convert whose inputSchema takes a source document)",
+    )
 
 
 @pytest.mark.slow

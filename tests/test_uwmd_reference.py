@@ -59,8 +59,9 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
     default_report: dict[str, Any],
 ) -> None:
     rows = {row["id"]: row["level"] for row in REQUIREMENTS["requirements"]}
-    # The catalog's 62 rows, and UWMD-RESULT-002-EQUAL: the FAIL RESULT-002's test asks for.
-    assert len(rows) == 63 and all(r.startswith("UWMD-") for r in rows)
+    # The catalog's 62 rows, UWMD-RESULT-002-EQUAL (the FAIL RESULT-002's test asks for) and
+    # UWMD-PROFILE-001 (a claimed binding not shown).
+    assert len(rows) == 64 and all(r.startswith("UWMD-") for r in rows)
     info = {r for r, level in rows.items() if level == "info"}
     assert info == {"UWMD-CTX-001", "UWMD-CTX-002"}
     checked = {c.requirement for c in load_suite("uwmd")}
@@ -71,12 +72,13 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
 
 
 def test_levels_are_the_catalogs() -> None:
-    """12 MUST, 3 MUST NOT, 7 SHOULD, 1 SHOULD NOT, 37 implied, 2 info (catalog §6), and the implied
-    UWMD-RESULT-002-EQUAL, the FAIL the catalog's RESULT-002 test asks for."""
+    """12 MUST, 3 MUST NOT, 7 SHOULD, 1 SHOULD NOT, 37 implied, 2 info (catalog §6), plus two implied rows:
+    UWMD-RESULT-002-EQUAL (the FAIL the catalog's RESULT-002 test asks for) and UWMD-PROFILE-001 (at
+    UWMD-TOOL-001's level)."""
     counts: dict[str, int] = {}
     for row in REQUIREMENTS["requirements"]:
         counts[row["level"]] = counts.get(row["level"], 0) + 1
-    assert counts == {"MUST": 12, "MUST NOT": 3, "SHOULD": 7, "SHOULD NOT": 1, "implied": 38, "info": 2}
+    assert counts == {"MUST": 12, "MUST NOT": 3, "SHOULD": 7, "SHOULD NOT": 1, "implied": 39, "info": 2}
     assert all(table()[row["id"]].suite == "uwmd" for row in REQUIREMENTS["requirements"])
 
 

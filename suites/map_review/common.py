@@ -34,6 +34,8 @@ DECISIONS: Final = ("approve", "decline", "request-changes")
 #: Gap rule G-M2: the states a decline or request-changes result may report.
 CLOSED_STATES: Final = frozenset({"declined", "changes_requested", "changes-requested", "closed"})
 UNKNOWN_REFERENCE: Final = "urn:example:proposal:does-not-exist"
+#: The check of MAP-PROFILE-001: when it finds neither tool, every other MAP check is SKIP, blocked by it.
+PROFILE_CHECK: Final = "map-review.profile.shown"
 LIST_PAGE_CAP: Final = 50
 
 
@@ -86,6 +88,12 @@ async def listed_tools(ctx: CaseContext) -> tuple[dict[str, dict[str, Any]], lis
         ctx.shared[key] = (tools, calls)
     cached: tuple[dict[str, dict[str, Any]], list[Call]] = ctx.shared[key]
     return cached
+
+
+async def profile_shown(ctx: CaseContext) -> bool:
+    """Whether tools/list shows the profile's central artifact: read_review or decide_review."""
+    tools, _ = await listed_tools(ctx)
+    return READ in tools or DECIDE in tools
 
 
 async def listed_tool(ctx: CaseContext, name: str) -> dict[str, Any]:
@@ -492,11 +500,21 @@ def _target_lock(ctx: CaseContext) -> _TargetLock:
 def map_check(
     check_id: str, requirement: str, title: str, *, exclusive: bool = False, once: bool = False
 ) -> Callable[[CheckFunc], CheckFunc]:
-    """`check`, holding the target's lock around the check (exclusively when it moves the clock)."""
+    """`check`, holding the target's lock around the check (exclusively when it moves the clock).
+
+    Every check but MAP-PROFILE-001's first asks whether the server shows the profile at all: a server
+    that lists neither tool gets one FAIL (that row) and SKIPs blocked by it, not a FAIL per row judged
+    on an absence.
+    """
 
     def register(func: CheckFunc) -> CheckFunc:
         @functools.wraps(func)
         async def run(ctx: CaseContext) -> None:
+            if check_id != PROFILE_CHECK and not await profile_shown(ctx):
+                skip(
+                    f"blocked by {PROFILE_CHECK}: tools/list lists neither {READ} nor {DECIDE}, so the "
+                    "server does not show the MAP review profile"
+                )
             async with _target_lock(ctx).hold(exclusive):
                 await func(ctx)
 

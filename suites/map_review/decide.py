@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from conformance import vectors
 from conformance.engine.checks import missed, skip
@@ -29,6 +29,7 @@ from suites.map_review.common import (
     map_check,
     new_review,
     note_once,
+    read,
     reread,
     schema_errors,
     second_session,
@@ -191,6 +192,62 @@ async def decide_decline(ctx: CaseContext) -> None:
 )
 async def decide_request_changes(ctx: CaseContext) -> None:
     await _closing_decision(ctx, "request-changes", "Fix title")
+
+
+#: MAP-DEC-020: each decision the suite makes, with the comment request-changes needs.
+DECISIONS_READ_BACK: Final = (("approve", None), ("decline", None), ("request-changes", "Fix title"))
+
+
+async def expect_read_decided(ctx: CaseContext, review: Review, decision: str) -> str:
+    """Gap rule G-M3: after a decision a read refuses the review (409/410 class) or shows it decided.
+
+    The seed's outputSchema holds `state` to the const `awaiting_review`, so no successful read can
+    describe a decided review: a SUCCESS that still says `awaiting_review` shows the decision was not
+    taken, and one that says anything else breaks the schema (G-M3: that is a FAIL too). A refusal of
+    another class is WARN, since G-M3 names 409 and 410.
+    """
+    reply = await read(ctx, review.reference)
+    outcome = reply.outcome
+    if outcome.success:
+        sc = reply.structured
+        state = sc.get("state") if isinstance(sc, dict) else None
+        if state == "awaiting_review":
+            missed(
+                f"after a successful {decision}, read_review still answers state 'awaiting_review': the "
+                "decided review reads as open (gap rule G-M3)",
+                **reply.excerpt(),
+            )
+        missed(
+            f"after a successful {decision}, read_review answers SUCCESS with state {state!r}: the seed's "
+            "outputSchema allows only 'awaiting_review', so a decided review must be refused (G-M3)",
+            **reply.excerpt(),
+        )
+    if outcome.kind == "STATUS" and outcome.status in (409, 410):
+        if outcome.weak:
+            ctx.soft_warn(
+                f"weak-error-encoding: the read after {decision} says {outcome.status} only in its text"
+            )
+    else:
+        ctx.soft_warn(
+            f"the read after {decision} was refused as {outcome.describe()}, not a 409 or 410 class (G-M3)"
+        )
+    return outcome.describe()
+
+
+@map_check(
+    "map-review.decide.read-after-decision",
+    "MAP-DEC-020",
+    "a decided review no longer reads as open",
+)
+async def decide_read_after_decision(ctx: CaseContext) -> None:
+    fixture = await fx(ctx, "create_review")
+    seen = []
+    for decision, comment in DECISIONS_READ_BACK:
+        review = await new_review(ctx, fixture)
+        reply = await decide(ctx, review.review_id, decision, review.revision, comment)
+        expect_success(reply, f"{decision} at the read revision")
+        seen.append(f"after {decision}: {await expect_read_decided(ctx, review, decision)}")
+    ctx.note("; ".join(seen))
 
 
 # --------------------------------------------------------------------------- input rejections (C-3)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.engine.checks import missed
+from conformance.engine.checks import missed, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures
 from conformance.protocol.session import Session
@@ -441,12 +441,23 @@ async def race_expiry_boundary(ctx: CaseContext) -> None:
         if expect is False and not (outcome.kind == "STATUS" and outcome.status == 410):
             problems.append(f"{label} (after the +-1 s skew) must be 410, got {outcome.describe()}")
 
-    # Every review exists before the clock moves: created later, it would already be expired.
-    reviews = [await new_review(ctx, fixture) for _ in SWEEP_MS]
+    # Every review exists before the clock moves: created later, it would already be expired. The sweep
+    # needs one expiry for all of them: the first review's, passed to create_review for the others, so a
+    # service whose fresh reviews expire a term after creation (now + N) is judged as fairly as one with
+    # a fixed template instant.
+    first = await new_review(ctx, fixture)
+    shared_expiry = first.sc.get("expires_at")
+    if not isinstance(shared_expiry, str):
+        missed(f"the review has no expires_at string: {shared_expiry!r}")
+    reviews = [first] + [await new_review(ctx, fixture, expires_at=shared_expiry) for _ in SWEEP_MS[1:]]
     controls = [(await new_review(ctx, fixture), offset, succeeds) for offset, succeeds in CONTROLS_MS]
-    expiry = expires_ms(reviews[0])
-    if any(expires_ms(r) != expiry for r in reviews):
-        missed("fresh reviews from one template carry different expires_at values")
+    expiry = expires_ms(first)
+    differing = [r.review_id for r in reviews if expires_ms(r) != expiry]
+    if differing:
+        unjudgeable(
+            f"create_review with expires_at={shared_expiry!r} gave {', '.join(differing[:5])} another "
+            "expires_at: the controller did not honour the param (it should answer unsupported)"
+        )
     try:
         await fixture.call("set_clock", now=format_instant(expiry + SWEEP_MS[0]))
         origin = time.monotonic()

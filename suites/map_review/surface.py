@@ -10,7 +10,15 @@ from jsonschema import Draft202012Validator
 from conformance.engine.checks import missed, skip, weak
 from conformance.engine.context import CaseContext
 from conformance.schemas import meta
-from suites.map_review.common import DECIDE, READ, listed_tool, listed_tools, map_check, seed_tool
+from suites.map_review.common import (
+    DECIDE,
+    PROFILE_CHECK,
+    READ,
+    listed_tool,
+    listed_tools,
+    map_check,
+    seed_tool,
+)
 
 DIALECT_2020: Final = "https://json-schema.org/draft/2020-12/schema"
 #: Keywords that annotate without constraining: a listed schema may add or drop them freely.
@@ -92,13 +100,34 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> str | None:
 def compare(tool: str, key: str, listed: dict[str, Any]) -> None:
     expected = seed_tool(tool).get(key)
     if key not in listed:
+        why = (
+            " (a SHOULD: MCP makes outputSchema optional and the seed is an illustrative example, not a "
+            "normative binding; MAP-READ-001 still judges every result against the seed's schema)"
+            if key == "outputSchema"
+            else ""
+        )
         missed(
-            f"{tool} lists no {key}; the seed declares one, so its results would have no declared contract",
+            f"{tool} lists no {key}; the seed declares one, so its results have no declared contract{why}",
             listed=json.dumps(listed)[:1500],
         )
     difference = first_difference(normalise(expected), normalise(listed[key]))
     if difference:
         missed(f"{tool} {key} differs from the seed's at {difference}", listed=json.dumps(listed[key])[:1500])
+
+
+@map_check(PROFILE_CHECK, "MAP-PROFILE-001", "the server shows the MAP review tools it claims")
+async def profile_is_shown(ctx: CaseContext) -> None:
+    tools, calls = await listed_tools(ctx)
+    shown = [name for name in (READ, DECIDE) if name in tools]
+    if not shown:
+        names = sorted(tools)
+        missed(
+            f"the server is tested against the map-review profile, but tools/list lists neither {READ} nor "
+            f"{DECIDE} ({len(names)} tools: {', '.join(names[:12]) or 'none'}): the server claims a "
+            "profile it does not show; the other map-review rows are SKIP, blocked by this one",
+            **(calls[-1].excerpt() if calls else {}),
+        )
+    ctx.note(f"tools/list shows {', '.join(shown)}")
 
 
 @map_check("map-review.tools.listed", "MAP-TOOL-001", "read_review and decide_review are listed")
@@ -116,7 +145,7 @@ async def read_input_schema(ctx: CaseContext) -> None:
 
 
 @map_check(
-    "map-review.tools.read-output-schema", "MAP-TOOL-003", "read_review outputSchema equals the seed's"
+    "map-review.tools.read-output-schema", "MAP-TOOL-003", "read_review declares the seed's outputSchema"
 )
 async def read_output_schema(ctx: CaseContext) -> None:
     compare(READ, "outputSchema", await listed_tool(ctx, READ))

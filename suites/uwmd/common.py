@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import itertools
 import json
 import re
@@ -24,7 +25,7 @@ from urllib.parse import quote
 
 from conformance import schemas, vectors
 from conformance.adapters.base import TransportError, TransportTimeout
-from conformance.engine.checks import missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.outcomes import Outcome, classify
@@ -219,8 +220,14 @@ def contents(reply: Reply) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- listings
 
 
-async def listing(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[str, Any]], list[Call]]:
-    """Every entry of a list method (nextCursor followed, capped), cached per (target, revision)."""
+async def listing(
+    ctx: CaseContext, method: str, key: str, *, attach: bool = True
+) -> tuple[list[dict[str, Any]], list[Call]]:
+    """Every entry of a list method (nextCursor followed, capped), cached per (target, revision).
+
+    The exchange is attached to the case's transcript unless `attach` is false (the profile guard every
+    check passes through, which would otherwise add tools/list to every case's evidence).
+    """
     cache = f"uwmd:list:{method}"
     if cache not in ctx.shared:
         items: list[dict[str, Any]] = []
@@ -241,17 +248,53 @@ async def listing(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[st
             seen.add(cursor)
         ctx.shared[cache] = (items, calls, ctx.pool.transcript.since(mark))
     items, calls, entries = ctx.shared[cache]
-    ctx.attach(entries)
+    if attach:
+        ctx.attach(entries)
     return items, calls
 
 
-async def listed_tools(ctx: CaseContext) -> dict[str, dict[str, Any]]:
-    items, _ = await listing(ctx, "tools/list", "tools")
+async def listed_tools(ctx: CaseContext, *, attach: bool = True) -> dict[str, dict[str, Any]]:
+    items, _ = await listing(ctx, "tools/list", "tools", attach=attach)
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         if isinstance(item.get("name"), str):
             out.setdefault(item["name"], item)
     return out
+
+
+async def profile_shown(ctx: CaseContext) -> bool:
+    """Whether tools/list shows the profile's central artifact: any of the five `uwmd.*` tools."""
+    tools = await listed_tools(ctx, attach=False)
+    return any(name in tools for name in TOOLS)
+
+
+#: The check of UWMD-PROFILE-001: when it finds no uwmd tool, every other UWMD check is SKIP, blocked by it.
+PROFILE_CHECK: Final = "uwmd.profile.shown"
+
+
+def uwmd_check(
+    check_id: str, requirement: str, title: str, **options: Any
+) -> Callable[[CheckFunc], CheckFunc]:
+    """`check`, first asking whether the server shows the profile at all (UWMD-PROFILE-001).
+
+    A server named with `--suite uwmd` that lists none of the `uwmd.*` tools gets one FAIL, on that row,
+    and SKIPs blocked by it: not one FAIL per row judged on an absence.
+    """
+
+    def register(func: CheckFunc) -> CheckFunc:
+        @functools.wraps(func)
+        async def run(ctx: CaseContext) -> None:
+            if check_id != PROFILE_CHECK and not await profile_shown(ctx):
+                skip(
+                    f"blocked by {PROFILE_CHECK}: tools/list lists none of the uwmd.* tools, so the server "
+                    "does not show the UW Markdown binding"
+                )
+            await func(ctx)
+
+        check(check_id, requirement, title, **options)(run)
+        return func
+
+    return register
 
 
 async def listed_tool(ctx: CaseContext, name: str) -> dict[str, Any]:
@@ -350,20 +393,31 @@ SETTINGS: Final = {
 }
 
 
+def configured_deal(ctx: CaseContext, kind: str) -> str | None:
+    """The deal id the target file's `[uwmd]` table names for `kind`, if it names one."""
+    settings = ctx.target.settings.get("uwmd")
+    configured = settings.get(SETTINGS[kind][0]) if isinstance(settings, dict) else None
+    return configured if isinstance(configured, str) else None
+
+
 async def shared_deal(ctx: CaseContext, kind: str = "harbor") -> Deal:
-    """A deal for read-only rows, loaded once per (target, revision), or named by the target file."""
+    """A deal for read-only rows, once per (target, revision): the one the target file names, else one
+    loaded with load_deal.
+
+    A named deal wins over load_deal, so a service can serve the read-only rows from its own deals also
+    when it offers the hook (rows that edit always load a deal of their own).
+    """
     key = f"uwmd:deal:{kind}"
     if key not in ctx.shared:
-        fixture = await fx_optional(ctx)
-        if fixture is not None and fixture.has("load_deal"):
-            ctx.shared[key] = await load(ctx, kind)
-        else:
-            settings = ctx.target.settings.get("uwmd")
-            name, what = SETTINGS[kind]
-            configured = settings.get(name) if isinstance(settings, dict) else None
-            if not isinstance(configured, str):
-                skip(f"needs: load_deal (or a `[uwmd] {name}` of {what} in the target file)")
+        configured = configured_deal(ctx, kind)
+        if configured is not None:
             ctx.shared[key] = Deal(configured, kind)
+        else:
+            fixture = await fx_optional(ctx)
+            if fixture is None or not fixture.has("load_deal"):
+                name, what = SETTINGS[kind]
+                skip(f"needs: load_deal (or a `[uwmd] {name}` of {what} in the target file)")
+            ctx.shared[key] = await load(ctx, kind)
     deal: Deal = ctx.shared[key]
     return deal
 

@@ -9,15 +9,18 @@ was serial in practice is reported as WARN not-concurrent rather than a PASS it 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.engine.checks import check, missed
+from conformance import vectors
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Session
 from suites.uwmd.common import (
+    SUITE,
     ZERO_TAG,
     Deal,
     Reply,
@@ -34,6 +37,7 @@ from suites.uwmd.common import (
     rename,
     shared_deal,
     uw_json,
+    uwmd_check,
 )
 
 #: C-5: at least 20 rounds, each on a freshly loaded deal.
@@ -57,7 +61,7 @@ async def fresh(ctx: CaseContext) -> tuple[Deal, str]:
     return deal, await readable(ctx, deal)
 
 
-@check(
+@uwmd_check(
     "uwmd.conc.stale-if-match",
     "UWMD-CONC-001",
     "a stale If-Match is refused 412 and commits nothing",
@@ -70,7 +74,7 @@ async def stale_if_match(ctx: CaseContext) -> None:
     await expect_unchanged(ctx, deal, digest, "apply_edit with a stale if_match", reply)
 
 
-@check("uwmd.conc.duplicate", "UWMD-CONC-002", "the duplicate apply_edit fails 412", once=True)
+@uwmd_check("uwmd.conc.duplicate", "UWMD-CONC-002", "the duplicate apply_edit fails 412", once=True)
 async def duplicate(ctx: CaseContext) -> None:
     deal, e0 = await fresh(ctx)
     operation = rename("Harbor Point Apartments (first)")
@@ -83,7 +87,21 @@ async def duplicate(ctx: CaseContext) -> None:
     await expect_unchanged(ctx, deal, e1, "the duplicate apply_edit", again)
 
 
-@check(
+def supersede_operation() -> dict[str, Any]:
+    """CONC-003's operation: superseding the agent-written risk_assessment (an edit-operations vector).
+
+    Each application of a section_supersede moves the prior block into the superseded history and
+    assigns the next version (UWMD-TOOL-016, the Tier-2 editor the binding MUST use), so applying the
+    same operation again changes the document whatever the resolution of the server's timestamps.
+    """
+    for vector in vectors.load(SUITE, "edit-operations.json"):
+        if vector["id"] == "uwmd.edit-op.section-supersede":
+            operation: dict[str, Any] = copy.deepcopy(vector["operation"])
+            return operation
+    raise LookupError("uwmd.edit-op.section-supersede")
+
+
+@uwmd_check(
     "uwmd.conc.retry-safety",
     "UWMD-CONC-003",
     "replays with the old If-Match fail; a new one is not idempotent",
@@ -91,8 +109,13 @@ async def duplicate(ctx: CaseContext) -> None:
 )
 async def retry_safety(ctx: CaseContext) -> None:
     deal, e0 = await fresh(ctx)
-    operation = rename("Harbor Point Apartments (retried)")
-    expect_success(await edit(ctx, deal, etag_of(e0), operation), "the first apply_edit")
+    operation = supersede_operation()
+    first = await edit(ctx, deal, etag_of(e0), operation)
+    if not first.success:
+        skip(
+            "needs a section_supersede of risk_assessment that succeeds (the Tier-2 editor's, judged by "
+            f"uwmd.tool.tier2-editor): it answered {first.outcome.describe()}"
+        )
     e1, _ = await current_digest(ctx, deal)
     assert e1 is not None
     for attempt in range(5):
@@ -100,16 +123,22 @@ async def retry_safety(ctx: CaseContext) -> None:
         expect_status(ctx, replay, (412,), f"replay {attempt + 1} with the original if_match")
         await expect_unchanged(ctx, deal, e1, f"replay {attempt + 1}", replay)
     second = await edit(ctx, deal, etag_of(e1), operation)
-    expect_success(second, "the same operation with the new ETag")
+    expect_success(second, "the same section_supersede with the new ETag")
     e2, reply = await current_digest(ctx, deal)
     if e2 is None or e2 == e1:
         missed(
-            f"the same operation applied again left the digest at {e2} (E1 {e1}): an idempotent edit",
+            f"the same section_supersede applied again with the new ETag left the digest at {e2} (E1 {e1}): "
+            "a second application adds a superseded block and a version, so the edit was treated as "
+            "idempotent",
             **reply.excerpt(),
         )
+    ctx.note(
+        "E0 replayed 5 times (412 each), then the same supersede with E1 changed the digest: judged on "
+        "the superseded history and version, not on timestamps"
+    )
 
 
-@check("uwmd.conc.weak-tag", "UWMD-CONC-004", "a weak ETag never matches", once=True)
+@uwmd_check("uwmd.conc.weak-tag", "UWMD-CONC-004", "a weak ETag never matches", once=True)
 async def weak_tag(ctx: CaseContext) -> None:
     deal, digest = await fresh(ctx)
     weak = await edit(ctx, deal, f"W/{etag_of(digest)}", rename("weak write"))
@@ -125,7 +154,9 @@ async def weak_tag(ctx: CaseContext) -> None:
     ctx.note(f"If-Match * (untested by the seed, recorded only): {star.outcome.describe()}")
 
 
-@check("uwmd.conc.if-match-required", "UWMD-CONC-005", "a missing or empty if_match is refused", once=True)
+@uwmd_check(
+    "uwmd.conc.if-match-required", "UWMD-CONC-005", "a missing or empty if_match is refused", once=True
+)
 async def if_match_required(ctx: CaseContext) -> None:
     from suites.uwmd.common import MISSING
 
@@ -140,7 +171,9 @@ async def if_match_required(ctx: CaseContext) -> None:
             ctx.note(f"{label}: refused as {reply.outcome.describe()} (the upstream reference answers 428)")
 
 
-@check("uwmd.conc.digest-stable", "UWMD-CONC-007", "the digest ignores volatile generator fields", once=True)
+@uwmd_check(
+    "uwmd.conc.digest-stable", "UWMD-CONC-007", "the digest ignores volatile generator fields", once=True
+)
 async def digest_stable(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     first = await readable(ctx, deal)
@@ -304,11 +337,15 @@ async def race(ctx: CaseContext, racers: int) -> None:
     record.judge(ctx)
 
 
-@check("uwmd.conc.race-2", "UWMD-CONC-006", "2 concurrent edits with one ETag: exactly one wins", once=True)
+@uwmd_check(
+    "uwmd.conc.race-2", "UWMD-CONC-006", "2 concurrent edits with one ETag: exactly one wins", once=True
+)
 async def race_2(ctx: CaseContext) -> None:
     await race(ctx, 2)
 
 
-@check("uwmd.conc.race-8", "UWMD-CONC-006", "8 concurrent edits with one ETag: exactly one wins", once=True)
+@uwmd_check(
+    "uwmd.conc.race-8", "UWMD-CONC-006", "8 concurrent edits with one ETag: exactly one wins", once=True
+)
 async def race_8(ctx: CaseContext) -> None:
     await race(ctx, 8)

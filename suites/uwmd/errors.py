@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import check, missed
+from conformance.engine.checks import missed
 from conformance.engine.context import CaseContext
 from suites.uwmd.common import (
     CANARY,
@@ -33,6 +33,7 @@ from suites.uwmd.common import (
     shared_deal,
     text_blocks,
     tool,
+    uwmd_check,
     walk,
 )
 
@@ -109,7 +110,7 @@ def strings(value: Any) -> list[str]:
     return [node for _, node in walk(value) if isinstance(node, str)]
 
 
-@check("uwmd.err.is-error", "UWMD-ERR-001", "tool errors are isError results with a compact text")
+@uwmd_check("uwmd.err.is-error", "UWMD-ERR-001", "tool errors are isError results with a compact text")
 async def is_error(ctx: CaseContext) -> None:
     replies = await provocations(ctx)
     accepted = [label for label, reply in replies if reply.success]
@@ -141,7 +142,7 @@ async def is_error(ctx: CaseContext) -> None:
 PRECONDITION_KEYS = ("current_etag", "expected", "if_match", "retryable", "precondition")
 
 
-@check(
+@uwmd_check(
     "uwmd.err.structured", "UWMD-ERR-002", "errors carry a structured code, message and precondition details"
 )
 async def structured_errors(ctx: CaseContext) -> None:
@@ -164,7 +165,7 @@ async def structured_errors(ctx: CaseContext) -> None:
         missed("; ".join(problems[:4]))
 
 
-@check("uwmd.err.no-stack-traces", "UWMD-ERR-003", "no stack traces in tool errors")
+@uwmd_check("uwmd.err.no-stack-traces", "UWMD-ERR-003", "no stack traces in tool errors")
 async def no_stack_traces(ctx: CaseContext) -> None:
     for label, reply in errors_of(await provocations(ctx)):
         for text in strings(reply.call.response):
@@ -173,7 +174,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
                 missed(f"{label}: the error exposes a stack trace ({trace!r})", **reply.excerpt())
 
 
-@check("uwmd.err.no-confidential", "UWMD-ERR-004", "no confidential source bodies in tool errors")
+@uwmd_check("uwmd.err.no-confidential", "UWMD-ERR-004", "no confidential source bodies in tool errors")
 async def no_confidential(ctx: CaseContext) -> None:
     replies = await provocations(ctx, "mesa-canary")
     for label, reply in errors_of(replies):

@@ -16,7 +16,7 @@ import zipfile
 from typing import Any
 from xml.etree import ElementTree
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.text import bytes_text
 from suites.uwmd import jcs
@@ -43,6 +43,7 @@ from suites.uwmd.common import (
     schema_problems,
     shared_deal,
     tool,
+    uwmd_check,
 )
 
 #: The catalog's Parkview golden digest (uw_2026_a3f9b1 at UWMD-OSP/UW-Markdown@626b5e3).
@@ -82,7 +83,9 @@ def zip_names(data: bytes) -> tuple[list[str] | None, str]:
         return None, f"the bytes do not open as a ZIP ({exc})"
 
 
-@check("uwmd.res.canonical-uri", "UWMD-RES-001", "resource_uri is https://uwmd.org/deals/ + the encoded id")
+@uwmd_check(
+    "uwmd.res.canonical-uri", "UWMD-RES-001", "resource_uri is https://uwmd.org/deals/ + the encoded id"
+)
 async def canonical_uri(ctx: CaseContext) -> None:
     deals = [await shared_deal(ctx)]
     fixture = await fx_optional(ctx)
@@ -101,7 +104,7 @@ async def canonical_uri(ctx: CaseContext) -> None:
     ctx.note("ids tried: " + ", ".join(repr(d.deal_id) for d in deals))
 
 
-@check(
+@uwmd_check(
     "uwmd.res.default-representation", "UWMD-RES-003", "the canonical URI and get_document default to uw-json"
 )
 async def default_representation(ctx: CaseContext) -> None:
@@ -120,7 +123,7 @@ async def default_representation(ctx: CaseContext) -> None:
         missed(f"get_document without representation gives {sc.get('representation_id')!r}", **doc.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.res.model-representations",
     "UWMD-RES-004",
     "uw-json, uw-xml, uw-csv-bundle are served, uw-pdf is not",
@@ -143,7 +146,9 @@ async def model_representations(ctx: CaseContext) -> None:
     expect_refused(await read(ctx, deal_uri(deal.deal_id, "uw-pdf")), "resources/read ?representation=uw-pdf")
 
 
-@check("uwmd.res.views", "UWMD-RES-005", "the six named views are served as views, an unknown one is not")
+@uwmd_check(
+    "uwmd.res.views", "UWMD-RES-005", "the six named views are served as views, an unknown one is not"
+)
 async def named_views(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     for view in VIEWS:
@@ -158,7 +163,7 @@ async def named_views(ctx: CaseContext) -> None:
     expect_refused(await tool(ctx, GET, {"deal_id": deal.deal_id, "view": "foo"}), "get_document view foo")
 
 
-@check(
+@uwmd_check(
     "uwmd.res.view-unavailable", "UWMD-RES-006", "a view whose section is absent is a 406-equivalent error"
 )
 async def view_unavailable(ctx: CaseContext) -> None:
@@ -177,7 +182,7 @@ def _read_set(deal: Deal) -> list[tuple[str, str, str]]:
     return out
 
 
-@check("uwmd.res.mime-types", "UWMD-RES-007", "every resource content declares its registered MIME type")
+@uwmd_check("uwmd.res.mime-types", "UWMD-RES-007", "every resource content declares its registered MIME type")
 async def mime_types(ctx: CaseContext) -> None:
     from suites.uwmd.common import media_equal
 
@@ -190,7 +195,9 @@ async def mime_types(ctx: CaseContext) -> None:
                 missed(f"{label}: mimeType {item.get('mimeType')!r}, expected {media!r}", **reply.excerpt())
 
 
-@check("uwmd.res.text-contents", "UWMD-RES-008", "uw-json and uw-xml are text contents with the right root")
+@uwmd_check(
+    "uwmd.res.text-contents", "UWMD-RES-008", "uw-json and uw-xml are text contents with the right root"
+)
 async def text_contents(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     for representation in ("uw-json", "uw-xml"):
@@ -210,7 +217,7 @@ async def text_contents(ctx: CaseContext) -> None:
             missed(f"the uw-xml root is {tag!r}, not uw:document in {XML_NS}" + (f": {why}" if why else ""))
 
 
-@check("uwmd.res.view-text", "UWMD-RES-009", "named views are UTF-8 text with text/csv; charset=utf-8")
+@uwmd_check("uwmd.res.view-text", "UWMD-RES-009", "named views are UTF-8 text with text/csv; charset=utf-8")
 async def view_text(ctx: CaseContext) -> None:
     from suites.uwmd.common import media_equal
 
@@ -231,7 +238,9 @@ async def view_text(ctx: CaseContext) -> None:
             )
 
 
-@check("uwmd.res.bundle-blob", "UWMD-RES-010", "the CSV bundle is a base64 ZIP blob (or a resolvable link)")
+@uwmd_check(
+    "uwmd.res.bundle-blob", "UWMD-RES-010", "the CSV bundle is a base64 ZIP blob (or a resolvable link)"
+)
 async def bundle_blob(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     uri = deal_uri(deal.deal_id, "uw-csv-bundle")
@@ -262,7 +271,7 @@ async def bundle_blob(ctx: CaseContext) -> None:
     missed("the bundle read carries no blob (nor a link that resolves to one)", **reply.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.res.variant-identity",
     "UWMD-RES-011",
     "every variant reports the same deal_id and digest",
@@ -284,7 +293,7 @@ async def variant_identity(ctx: CaseContext) -> None:
         missed(f"variants disagree on the deal's identity: {variants}", **(last.excerpt() if last else {}))
 
 
-@check(
+@uwmd_check(
     "uwmd.res.envelope-digest",
     "UWMD-RES-012",
     "the uw-json envelope is valid and its digest recomputes",
@@ -320,7 +329,7 @@ async def envelope_digest(ctx: CaseContext) -> None:
         )
 
 
-@check(
+@uwmd_check(
     "uwmd.scope.semantics-preserved",
     "UWMD-SCOPE-001",
     "a loaded deal keeps its pinned semantic digest",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from suites.uwmd.common import (
     CONVERT,
@@ -28,6 +28,7 @@ from suites.uwmd.common import (
     shared_deal,
     text_blocks,
     tool,
+    uwmd_check,
     walk,
 )
 
@@ -82,7 +83,7 @@ async def successes(ctx: CaseContext, *names: str) -> list[tuple[str, str, Reply
     return chosen
 
 
-@check("uwmd.result.structured", "UWMD-RESULT-001", "successful tool results use structuredContent")
+@uwmd_check("uwmd.result.structured", "UWMD-RESULT-001", "successful tool results use structuredContent")
 async def structured(ctx: CaseContext) -> None:
     results = await successes(ctx)
     lacking = [label for _, label, r in results if not isinstance(r.result.get("structuredContent"), dict)]
@@ -119,7 +120,9 @@ def json_blocks(reply: Reply) -> list[tuple[str, Any]]:
     return out
 
 
-@check("uwmd.result.text-mirror", "UWMD-RESULT-002", "one compact JSON text block carries the same value")
+@uwmd_check(
+    "uwmd.result.text-mirror", "UWMD-RESULT-002", "one compact JSON text block carries the same value"
+)
 async def text_mirror(ctx: CaseContext) -> None:
     problems = []
     for _, label, reply in await successes(ctx):
@@ -140,7 +143,7 @@ async def text_mirror(ctx: CaseContext) -> None:
         missed("; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""))
 
 
-@check(
+@uwmd_check(
     "uwmd.result.text-agrees",
     "UWMD-RESULT-002-EQUAL",
     "a JSON text block of a uwmd tool equals its structuredContent",
@@ -178,7 +181,7 @@ def _base64_like(text: str) -> bool:
     return re.fullmatch(r"[A-Za-z0-9+/=\s]+", text) is not None
 
 
-@check(
+@uwmd_check(
     "uwmd.result.links-not-inline",
     "UWMD-RESULT-003",
     "documents and binaries are resource links, not members",
@@ -195,7 +198,7 @@ async def links_not_inline(ctx: CaseContext) -> None:
         missed("; ".join(problems[:4]))
 
 
-@check("uwmd.ctx.bundle-link", "UWMD-CTX-003", "CSV bundles stay resource links in tool results")
+@uwmd_check("uwmd.ctx.bundle-link", "UWMD-CTX-003", "CSV bundles stay resource links in tool results")
 async def bundle_link(ctx: CaseContext) -> None:
     problems = []
     bundles = [
@@ -222,7 +225,7 @@ async def bundle_link(ctx: CaseContext) -> None:
         missed("; ".join(problems))
 
 
-@check(
+@uwmd_check(
     "uwmd.ctx.structured-receipts", "UWMD-CTX-004", "issues, descriptors, receipts, summaries are structured"
 )
 async def structured_receipts(ctx: CaseContext) -> None:
@@ -262,7 +265,7 @@ def _markdown(text: str) -> bool:
     return len(text) > LONG_TEXT and ("\n#" in text or text.lstrip().startswith("#") or "\n\n" in text)
 
 
-@check("uwmd.ctx.no-prose-metadata", "UWMD-CTX-005", "no prose-heavy documents in tool metadata")
+@uwmd_check("uwmd.ctx.no-prose-metadata", "UWMD-CTX-005", "no prose-heavy documents in tool metadata")
 async def no_prose_metadata(ctx: CaseContext) -> None:
     problems = []
     for _, label, reply in await successes(ctx):

@@ -1,25 +1,30 @@
 """UWMD-SEC rows: authorization per deal, per representation and at link resolution; no file paths; and the
-codec protections of every entry point against hostile stored representations.
+codec protections of every entry point against hostile inputs.
 
 A probe that makes the server hang or drop the connection is the defect these rows look for, so here (and
 only here) a transport failure is a FAIL with its evidence, not an ERROR. Hostile inputs are data
 (`vectors/uwmd/security.json`), stored with the `load_representation` hook; each is then resolved through
-resources/read, get_document, convert and validate, every request bounded by the catalog's 5 seconds, and
-the server must still answer a ping afterwards.
+resources/read, get_document, convert and validate (a stored uw-xml is also read as uw-xml), every request
+bounded by the catalog's 5 seconds, and the server must still answer a ping afterwards. The XML-entity
+inputs also go through every input the binding gives a client without a hook: a uwmd.convert whose
+inputSchema takes a source document gets each as that document.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
-from dataclasses import replace
-from typing import Any
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
 from conformance import vectors
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.engine.sessions import open_session
+from conformance.fixtures.context import Fixtures
 from conformance.protocol.session import Session
 from suites.uwmd.common import (
     CONVERT,
@@ -41,6 +46,8 @@ from suites.uwmd.common import (
     expect_refused,
     expect_success,
     fx,
+    fx_optional,
+    listed_tools,
     load,
     new_id,
     probe,
@@ -48,6 +55,7 @@ from suites.uwmd.common import (
     readable,
     rename,
     tool,
+    uwmd_check,
     walk,
 )
 
@@ -89,7 +97,7 @@ async def ungranted(ctx: CaseContext, kind: str) -> tuple[Deal, Session, str]:
     return deal, session, principal
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.deal-authz", "UWMD-SEC-001", "a principal without a grant gets nothing of the deal", once=True
 )
 async def deal_authz(ctx: CaseContext) -> None:
@@ -121,7 +129,7 @@ async def deal_authz(ctx: CaseContext) -> None:
     ctx.note(f"acting as {principal}")
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.representation-authz",
     "UWMD-SEC-002",
     "a grant of uw-json does not open other variants",
@@ -152,7 +160,9 @@ async def representation_authz(ctx: CaseContext) -> None:
     tally.judge(ctx, 6)
 
 
-@check("uwmd.sec.link-replay", "UWMD-SEC-003", "a resource link is authorized when it is resolved", once=True)
+@uwmd_check(
+    "uwmd.sec.link-replay", "UWMD-SEC-003", "a resource link is authorized when it is resolved", once=True
+)
 async def link_replay(ctx: CaseContext) -> None:
     deal, session, _ = await ungranted(ctx, "harbor")
     assert deal.document is not None
@@ -173,7 +183,7 @@ async def link_replay(ctx: CaseContext) -> None:
     tally.judge(ctx, 2)
 
 
-@check("uwmd.sec.no-file-paths", "UWMD-SEC-004", "resource URIs and deal ids are never file paths")
+@uwmd_check("uwmd.sec.no-file-paths", "UWMD-SEC-004", "resource URIs and deal ids are never file paths")
 async def no_file_paths(ctx: CaseContext) -> None:
     tally = Tally()
     count = 0
@@ -244,9 +254,14 @@ def padded_body(limit: int) -> bytes:
 
 
 async def resolve_everywhere(
-    ctx: CaseContext, tally: Tally, deal_id: str, label: str, markers: list[str]
+    ctx: CaseContext, tally: Tally, deal_id: str, label: str, markers: list[str], representation: str
 ) -> int:
-    """resources/read, get_document, convert and validate of a hostile deal: each must be refused in time."""
+    """resources/read, get_document, convert and validate of a hostile deal: each must be refused in time.
+
+    A deal stored as uw-xml is also read as uw-xml (resources/read and get_document): a server that
+    serves its stored source verbatim when the same representation is asked for would otherwise skip
+    the protections on exactly that read.
+    """
     probes: list[tuple[str, Any]] = [
         ("resources/read", lambda: read(ctx, deal_uri(deal_id), timeout=HOSTILE_TIMEOUT)),
         ("get_document", lambda: tool(ctx, GET, {"deal_id": deal_id}, timeout=HOSTILE_TIMEOUT)),
@@ -261,23 +276,46 @@ async def resolve_everywhere(
         ),
         ("validate", lambda: tool(ctx, VALIDATE, {"deal_id": deal_id}, timeout=HOSTILE_TIMEOUT)),
     ]
+    if representation == "uw-xml":
+        probes += [
+            (
+                "resources/read uw-xml",
+                lambda: read(ctx, deal_uri(deal_id, "uw-xml"), timeout=HOSTILE_TIMEOUT),
+            ),
+            (
+                "get_document uw-xml",
+                lambda: tool(
+                    ctx, GET, {"deal_id": deal_id, "representation": "uw-xml"}, timeout=HOSTILE_TIMEOUT
+                ),
+            ),
+        ]
     for name, action in probes:
-        reply = await probe(ctx, f"{name} of {label}", action)
-        if reply.success:
-            tally.add(f"{name} of {label} succeeded: the protection was not applied", reply)
-        found = leaks(reply, markers)
-        if found:
-            tally.add(f"{name} of {label} shows {found[0][:40]!r}: the input was expanded or read", reply)
+        await refused_in_time(ctx, tally, f"{name} of {label}", action, markers)
     return len(probes)
+
+
+async def refused_in_time(ctx: CaseContext, tally: Tally, what: str, action: Any, markers: list[str]) -> None:
+    """One hostile request: it must be refused, in time, without showing what the input would expand to."""
+    reply = await probe(ctx, what, action)
+    if reply.success:
+        tally.add(f"{what} succeeded: the protection was not applied", reply)
+    found = leaks(reply, markers)
+    if found:
+        tally.add(f"{what} shows {found[0][:40]!r}: the input was expanded or read", reply)
 
 
 async def still_alive(ctx: CaseContext, label: str) -> None:
     await probe(ctx, f"a ping after {label}", lambda: ctx.request("ping", {}, timeout=HOSTILE_TIMEOUT))
 
 
-async def hostile_check(ctx: CaseContext, check_name: str) -> None:
-    fixture = await fx(ctx, "load_representation")
-    tally = Tally()
+def hostile_body(vector: dict[str, Any]) -> bytes:
+    return base64.b64decode(vector["body_base64"])
+
+
+async def hostile_stored(
+    ctx: CaseContext, fixture: Fixtures, tally: Tally, check_name: str
+) -> tuple[int, list[str]]:
+    """Store each hostile vector with load_representation and resolve it everywhere: (probes, unsized)."""
     count = 0
     unsized: list[str] = []
     for vector in hostile_vectors(check_name):
@@ -291,7 +329,7 @@ async def hostile_check(ctx: CaseContext, check_name: str) -> None:
                 continue
             body = padded_body(limit)
         else:
-            body = base64.b64decode(vector["body_base64"])
+            body = hostile_body(vector)
         deal_id = new_id(ctx, f"hostile-{label}")
         await fixture.call(
             "load_representation",
@@ -299,8 +337,17 @@ async def hostile_check(ctx: CaseContext, check_name: str) -> None:
             representation=vector["representation"],
             body_base64=b64(body),
         )
-        count += await resolve_everywhere(ctx, tally, deal_id, label, vector["markers"])
+        count += await resolve_everywhere(
+            ctx, tally, deal_id, label, vector["markers"], vector["representation"]
+        )
         await still_alive(ctx, label)
+    return count, unsized
+
+
+async def hostile_check(ctx: CaseContext, check_name: str) -> None:
+    fixture = await fx(ctx, "load_representation")
+    tally = Tally()
+    count, unsized = await hostile_stored(ctx, fixture, tally, check_name)
     for representation in unsized:
         ctx.note(f"list_representations advertises no max_bytes for {representation}: no oversize body")
     if not count:
@@ -310,34 +357,186 @@ async def hostile_check(ctx: CaseContext, check_name: str) -> None:
     tally.judge(ctx, count)
 
 
-@check(
+#: Names under which a uwmd.convert may take the source document itself (not a stored deal), in order.
+SOURCE_ARGUMENTS: Final = (
+    "source_document",
+    "source",
+    "document",
+    "source_body",
+    "source_text",
+    "source_base64",
+    "body",
+    "body_base64",
+    "content",
+    "input",
+)
+
+
+@dataclass(frozen=True)
+class SourceArgument:
+    """How this server's uwmd.convert takes a source document: the argument and its encoding."""
+
+    name: str
+    base64: bool
+    properties: frozenset[str]
+
+    def arguments(self, ctx: CaseContext, body: bytes, representation: str) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            self.name: b64(body) if self.base64 else body.decode("utf-8"),
+            "target_representation": "uw-json",
+        }
+        if "source_representation" in self.properties:
+            args["source_representation"] = representation
+        if "deal_id" in self.properties:
+            args["deal_id"] = new_id(ctx, "inline-source")
+        return args
+
+
+async def source_argument(ctx: CaseContext) -> SourceArgument | None:
+    """The argument of uwmd.convert that takes a source document, read from its inputSchema (or None).
+
+    The binding makes source_representation optional "when the server loads a stored envelope", so a
+    convert may also take the document itself: that input is an entry point the protections apply to.
+    Only a string property counts (the document as text, or base64 when the name or its
+    contentEncoding says so).
+    """
+    tools = await listed_tools(ctx)
+    schema = tools.get(CONVERT, {}).get("inputSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return None
+    for name in SOURCE_ARGUMENTS:
+        spec = properties.get(name)
+        if isinstance(spec, dict) and spec.get("type") == "string":
+            encoded = "base64" in name or spec.get("contentEncoding") == "base64"
+            return SourceArgument(name, encoded, frozenset(properties))
+    return None
+
+
+#: A DTD's internal subset, an entity declared with a literal value, and a reference to a named entity.
+DOCTYPE: Final = re.compile(r"<!DOCTYPE[^\[>]*\[(.*?)\]>\s*", re.S)
+LITERAL_ENTITY: Final = re.compile(r'<!ENTITY\s+(\w+)\s+"([^"&%<]*)"\s*>')
+REFERENCE: Final = re.compile(r"&(\w+);")
+PREDEFINED: Final = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+
+def _expand(entities: dict[str, str], match: re.Match[str]) -> str:
+    return entities.get(match.group(1), match.group(0))
+
+
+def plain_control(candidates: list[dict[str, Any]]) -> bytes:
+    """The document a hostile uw-xml with only literal internal entities expands to, its DTD removed.
+
+    Any uw-xml decoder accepts it, so it is sent first through an inline input: a refusal of the hostile
+    documents then shows the protection, not an input that refuses every document.
+    """
+    for vector in candidates:
+        text = hostile_body(vector).decode("utf-8")
+        declaration = DOCTYPE.search(text)
+        if declaration is None:
+            continue
+        entities = dict(LITERAL_ENTITY.findall(declaration.group(1)))
+        rest = text[: declaration.start()] + text[declaration.end() :]
+        if entities and set(REFERENCE.findall(rest)) <= set(entities) | PREDEFINED:
+            return REFERENCE.sub(functools.partial(_expand, entities), rest).encode("utf-8")
+    raise LookupError("no hostile uw-xml vector with literal entities to derive a plain control from")
+
+
+async def hostile_inline(
+    ctx: CaseContext, tally: Tally, argument: SourceArgument, check_name: str
+) -> tuple[int, str]:
+    """Each hostile vector sent as uwmd.convert's source document: refused in time, never expanded.
+
+    A plain uw-xml goes first; when the input refuses that too, nothing it refuses proves a protection,
+    so no hostile document is sent and no probe counts: (probes, what happened).
+    """
+    candidates = [v for v in hostile_vectors(check_name) if "body_base64" in v]
+    control = argument.arguments(ctx, plain_control(candidates), "uw-xml")
+    accepted = await probe(
+        ctx,
+        f"convert with a plain uw-xml as its {argument.name}",
+        lambda: tool(ctx, CONVERT, control, timeout=HOSTILE_TIMEOUT),
+    )
+    if not accepted.success:
+        return 0, (
+            f"convert's {argument.name} refused a plain uw-xml too ({accepted.outcome.describe()}), so "
+            "its refusals of hostile documents would prove nothing: none was sent"
+        )
+    count = 0
+    for vector in candidates:
+        label = vector["id"].removeprefix("uwmd.hostile.")
+        args = argument.arguments(ctx, hostile_body(vector), vector["representation"])
+        what = f"convert with {label} as its {argument.name}"
+        await refused_in_time(
+            ctx,
+            tally,
+            what,
+            lambda a=args: tool(ctx, CONVERT, a, timeout=HOSTILE_TIMEOUT),
+            vector["markers"],
+        )
+        await still_alive(ctx, what)
+        count += 1
+    return count, f"{count} through convert's {argument.name} (a plain uw-xml accepted there first)"
+
+
+@uwmd_check(
     "uwmd.sec.xml-entities",
     "UWMD-SEC-005",
     "uw-xml with DTDs and entities is refused, never expanded",
     once=True,
 )
 async def xml_entities(ctx: CaseContext) -> None:
-    await hostile_check(ctx, "xml-entities")
+    """Every input the binding gives a client: a stored uw-xml (load_representation) read as uw-json and
+    as uw-xml, converted and validated, and a uwmd.convert that takes the source document itself."""
+    fixture = await fx_optional(ctx)
+    stored = fixture is not None and fixture.has("load_representation")
+    inline = await source_argument(ctx)
+    if not stored and inline is None:
+        skip("needs: load_representation (or a uwmd.convert whose inputSchema takes a source document)")
+    tally = Tally()
+    count = 0
+    entry_points = []
+    if fixture is not None and stored:
+        stored_count, _ = await hostile_stored(ctx, fixture, tally, "xml-entities")
+        count += stored_count
+        entry_points.append(f"{stored_count} probes of stored uw-xml")
+    else:
+        entry_points.append("no stored uw-xml (needs: load_representation)")
+    if inline is not None:
+        inline_count, what = await hostile_inline(ctx, tally, inline, "xml-entities")
+        count += inline_count
+        entry_points.append(what)
+    else:
+        entry_points.append("uwmd.convert takes no source document")
+    if not count:
+        skip(
+            "needs: load_representation, or a uwmd.convert source document that can be judged "
+            f"({'; '.join(entry_points)})"
+        )
+    ctx.note("; ".join(entry_points))
+    tally.judge(ctx, count)
 
 
-@check("uwmd.sec.zip-limits", "UWMD-SEC-005", "a ZIP bomb and escaping member paths are refused", once=True)
+@uwmd_check(
+    "uwmd.sec.zip-limits", "UWMD-SEC-005", "a ZIP bomb and escaping member paths are refused", once=True
+)
 async def zip_limits(ctx: CaseContext) -> None:
     await hostile_check(ctx, "zip-limits")
 
 
-@check(
+@uwmd_check(
     "uwmd.sec.digest-check", "UWMD-SEC-005", "a uw-json whose semantic_digest is wrong is refused", once=True
 )
 async def digest_check(ctx: CaseContext) -> None:
     await hostile_check(ctx, "digest")
 
 
-@check("uwmd.sec.utf8", "UWMD-SEC-005", "invalid UTF-8 is refused", once=True)
+@uwmd_check("uwmd.sec.utf8", "UWMD-SEC-005", "invalid UTF-8 is refused", once=True)
 async def utf8(ctx: CaseContext) -> None:
     await hostile_check(ctx, "utf8")
 
 
-@check("uwmd.sec.size-limits", "UWMD-SEC-005", "bodies and edits over max_bytes are refused", once=True)
+@uwmd_check("uwmd.sec.size-limits", "UWMD-SEC-005", "bodies and edits over max_bytes are refused", once=True)
 async def size_limits(ctx: CaseContext) -> None:
     await hostile_check(ctx, "size")
     limit = await max_bytes(ctx, "uw-json")

@@ -11,12 +11,13 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from suites.uwmd.common import (
     EDIT,
     LIST,
     MODELS,
+    PROFILE_CHECK,
     READ_TOOLS,
     TEMPLATE,
     TOOLS,
@@ -26,11 +27,26 @@ from suites.uwmd.common import (
     listed_tools,
     listing,
     tool,
+    uwmd_check,
     walk,
 )
 
 
-@check("uwmd.tool.listed", "UWMD-TOOL-001", "the five uwmd tools are listed with object inputSchemas")
+@uwmd_check(PROFILE_CHECK, "UWMD-PROFILE-001", "the server shows the uwmd tools of the binding it claims")
+async def profile_is_shown(ctx: CaseContext) -> None:
+    tools = await listed_tools(ctx)
+    shown = [name for name in TOOLS if name in tools]
+    if not shown:
+        names = sorted(tools)
+        missed(
+            f"the server is tested against the uwmd binding, but tools/list lists none of {', '.join(TOOLS)} "
+            f"({len(names)} tools: {', '.join(names[:12]) or 'none'}): the server claims a binding it does "
+            "not show; the other uwmd rows are SKIP, blocked by this one"
+        )
+    ctx.note(f"tools/list shows {len(shown)} of the {len(TOOLS)} uwmd tools")
+
+
+@uwmd_check("uwmd.tool.listed", "UWMD-TOOL-001", "the five uwmd tools are listed with object inputSchemas")
 async def listed(ctx: CaseContext) -> None:
     tools = await listed_tools(ctx)
     missing = [name for name in TOOLS if name not in tools]
@@ -41,7 +57,7 @@ async def listed(ctx: CaseContext) -> None:
         missed(f"{', '.join(bad)} have no object inputSchema")
 
 
-@check(
+@uwmd_check(
     "uwmd.ann.read-only",
     "UWMD-ANN-001",
     "get_document, validate, convert, list_representations are read-only",
@@ -63,7 +79,7 @@ async def read_only_hints(ctx: CaseContext) -> None:
         missed(f"not annotated readOnlyHint: true: {', '.join(lacking)}")
 
 
-@check("uwmd.ann.apply-edit", "UWMD-ANN-002", "apply_edit is not annotated read-only or idempotent")
+@uwmd_check("uwmd.ann.apply-edit", "UWMD-ANN-002", "apply_edit is not annotated read-only or idempotent")
 async def apply_edit_hints(ctx: CaseContext) -> None:
     annotations = (await listed_tool(ctx, EDIT)).get("annotations")
     if not isinstance(annotations, dict):
@@ -74,7 +90,7 @@ async def apply_edit_hints(ctx: CaseContext) -> None:
         missed(f"uwmd.apply_edit is annotated {' and '.join(f'{h}: true' for h in wrong)}; it is neither")
 
 
-@check("uwmd.tool.list-input", "UWMD-TOOL-020", "list_representations takes an empty object")
+@uwmd_check("uwmd.tool.list-input", "UWMD-TOOL-020", "list_representations takes an empty object")
 async def list_input(ctx: CaseContext) -> None:
     schema = (await listed_tool(ctx, LIST)).get("inputSchema")
     try:
@@ -90,7 +106,9 @@ def _descriptors(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-@check("uwmd.tool.list-output", "UWMD-TOOL-021", "list_representations: template, ordered descriptors, views")
+@uwmd_check(
+    "uwmd.tool.list-output", "UWMD-TOOL-021", "list_representations: template, ordered descriptors, views"
+)
 async def list_output(ctx: CaseContext) -> None:
     reply = await tool(ctx, LIST, {})
     sc = expect_success(reply, "list_representations{}")
@@ -132,7 +150,7 @@ async def list_output(ctx: CaseContext) -> None:
         ctx.note("no descriptor states max_bytes (limits are optional per codec)")
 
 
-@check("uwmd.tool.view-fidelity", "UWMD-TOOL-022", "no view descriptor advertises model fidelity")
+@uwmd_check("uwmd.tool.view-fidelity", "UWMD-TOOL-022", "no view descriptor advertises model fidelity")
 async def view_fidelity(ctx: CaseContext) -> None:
     reply = await tool(ctx, LIST, {})
     sc = expect_success(reply, "list_representations{}")
@@ -154,7 +172,7 @@ async def view_fidelity(ctx: CaseContext) -> None:
         ctx.note(f"{len(views)} view descriptors, all fidelity view")
 
 
-@check(
+@uwmd_check(
     "uwmd.res.template-listed", "UWMD-RES-002", "the RFC 6570 deal template is in resources/templates/list"
 )
 async def template_listed(ctx: CaseContext) -> None:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from conformance import vectors
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from suites.uwmd import jcs
 from suites.uwmd.common import (
@@ -42,6 +42,7 @@ from suites.uwmd.common import (
     shared_deal,
     tool,
     uw_json,
+    uwmd_check,
     walk,
 )
 
@@ -99,7 +100,7 @@ async def _document_results(ctx: CaseContext, deal: Deal) -> list[tuple[dict[str
     return out
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.default-representation", "UWMD-TOOL-002", "get_document defaults to uw-json at model fidelity"
 )
 async def default_representation(ctx: CaseContext) -> None:
@@ -114,7 +115,7 @@ async def default_representation(ctx: CaseContext) -> None:
         )
 
 
-@check("uwmd.tool.view-exclusive", "UWMD-TOOL-003", "view excludes a non-default representation")
+@uwmd_check("uwmd.tool.view-exclusive", "UWMD-TOOL-003", "view excludes a non-default representation")
 async def view_exclusive(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     conflict = await tool(
@@ -128,7 +129,7 @@ async def view_exclusive(ctx: CaseContext) -> None:
             missed(f"{selection} did not give the rent_roll view: {json.dumps(sc)[:200]}", **reply.excerpt())
 
 
-@check("uwmd.tool.result-keys", "UWMD-TOOL-004", "get_document's result has the six keys")
+@uwmd_check("uwmd.tool.result-keys", "UWMD-TOOL-004", "get_document's result has the six keys")
 async def result_keys(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     for selection, reply in await _document_results(ctx, deal):
@@ -139,7 +140,7 @@ async def result_keys(ctx: CaseContext) -> None:
             missed(f"get_document {selection or 'default'}: {'; '.join(problems)}", **reply.excerpt())
 
 
-@check("uwmd.tool.resource-link", "UWMD-TOOL-005", "get_document's content includes a resource_link")
+@uwmd_check("uwmd.tool.resource-link", "UWMD-TOOL-005", "get_document's content includes a resource_link")
 async def resource_link(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     for selection, reply in await _document_results(ctx, deal):
@@ -148,7 +149,7 @@ async def resource_link(ctx: CaseContext) -> None:
             missed(f"get_document {selection or 'default'}: {'; '.join(problems)}", **reply.excerpt())
 
 
-@check("uwmd.tool.link-resolves", "UWMD-TOOL-006", "the resource_link resolves for the same principal")
+@uwmd_check("uwmd.tool.link-resolves", "UWMD-TOOL-006", "the resource_link resolves for the same principal")
 async def link_resolves(ctx: CaseContext) -> None:
     from suites.uwmd.common import contents, media_equal
 
@@ -181,12 +182,12 @@ async def link_resolves(ctx: CaseContext) -> None:
                 )
 
 
-@check("uwmd.tool.validate-requires-deal", "UWMD-TOOL-007", "validate{} is rejected")
+@uwmd_check("uwmd.tool.validate-requires-deal", "UWMD-TOOL-007", "validate{} is rejected")
 async def validate_requires_deal(ctx: CaseContext) -> None:
     expect_rejected_input(ctx, await tool(ctx, VALIDATE, {}), "validate without deal_id")
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.validate-output", "UWMD-TOOL-008", "validate's output has its six keys at the current digest"
 )
 async def validate_output(ctx: CaseContext) -> None:
@@ -204,7 +205,7 @@ async def validate_output(ctx: CaseContext) -> None:
         missed(f"validate reports {sc['semantic_digest']}, get_document {digest}", **reply.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.validate-current",
     "UWMD-TOOL-009",
     "validate finds CC-02 and follows the current envelope",
@@ -242,7 +243,7 @@ async def validate_current(ctx: CaseContext) -> None:
         )
 
 
-@check("uwmd.tool.convert-requires-target", "UWMD-TOOL-010", "convert requires a target, not a source")
+@uwmd_check("uwmd.tool.convert-requires-target", "UWMD-TOOL-010", "convert requires a target, not a source")
 async def convert_requires_target(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     expect_rejected_input(
@@ -254,7 +255,7 @@ async def convert_requires_target(ctx: CaseContext) -> None:
     )
 
 
-@check("uwmd.tool.convert-output", "UWMD-TOOL-011", "convert's output follows get_document's pattern")
+@uwmd_check("uwmd.tool.convert-output", "UWMD-TOOL-011", "convert's output follows get_document's pattern")
 async def convert_output(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     for target in ("uw-xml", "uw-csv-bundle"):
@@ -265,7 +266,7 @@ async def convert_output(ctx: CaseContext) -> None:
             missed(f"convert to {target}: {'; '.join(problems)}", **reply.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.convert-fidelity", "UWMD-TOOL-012", "conversion keeps the model's semantic digest", once=True
 )
 async def convert_fidelity(ctx: CaseContext) -> None:
@@ -300,14 +301,14 @@ async def convert_fidelity(ctx: CaseContext) -> None:
     ctx.note("semantic equivalence only: decoding once cannot be observed from outside")
 
 
-@check("uwmd.tool.convert-unknown-target", "UWMD-TOOL-013", "convert refuses uw-pdf")
+@uwmd_check("uwmd.tool.convert-unknown-target", "UWMD-TOOL-013", "convert refuses uw-pdf")
 async def convert_unknown_target(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     reply = await tool(ctx, CONVERT, {"deal_id": deal.deal_id, "target_representation": "uw-pdf"})
     expect_status(ctx, reply, (406, 400), "convert to uw-pdf", strict=False)
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.apply-edit-requires",
     "UWMD-TOOL-014",
     "apply_edit requires deal, if_match, operation, actor, source",
@@ -327,7 +328,7 @@ def operation_vectors(valid: bool) -> list[dict[str, Any]]:
     return [v for v in vectors.load(SUITE, "edit-operations.json") if v["valid"] is valid]
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.edit-operation-schema", "UWMD-TOOL-015", "operations that are not EditOperations are rejected"
 )
 async def edit_operation_schema(ctx: CaseContext) -> None:
@@ -347,7 +348,9 @@ def _version(block: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-@check("uwmd.tool.tier2-editor", "UWMD-TOOL-016", "apply_edit follows the Tier-2 editor's rules", once=True)
+@uwmd_check(
+    "uwmd.tool.tier2-editor", "UWMD-TOOL-016", "apply_edit follows the Tier-2 editor's rules", once=True
+)
 async def tier2_editor(ctx: CaseContext) -> None:
     deal = await load(ctx)
     digest = await readable(ctx, deal)
@@ -416,7 +419,7 @@ async def tier2_editor(ctx: CaseContext) -> None:
         missed(f"section_supersede assigned version {version!r}, expected {prior + 1}", **reply.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.edit-receipt",
     "UWMD-TOOL-017",
     "apply_edit's receipt has the new digest, etag and flags",
@@ -439,7 +442,7 @@ async def edit_receipt(ctx: CaseContext) -> None:
         missed(f"get_document after the edit reports {after}, the receipt {digest}", **read_back.excerpt())
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.edit-link",
     "UWMD-TOOL-018",
     "apply_edit links the updated document, never inlines it",
@@ -484,7 +487,7 @@ def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
     return [] if before == after and type(before) is type(after) else [path]
 
 
-@check(
+@uwmd_check(
     "uwmd.tool.edit-roundtrip", "UWMD-TOOL-019", "a frontmatter edit changes only what it names", once=True
 )
 async def edit_roundtrip(ctx: CaseContext) -> None:
@@ -507,7 +510,7 @@ async def edit_roundtrip(ctx: CaseContext) -> None:
     ctx.note(f"changed: {', '.join(changed)}")
 
 
-@check("uwmd.tool.reads-stable", "UWMD-TOOL-023", "read tools leave the digest unchanged", once=True)
+@uwmd_check("uwmd.tool.reads-stable", "UWMD-TOOL-023", "read tools leave the digest unchanged", once=True)
 async def reads_stable(ctx: CaseContext) -> None:
     deal = await shared_deal(ctx)
     before = await readable(ctx, deal)

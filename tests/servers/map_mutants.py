@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 
-from conformance.fixtures import Controller
+from conformance.fixtures import Controller, HookError
 from conformance.reference import map_controller, map_server
 from conformance.reference.map_state import (
     OPEN,
@@ -34,6 +34,7 @@ from conformance.reference.map_state import (
     Row,
     ServiceError,
     compact,
+    format_instant,
 )
 
 JSON = dict[str, Any]
@@ -76,6 +77,17 @@ class CommitOn409(MapStore):
 class NoExpiry(MapStore):
     def check_expiry(self, row: Row, now_ms: int) -> None:
         return None
+
+
+class StillOpenAfterDecision(MapStore):
+    """A decided review still reads as it was: state awaiting_review, though decide answered queued."""
+
+    def read(self, principal: Principal, reference: str) -> str:
+        with self._connection() as conn:
+            row = self._row(conn, "reference", reference)
+        if row is not None and self.visible(row, principal) and row.state != OPEN:
+            return self.read_document(row)
+        return super().read(principal, reference)
 
 
 class DigestWithoutFinalNewline(MapStore):
@@ -362,6 +374,13 @@ class ListedWithoutDecide(_Listing):
         return [t for t in tools if t["name"] != "decide_review"]
 
 
+class ListsNoReviewTools(_Listing):
+    """tools/list shows neither MAP tool (they are still callable): the profile is claimed, not shown."""
+
+    def change(self, tools: list[JSON]) -> list[JSON]:
+        return []
+
+
 class LooseReadInput(_Listing):
     """read_review's input schema is open, and the service ignores members it does not know."""
 
@@ -415,10 +434,28 @@ class RevisionOptional(map_server.MapService):
         )
 
 
+class TermExpiry(MapStore):
+    """Not a defect: a fresh review expires a term after it was created (48 h on the service clock, plus
+    one second per review already created), so no two fresh reviews share an expires_at unless asked."""
+
+    def create_review(self, params: JSON) -> JSON:
+        if "expires_at" in params:
+            return super().create_review(params)
+        with self.transaction() as conn:
+            now = self.now_ms(conn)
+            count = conn.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
+        term = now // 1000 * 1000 + 48 * 3_600_000 + int(count) * 1000
+        return super().create_review({**params, "expires_at": format_instant(term)})
+
+
+#: Conformant variants of the store: the suite must pass them.
+VARIANT_STORES: dict[str, type[MapStore]] = {"term-expiry": TermExpiry}
+
 STORES: dict[str, type[MapStore]] = {
     "lost-lock": LostLock,
     "commit-on-409": CommitOn409,
     "no-expiry": NoExpiry,
+    "still-open-after-decision": StillOpenAfterDecision,
     "digest-without-final-newline": DigestWithoutFinalNewline,
     "recipient-not-enforced": RecipientNotEnforced,
     "tenant-not-enforced": TenantNotEnforced,
@@ -450,6 +487,7 @@ SERVICES: dict[str, type[map_server.MapService]] = {
     "utf16-comment-length": Utf16CommentLength,
     "text-only-errors": TextOnlyErrors,
     "listed-without-decide": ListedWithoutDecide,
+    "lists-no-review-tools": ListsNoReviewTools,
     "loose-read-input": LooseReadInput,
     "decide-schema-without-comment-rule": DecideSchemaWithoutCommentRule,
     "invalid-output-schema": InvalidOutputSchema,
@@ -464,27 +502,50 @@ DEFECTS = sorted([*STORES, *SERVICES, *BOTH])
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.servers.map_mutants")
-    parser.add_argument("--defect", choices=["none", *DEFECTS], default="none")
+    parser.add_argument("--defect", choices=["none", *DEFECTS, *VARIANT_STORES], default="none")
     parser.add_argument("--controller", action="store_true", help="serve the fixture controller instead")
     parser.add_argument("--hooks", help="controller: offer only these hooks (comma-separated)")
+    parser.add_argument(
+        "--refuse", help="controller: answer `unsupported` to HOOK called with PARAM (HOOK:PARAM)"
+    )
     args, rest = parser.parse_known_args(argv)
     store, service = BOTH.get(
-        args.defect, (STORES.get(args.defect, MapStore), SERVICES.get(args.defect, map_server.MapService))
+        args.defect,
+        (
+            STORES.get(args.defect) or VARIANT_STORES.get(args.defect, MapStore),
+            SERVICES.get(args.defect, map_server.MapService),
+        ),
     )
     if args.controller:
-        if args.hooks is None:
+        if args.hooks is None and args.refuse is None:
             return map_controller.main(rest, store_class=store)
-        return _partial_controller(rest, store, args.hooks.split(","))
+        return _partial_controller(rest, store, args.hooks.split(",") if args.hooks else None, args.refuse)
     return map_server.main(rest, store_class=store, service_class=service)
 
 
-def _partial_controller(rest: list[str], store: type[MapStore], hooks: list[str]) -> int:
+def _partial_controller(
+    rest: list[str], store: type[MapStore], hooks: list[str] | None, refuse: str | None
+) -> int:
+    """The reference controller with only `hooks` (all when None), one of them refusing one param."""
     options = map_controller.parse_args(rest)
     full = map_controller.build_controller(store(options.db, clock=options.clock))
     partial = Controller("partial MAP controller")
-    for name in hooks:
-        partial.add(name, full._hooks[name])
+    refused_hook, _, refused_param = (refuse or "").partition(":")
+    for name in hooks if hooks is not None else [h for h in full._hooks if h != "hello"]:
+        hook = full._hooks[name]
+        if name == refused_hook:
+            hook = _refusing(hook, refused_param)
+        partial.add(name, hook)
     return partial.serve_stdio()
+
+
+def _refusing(hook: Any, param: str) -> Any:
+    def refused(params: JSON) -> Any:
+        if param in params:
+            raise HookError("unsupported", f"this service cannot honour {param}")
+        return hook(params)
+
+    return refused
 
 
 if __name__ == "__main__":

@@ -69,6 +69,41 @@ class DuplicateAccepted(UwmdStore):
         return receipt
 
 
+class IdempotentEdit(UwmdStore):
+    """The same operation as the deal's last one, with the now-current ETag, is answered as already applied:
+    SUCCESS with the current digest and nothing written (the edit is treated as idempotent)."""
+
+    def apply_edit(self, principal: str, deal_id: str, if_match: Any, operation: JSON, context: JSON) -> JSON:
+        key = json.dumps(operation, sort_keys=True)
+        with self.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS last_ops (deal_id TEXT PRIMARY KEY, op TEXT)")
+            row = self.authorize(conn, self._row(conn, deal_id), principal, "uw-json")
+            self.require_if_match(if_match)
+            envelope, digest = self.decode(row)
+            self.check_if_match(str(if_match), digest)
+            last = conn.execute("SELECT op FROM last_ops WHERE deal_id = ?", (deal_id,)).fetchone()
+            if last is not None and last[0] == key:
+                return {
+                    "ok": True,
+                    "deal_id": row.deal_id,
+                    "resource_uri": codecs.resource_uri(row.deal_id),
+                    "semantic_digest": digest,
+                    "etag": codecs.etag(digest),
+                    "superseded_prior_block": False,
+                }
+            receipt = self.commit_edit(conn, row, envelope, operation, context)
+            conn.execute("INSERT OR REPLACE INTO last_ops (deal_id, op) VALUES (?, ?)", (deal_id, key))
+        return receipt
+
+
+class SecondResolutionClock(UwmdStore):
+    """Not a defect: every edit is stamped with the current whole second, so two edits within one second
+    carry the same timestamps (a server whose clock has one-second resolution)."""
+
+    def edit_instant(self, envelope: JSON) -> str:
+        return state.format_instant(state.now_ms() // 1000 * 1000)
+
+
 class LostUpdate(UwmdStore):
     """Check-then-act: If-Match is compared in one transaction and the edit written in another."""
 
@@ -234,6 +269,20 @@ class RepresentationAclIgnored(UwmdStore):
 # --------------------------------------------------------------------------- codecs and the editor
 
 
+def _naive_xml(text: str) -> tuple[JSON, str]:
+    """uw-xml parsed without refusing the DTD: the parser expands internal entities (the defect)."""
+    try:
+        root = ElementTree.fromstring(text)
+        envelope = codecs.check_envelope(codecs._xml_object(root, 0))
+        return envelope, codecs.verify_digest(envelope)
+    except ElementTree.ParseError:
+        raise ServiceError(
+            422, "BINDING_XML_INVALID", "The uw-xml document is not well-formed XML."
+        ) from None
+    except CodecError as exc:
+        raise ServiceError.of(exc) from None
+
+
 class XmlEntityExpanded(UwmdStore):
     """uw-xml is parsed without refusing the DTD: the parser expands internal entities."""
 
@@ -241,15 +290,30 @@ class XmlEntityExpanded(UwmdStore):
         if row.representation != "uw-xml":
             return super().decode(row)
         try:
-            root = ElementTree.fromstring(row.body.decode("utf-8"))
-            envelope = codecs.check_envelope(codecs._xml_object(root, 0))
-            return envelope, codecs.verify_digest(envelope)
-        except (ElementTree.ParseError, UnicodeDecodeError):
+            text = row.body.decode("utf-8")
+        except UnicodeDecodeError:
             raise ServiceError(
                 422, "BINDING_XML_INVALID", "The uw-xml document is not well-formed XML."
             ) from None
-        except CodecError as exc:
-            raise ServiceError.of(exc) from None
+        return _naive_xml(text)
+
+
+class XmlServedVerbatim(UwmdService):
+    """A deal stored as uw-xml is served as its stored bytes when uw-xml is asked for: no codec runs."""
+
+    def read_resource(
+        self, principal: str, uri: str
+    ) -> types.TextResourceContents | types.BlobResourceContents:
+        selection = codecs.parse_uri(uri)
+        if selection is not None and selection.representation == "uw-xml" and selection.view is None:
+            with self.store.snapshot() as conn:
+                row = self.store.authorize(
+                    conn, self.store._row(conn, selection.deal_id), principal, "uw-xml"
+                )
+            if row.representation == "uw-xml":
+                media = codecs.REPRESENTATIONS["uw-xml"]["media_type"]
+                return types.TextResourceContents(uri=uri, mime_type=media, text=row.body.decode("utf-8"))
+        return super().read_resource(principal, uri)
 
 
 class ZipUnchecked(UwmdStore):
@@ -560,6 +624,13 @@ class ListUnlisted(UwmdService):
         return [t for t in super().tools() if t["name"] != uwmd_server.LIST_REPRESENTATIONS]
 
 
+class ListsNoUwmdTools(UwmdService):
+    """tools/list shows none of the five tools (still callable): the binding is claimed, not shown."""
+
+    def tools(self) -> list[JSON]:
+        return []
+
+
 class ListInputStrict(UwmdService):
     """The listed inputSchema of list_representations requires a member (calls with {} still work)."""
 
@@ -594,6 +665,7 @@ class CrashesOnFileUri(UwmdService):
 STORES: dict[str, type[UwmdStore]] = {
     "weak-if-match": WeakIfMatch,
     "duplicate-accepted": DuplicateAccepted,
+    "idempotent-edit": IdempotentEdit,
     "lost-update": LostUpdate,
     "no-428": No428,
     "tenant-leak": TenantLeak,
@@ -643,7 +715,9 @@ SERVICES: dict[str, type[UwmdService]] = {
     "precondition-details-missing": PreconditionDetailsMissing,
     "list-unlisted": ListUnlisted,
     "list-input-strict": ListInputStrict,
+    "lists-no-uwmd-tools": ListsNoUwmdTools,
     "crashes-on-file-uri": CrashesOnFileUri,
+    "xml-served-verbatim": XmlServedVerbatim,
 }
 
 
@@ -712,7 +786,64 @@ PATCHES = {
     "validate-needs-nothing": _validate_needs_nothing,
     "extra-op-members": _extra_op_members,
 }
-DEFECTS = sorted({*STORES, *SERVICES, *PATCHES})
+DEFECTS = sorted({*STORES, *SERVICES, *PATCHES, "convert-source-entities-expanded"})
+
+
+class ConvertTakesSource(UwmdService):
+    """Not a defect: uwmd.convert also takes the source document itself (`source_document`, decoded with
+    `source_representation`) and converts it without storing it, through the same protected codecs."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        try:
+            return codecs.decode(representation, text.encode("utf-8"))
+        except CodecError as exc:
+            raise ServiceError.of(exc) from None
+
+    def convert(self, principal: str, args: JSON) -> Outcome:
+        if "source_document" not in args:
+            return super().convert(principal, args)
+        target = args["target_representation"]
+        self._selection(target, None)
+        source = args.get("source_representation") or codecs.DEFAULT_REPRESENTATION
+        self._selection(source, None)
+        envelope, digest = self.decode_source(source, str(args["source_document"]))
+        self.encoded(envelope, target)
+        structured = self.metadata(str(args["deal_id"]), digest, target, None)
+        structured["source_representation"] = source
+        return Outcome(structured)
+
+
+class ConvertSourceEntitiesExpanded(ConvertTakesSource):
+    """convert's source document is parsed naively: a uw-xml DTD is read and its entities expanded."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        if representation == "uw-xml":
+            return _naive_xml(text)
+        return super().decode_source(representation, text)
+
+
+class ConvertSourceRefused(ConvertTakesSource):
+    """Not a defect: convert lists a source document but refuses every one it is given (say, a feature
+    switched off): its refusals of hostile documents prove nothing about a protection."""
+
+    def decode_source(self, representation: str, text: str) -> tuple[JSON, str]:
+        raise ServiceError(501, "BINDING_SOURCE_DISABLED", "Inline source documents are not enabled here.")
+
+
+def _convert_takes_source() -> None:
+    original = uwmd_server.tool_definitions
+
+    def definitions() -> list[JSON]:
+        tools = original()
+        for tool in tools:
+            if tool["name"] == uwmd_server.CONVERT:
+                tool["inputSchema"]["properties"]["source_document"] = {
+                    "type": "string",
+                    "description": "optional: the source document itself, in source_representation",
+                }
+        return tools
+
+    uwmd_server.tool_definitions = definitions  # type: ignore[assignment]
 
 
 class FlatEditArguments(UwmdService):
@@ -744,20 +875,28 @@ def _flat_edit_arguments() -> None:
 
 #: Conformant variants (no defect): the suite must pass them.
 VARIANTS: dict[str, tuple[type[UwmdService], Any]] = {
-    "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments)
+    "flat-edit-arguments": (FlatEditArguments, _flat_edit_arguments),
+    "convert-takes-source": (ConvertTakesSource, _convert_takes_source),
+    "convert-source-refused": (ConvertSourceRefused, _convert_takes_source),
 }
+#: Defects of a variant: (service, the variant's patch).
+VARIANT_DEFECTS: dict[str, tuple[type[UwmdService], Any]] = {
+    "convert-source-entities-expanded": (ConvertSourceEntitiesExpanded, _convert_takes_source),
+}
+#: Conformant variants of the store (no defect): the suite must pass them too.
+VARIANT_STORES: dict[str, type[UwmdStore]] = {"second-resolution-clock": SecondResolutionClock}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.servers.uwmd_mutants")
-    parser.add_argument("--defect", choices=["none", *DEFECTS, *VARIANTS], default="none")
+    parser.add_argument("--defect", choices=["none", *DEFECTS, *VARIANTS, *VARIANT_STORES], default="none")
     parser.add_argument("--controller", action="store_true", help="serve the fixture controller instead")
     parser.add_argument("--hooks", help="controller: offer only these hooks (comma-separated)")
     args, rest = parser.parse_known_args(argv)
-    store = STORES.get(args.defect, UwmdStore)
+    store = STORES.get(args.defect) or VARIANT_STORES.get(args.defect, UwmdStore)
     service = SERVICES.get(args.defect, UwmdService)
-    if args.defect in VARIANTS:
-        service, patch = VARIANTS[args.defect]
+    if args.defect in VARIANTS or args.defect in VARIANT_DEFECTS:
+        service, patch = {**VARIANTS, **VARIANT_DEFECTS}[args.defect]
         patch()
     if args.controller:
         if args.defect in PATCHES:
