@@ -372,15 +372,17 @@ async def invalid_arguments(ctx: CaseContext) -> None:
         skip(no_callable_reason(ctx))
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
-    needy = [
+    with_required = [
         t
         for t in sweep.tools
         if isinstance(t.tool.get("inputSchema"), dict)
         and isinstance(t.tool["inputSchema"].get("required"), list)
         and any(isinstance(r, str) for r in t.tool["inputSchema"]["required"])
-        and not t.why
     ]
+    needy = [t for t in with_required if not t.why]
     if not needy:
+        if with_required:  # each was left out of the sweep: a call unanswered, no arguments to build
+            skip("nothing judged: " + ", ".join(f"{t.name!r} ({t.why})" for t in with_required[:10]))
         skip("no callable tool has a required argument to leave out")
     # Arguments that succeeded, less one required one: then the missing argument alone is refused.
     # Without a success, the first candidate less it (the rejection may then have another cause).
