@@ -41,7 +41,7 @@ JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object
 #: text alphabet, named by category instead of by the "utf-8" codec. Named by codec, hypothesis first
 #: tabulates which of the 1.1 million code points the codec encodes, about 200 MB at its peak, in each
 #: process whose hypothesis home holds no such table yet, as the harness's private home never does.
-TEXT = st.characters(exclude_categories=("Cs",))
+TEXT = st.characters(exclude_categories=["Cs"])
 #: Keywords that only describe: ignored, as a validator ignores them.
 ANNOTATIONS = frozenset(
     {
