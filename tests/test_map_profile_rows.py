@@ -24,7 +24,10 @@ def test_a_server_without_the_map_tools_fails_the_profile_row_once() -> None:
     assert ("map-review.profile.shown", "FAIL") in verdicts
     others = [c for c in report["cases"] if c["check"] != "map-review.profile.shown"]
     assert others and all(c["verdict"] == "SKIP" for c in others)
-    assert all("blocked by map-review.profile.shown" in c["message"] for c in others)
+    assert all("blocked by map-review.profile.shown[" in c["message"] for c in others)
+    assert all(
+        c["blocked_by"] == f"map-review.profile.shown[{c['transport']}@{c['revision']}]" for c in others
+    )
     assert report["footer"]["exit_code"] == 1
 
 

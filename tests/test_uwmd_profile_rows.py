@@ -39,7 +39,8 @@ def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
     assert ("uwmd.profile.shown", "FAIL") in verdicts
     others = [c for c in report["cases"] if c["check"] != "uwmd.profile.shown"]
     assert others and all(c["verdict"] == "SKIP" for c in others)
-    assert all("blocked by uwmd.profile.shown" in c["message"] for c in others)
+    assert all("blocked by uwmd.profile.shown[" in c["message"] for c in others)
+    assert all(c["blocked_by"] == f"uwmd.profile.shown[{c['transport']}@{c['revision']}]" for c in others)
     assert report["footer"]["exit_code"] == 1
 
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance import schemas
-from conformance.engine.checks import CheckFunc, check, missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.outcomes import Outcome, classify, first_json_text
@@ -511,9 +511,10 @@ def map_check(
         @functools.wraps(func)
         async def run(ctx: CaseContext) -> None:
             if check_id != PROFILE_CHECK and not await profile_shown(ctx):
-                skip(
-                    f"blocked by {PROFILE_CHECK}: tools/list lists neither {READ} nor {DECIDE}, so the "
-                    "server does not show the MAP review profile"
+                blocked(
+                    PROFILE_CHECK,
+                    f"tools/list lists neither {READ} nor {DECIDE}, so the "
+                    "server does not show the MAP review profile",
                 )
             async with _target_lock(ctx).hold(exclusive):
                 await func(ctx)

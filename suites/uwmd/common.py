@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from conformance import schemas, vectors
 from conformance.adapters.base import TransportError, TransportTimeout
-from conformance.engine.checks import CheckFunc, check, missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.outcomes import Outcome, classify
@@ -285,9 +285,10 @@ def uwmd_check(
         @functools.wraps(func)
         async def run(ctx: CaseContext) -> None:
             if check_id != PROFILE_CHECK and not await profile_shown(ctx):
-                skip(
-                    f"blocked by {PROFILE_CHECK}: tools/list lists none of the uwmd.* tools, so the server "
-                    "does not show the UW Markdown binding"
+                blocked(
+                    PROFILE_CHECK,
+                    "tools/list lists none of the uwmd.* tools, so the server "
+                    "does not show the UW Markdown binding",
                 )
             await func(ctx)
 
