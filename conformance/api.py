@@ -7,6 +7,7 @@ same verdicts, IDs and reports.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,6 +44,26 @@ def build_plan(
     ]
 
 
+def with_budgets(
+    plan: list[tuple[Target, list[Check]]], timeout: float | None, start_timeout: float | None
+) -> list[tuple[Target, list[Check]]]:
+    """The plan with the budgets a user named (`--timeout`, `--start-timeout`) over those of each target
+    file's `[timeouts]`; what neither names is left to RunOptions. The CLI and the pytest plugin agree."""
+    if timeout is None and start_timeout is None:
+        return plan
+    return [
+        (
+            dataclasses.replace(
+                target,
+                request_timeout=target.request_timeout if timeout is None else timeout,
+                start_timeout=target.start_timeout if start_timeout is None else start_timeout,
+            ),
+            checks,
+        )
+        for target, checks in plan
+    ]
+
+
 def new_builder(
     plan: list[tuple[Target, list[Check]]], header: dict[str, Any] | None = None
 ) -> ReportBuilder:
@@ -75,14 +96,15 @@ def run_report(
     select: str | None = None,
     options: RunOptions | None = None,
     header: dict[str, Any] | None = None,
+    budgets: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """Run synchronously and return the canonical report (the CLI's `run` without files or progress).
 
     `header` adds to the report's header (the pytest plugin records its command line and options
-    there, as the CLI does).
+    there, as the CLI does); `budgets` are a user's (request, start) timeouts, over a target file's.
     """
     checks = select_checks(suites, select)
-    plan = build_plan(servers, suites, checks)
+    plan = with_budgets(build_plan(servers, suites, checks), *budgets)
     builder = new_builder(plan, header)
     asyncio.run(run_plan_async(plan, options or RunOptions(), builder))
     return finish(builder)

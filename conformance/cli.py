@@ -241,7 +241,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem(str(exc)) from None
     # A budget given on the command line wins over a target file's `[timeouts]`, which wins over the
     # defaults (RunOptions); the engine settles each target's figures and records them in the report.
-    plan = [(_with_cli_budgets(target, args), target_checks) for target, target_checks in plan]
+    plan = api.with_budgets(plan, args.timeout, args.start_timeout)
     expected = None
     if args.baseline:
         from conformance.reporting import baseline
@@ -310,18 +310,6 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     print(views.summary_text(report))
     print(f"report: {directory / 'report.json'}  (exit {code})")
     return code
-
-
-def _with_cli_budgets(target: Any, args: argparse.Namespace) -> Any:
-    """The target with the budgets the command line names, over those of its target file."""
-    import dataclasses
-
-    changes = {}
-    if args.timeout is not None:
-        changes["request_timeout"] = args.timeout
-    if args.start_timeout is not None:
-        changes["start_timeout"] = args.start_timeout
-    return dataclasses.replace(target, **changes) if changes else target
 
 
 def _fuzz_options(options: Any) -> dict[str, Any]:

@@ -55,7 +55,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "FILE.toml (repeatable); without it this plugin does nothing",
     )
     group.addoption(
-        "--mcp-suite", action="append", metavar="NAME", help="suite to run (repeatable; default all)"
+        "--mcp-suite",
+        action="append",
+        metavar="NAME",
+        help="suite to run (repeatable; default base: name the profiles your server claims, as with the CLI)",
     )
     group.addoption(
         "--mcp-select",
@@ -119,7 +122,8 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     from conformance.targets import UsageError
 
     known = suite_names()
-    suites = list(dict.fromkeys(config.getoption("mcp_suite") or known))
+    # As `run --server`: the base suite unless the profiles the server claims are named.
+    suites = list(dict.fromkeys(config.getoption("mcp_suite") or ["base"]))
     unknown = [s for s in suites if s not in known]
     if unknown:
         raise pytest.UsageError(f"--mcp-suite {unknown[0]!r} is not a suite; choose from {', '.join(known)}")
@@ -144,6 +148,7 @@ def _run(config: pytest.Config) -> dict[str, Any]:
                 strict=options["strict"],
             ),
             header={"command": ["pytest", *config.invocation_params.args], "options": options},
+            budgets=(config.getoption("mcp_timeout"), config.getoption("mcp_start_timeout")),
         )
     except UsageError as exc:  # a malformed target spec or file: the user's to fix
         raise pytest.UsageError(f"--mcp-server: {exc}") from None

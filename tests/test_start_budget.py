@@ -29,8 +29,17 @@ def _report(directory: Path) -> dict[str, Any]:
     return json.loads((directory / "report.json").read_text(encoding="utf-8"))
 
 
+def _log(tmp_path: Path, key: str) -> list[str]:
+    lines = (tmp_path / "starts.log").read_text(encoding="utf-8").splitlines()
+    return [
+        line.split()[1] if key == "live" else line.split()[0]
+        for line in lines
+        if (key == "live") == line.startswith("live")
+    ]
+
+
 def _starts(tmp_path: Path) -> list[str]:
-    return (tmp_path / "starts.log").read_text(encoding="utf-8").split()[::2]
+    return _log(tmp_path, "start")
 
 
 def test_a_cold_start_of_20_s_passes_with_the_default_start_budget(tmp_path: Path) -> None:
@@ -86,9 +95,20 @@ def test_with_j1_no_two_server_processes_start_at_once(tmp_path: Path) -> None:
     assert "overlap" not in starts, starts
 
 
+def test_with_j1_a_probe_stops_its_process_before_the_next_starts(tmp_path: Path) -> None:
+    """Checks that need no sessions of their own: each revision's process is alone, probes included."""
+    out = tmp_path / "report"
+    args = ("-j", "1", "-k", "rpc.,tools.list", "--quiet", "--report-dir", str(out))
+    result = cli("run", "--server", _wrapped(tmp_path), *args)
+    assert result.returncode == 0, result.stdout[-3000:]
+    live = _log(tmp_path, "live")
+    assert len(live) >= 5 and set(live) == {"0"}, live
+
+
 def test_the_overlap_detector_sees_parallel_starts_with_j4(tmp_path: Path) -> None:
     """The control: with -j 4 the probes start side by side, and the wrapper notices."""
     out = tmp_path / "report"
     result = cli("run", "--server", _wrapped(tmp_path), "-j", "4", "--quiet", "--report-dir", str(out))
     assert result.returncode == 0, result.stdout[-3000:]
     assert "overlap" in _starts(tmp_path)
+    assert set(_log(tmp_path, "live")) != {"0"}, "probe processes stay alive side by side with -j 4"

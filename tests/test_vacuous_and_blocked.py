@@ -37,8 +37,15 @@ def test_a_blocked_case_names_its_blocker_in_the_report_and_every_view(
     report = blocked_report
     assert schemas.errors(schemas.REPORT_ID, None, report) == []
     blocked = [c for c in report["cases"] if c.get("blocked_by")]
-    assert blocked and all(c["verdict"] == "SKIP" and c["blocked_by"] == JUDGE for c in blocked)
-    assert any(c["key"] == JUDGE and c["verdict"] == "FAIL" for c in report["cases"])
+    assert {c["check"] for c in blocked} == {
+        "base.rpc.version-field",
+        "base.rpc.result-xor-error",
+        "base.rpc.error-shape",
+        "base.rpc.method-not-found",
+    }
+    assert all(c["verdict"] == "SKIP" and c["blocked_by"] == JUDGE for c in blocked)
+    # One defect, one FAIL: the judging case, and nothing else fails or errs.
+    assert [c["key"] for c in report["cases"] if c["verdict"] in ("FAIL", "ERROR")] == [JUDGE]
     # A case that was not blocked carries no blocked_by at all (the report keeps its old shape).
     assert all("blocked_by" not in c for c in report["cases"] if c not in blocked)
     assert f"{len(blocked)} of the SKIPs blocked by another case" in views.summary_text(report)

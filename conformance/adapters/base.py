@@ -39,9 +39,11 @@ class TransportError(Exception):
 
     kind = "transport"
 
-    def __init__(self, message: str, *, evidence: str = "") -> None:
+    def __init__(self, message: str, *, evidence: str = "", status: int | None = None) -> None:
         super().__init__(message)
         self.evidence = evidence
+        #: The HTTP status of the answer that broke the exchange, where there was one.
+        self.status = status
 
 
 class TransportTimeout(TransportError):

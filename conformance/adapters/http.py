@@ -167,7 +167,7 @@ class HttpAdapter(Adapter):
             message = f"HTTP {status} ({reply.content_type or 'no content type'}) carried no JSON-RPC answer"
             if reply.violation and status < 500:
                 raise TransportViolation(reply.violation, evidence=excerpt)
-            raise TransportError(message, evidence=excerpt)
+            raise TransportError(message, evidence=excerpt, status=status or None)
         return reply
 
     def _violation(self, status: int, content_type: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.adapters.base import TransportViolation
 from conformance.engine.checks import missed, skip, weak
-from conformance.engine.sessions import SessionPool
+from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.protocol.session import Call, ServerIdentity, Session
 from conformance.targets import Target
 
@@ -21,7 +21,7 @@ class RunOptions:
     #: Seconds a server the harness starts may take to give its first answer (its `LISTENING` line,
     #: and the opening request of each stdio process and of the probes), for targets whose file sets
     #: no `[timeouts] start`.
-    start_timeout: float = 60.0
+    start_timeout: float = DEFAULT_START_TIMEOUT
     protocol: str = "auto"
     strict: bool = False
     max_restarts: int = 8

@@ -178,7 +178,7 @@ class Runner:
                         self.options.max_restarts,
                     )
                     pools.append(pool)
-                    pool.adopt(probe.session)
+                    pool.adopt(probe.session if probe.kept else None)
                     if self.options.jobs > 1:
                         pool.prewarm(sum(c.fresh_sessions for c in chosen))
                     jobs.append(

@@ -150,6 +150,8 @@ class ProbeResult:
     evidence: str = ""
     #: The opening request waited its whole budget without an answer.
     unanswered: bool = False
+    #: The session is still open for the revision's cases (False: closed after probing, with -j 1).
+    kept: bool = True
     #: The revision the server counter-offered instead (version negotiation, not a failure).
     offered: str | None = None
     #: The revision was not tried, because the target's transport does not exist in it.
@@ -211,13 +213,17 @@ async def probe_all(
 
     One transcript per revision keeps each case's slice of the wire log its own, also when revisions
     run in parallel. Up to `jobs` probes run at once: with `-j 1` one after another, so a server never
-    sees two of its own processes (or handshakes) start together. A probe's opening answer may take
-    the start budget `start` (a cold start); once one probe has waited that out unanswered, the
-    server had its start-up, and the later probes wait the per-request `timeout`, so a server that
-    never answers costs one start budget, not one per revision.
+    sees two of its own processes (or handshakes) start together, and on stdio each probe's process
+    is stopped before the next starts. A probe's opening answer may take the start budget `start` (a
+    cold start); once an initialize has waited that out unanswered, the server had its start-up, and
+    the later probes wait the per-request `timeout`, so a server that never answers costs a start
+    budget or two, not one per revision.
     """
     transcripts = [Transcript(target.secrets) for _ in revisions]
     limit = asyncio.Semaphore(max(1, jobs))
+    # With -j 1 a stdio probe's process is stopped once it has answered: one server process at a time.
+    # Its revision's pool then starts a process of its own when that revision's cases run.
+    keep = jobs > 1 or target.kind != "stdio"
     unanswered = False
 
     async def one(revision: str, transcript: Transcript) -> ProbeResult:
@@ -225,8 +231,14 @@ async def probe_all(
         async with limit:
             budget = timeout if unanswered else max(start, timeout)
             result = await probe(target, transcript, revision, timeout, budget)
-            if result.unanswered:
+            # Every server answers an initialize, if only with an error; a server of the handshake era
+            # may well ignore server/discover. Only an initialize unanswered in the start budget says
+            # the server had its start-up and still answers nothing.
+            if result.unanswered and era_of(revision) == "legacy":
                 unanswered = True
+            if result.session is not None and not keep:
+                await result.session.close()
+                result.kept = False
             return result
 
     results = await asyncio.gather(
@@ -300,6 +312,9 @@ class SessionPool:
     spares: list[asyncio.Task[tuple[Adapter, Transcript]]] = field(default_factory=list)
     #: How many more sessions of their own the remaining cases declared (`Check.fresh_sessions`).
     planned: int = 0
+    #: A session was opened for this pool already (an adopted probe session counts): later ones are
+    #: restarts, bounded by `max_restarts`.
+    opened: bool = True
 
     async def session(self) -> Session:
         if self.current is not None and not self.broken:
@@ -312,7 +327,9 @@ class SessionPool:
             raise TransportError(
                 f"gave up on this target after {self.restarts} restarts; last failure: {self.last_failure}"
             )
-        self.restarts += 1
+        if self.opened:  # the first opening is no restart (a probe session closed at once, with -j 1)
+            self.restarts += 1
+        self.opened = True
         self.broken = False
         try:
             self.current = await open_session(self.target, self.revision, self.transcript, self.timeout)
@@ -323,8 +340,10 @@ class SessionPool:
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
 
-    def adopt(self, session: Session) -> None:
+    def adopt(self, session: Session | None) -> None:
+        """Continue on the probe's session; None when it was closed after probing (`probe_all`)."""
         self.current = session
+        self.opened = session is not None
 
     def prewarm(self, planned: int) -> None:
         """Expect `planned` sessions of their own; on stdio, boot one server process ahead now.

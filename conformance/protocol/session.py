@@ -310,9 +310,9 @@ class Session:
             except TargetUnreachable:
                 raise
             except TransportError as exc:
-                failure = f"{exc.kind}: {exc}"
+                failure, status = f"{exc.kind}: {exc}", exc.status
             sentinel = await self.send(message, expect_id=message["id"], headers=sentinel_headers)
-            return Probe(Call(None, Reply(response=None), raw), sentinel, failure=failure)
+            return Probe(Call(None, Reply(response=None, status=status), raw), sentinel, failure=failure)
         settled = await self.adapter.exchange_with_sentinel(
             raw,
             data,

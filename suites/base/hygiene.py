@@ -41,6 +41,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
     if ctx.identity.has("resources"):
         probes.append(("resources/read", {"uri": "conformance://no-such-resource/7f3a"}))
     answered: Counter[str] = Counter()
+    searched = 0
     attempted: set[str] = set()
     unanswered: list[str] = []
     for method, params in probes:
@@ -55,13 +56,17 @@ async def no_stack_traces(ctx: CaseContext) -> None:
             continue
         answered[method] += 1
         for text in _error_texts(call):
+            searched += 1
             trace = find_trace(text)
             if trace:
                 missed(f"{method} error leaks {trace!r}", **call.excerpt())
     wait = f"{ctx.options.timeout:g} s"
     if not answered:
         skip(f"nothing judged: no probe was answered within {wait}: {', '.join(unanswered)}")
-    ctx.note(f"{answered.total()} provoked errors searched")
+    if not searched:
+        # Answered, but with no error text (results, or refusals without a JSON-RPC body): nothing to search.
+        skip(f"nothing judged: {answered.total()} answers carried no error text to search")
+    ctx.note(f"{searched} error texts of {answered.total()} provoked answers searched")
     if unanswered:
         # Some were judged, so the PASS stands; the part left unjudged is named.
         silent = sorted(attempted - set(answered))

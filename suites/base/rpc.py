@@ -104,8 +104,10 @@ def _refused_by_http_status(ctx: CaseContext, call: Call, vector: dict[str, Any]
     code (e.g., 400 Bad Request). The HTTP response body MAY comprise a JSON-RPC error response".
     """
     status = call.reply.status
-    if ctx.transport in ("http", "sse") and status is not None and 400 <= status < 500 and call.error is None:
-        ctx.note(f"{vector['id']}: refused with HTTP {status} and no JSON-RPC error body")
+    if ctx.transport in ("http", "sse") and status is not None and status >= 400 and call.error is None:
+        # A 5xx is an HTTP error status too: the MUST holds, though it says the server failed.
+        kind = "a server error, " if status >= 500 else ""
+        ctx.note(f"{vector['id']}: refused with HTTP {status} ({kind}no JSON-RPC error body)")
         return True
     return False
 
@@ -190,8 +192,11 @@ async def parse_error(ctx: CaseContext) -> None:
         if not probe.answered:
             _unanswered(ctx, probe, vector, raw, silent)
             continue
+        if call.error is None:
+            missed(f"{vector['id']}: a line that is not JSON was answered with a result", **call.excerpt())
         if call.error_code != jsonrpc.PARSE_ERROR:
-            missed(f"{vector['id']}: expected error code -32700, got {call.error_code!r}", **call.excerpt())
+            # Refused, with another code: -32700 is what JSON-RPC 2.0 defines, in no MUST sentence.
+            ctx.miss_should(f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32700")
         value = call.response
         if isinstance(value, dict) and value.get("id") is not None:
             missed(

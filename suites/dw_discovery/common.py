@@ -30,8 +30,10 @@ def _not_located(found: Found) -> str:
 async def located(ctx: CaseContext) -> Found:
     """The document's source and parsed body; SKIP when there is none to judge."""
     found = await find_document(ctx)
-    if found.refused or found.source is None or found.problem is not None or found.parse_error is not None:
+    if found.refused or found.source is None or found.problem is not None:
         blocked(SERVE, _not_located(found))
+    if found.parse_error is not None:  # served, but not JSON: DWD-DOC-001's case FAILs it, not SERVE's
+        blocked(OBJECT, _not_located(found))
     return found
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from conformance import vectors
-from conformance.engine.checks import missed, skip
+from conformance.engine.checks import blocked, missed
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Session
 from suites.uwmd.common import (
@@ -112,9 +112,10 @@ async def retry_safety(ctx: CaseContext) -> None:
     operation = supersede_operation()
     first = await edit(ctx, deal, etag_of(e0), operation)
     if not first.success:
-        skip(
-            "needs a section_supersede of risk_assessment that succeeds (the Tier-2 editor's, judged by "
-            f"uwmd.tool.tier2-editor): it answered {first.outcome.describe()}"
+        blocked(
+            "uwmd.tool.tier2-editor",
+            "needs a section_supersede of risk_assessment that succeeds (the Tier-2 editor's): it "
+            f"answered {first.outcome.describe()}",
         )
     e1, _ = await current_digest(ctx, deal)
     assert e1 is not None

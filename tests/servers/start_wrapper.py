@@ -5,6 +5,8 @@
 Every process holds an exclusive lock on `--lock` from its start until the wrapped server's first line
 on stdout has passed through (its start-up, as a client sees it). A process that finds the lock taken
 logs `overlap`, so a test can tell whether the harness ever had two server processes starting at once.
+Each process also logs `live N`: how many other wrapped processes (pid files under `--lock`'s folder
+that name a running process) were alive when it started.
 With `--cold S` the wrapper waits S seconds before starting the server until `--cold-marker` exists,
 and creates the marker once a first answer has passed: a cold start (an `npx -y` download, say) that
 costs its time once, and again each time a start was cut short before it answered.
@@ -38,8 +40,12 @@ def main() -> None:
         event = "start"
     except BlockingIOError:
         event = "overlap"
+    folder = os.path.join(os.path.dirname(os.path.abspath(args.lock)), "live")
+    os.makedirs(folder, exist_ok=True)
+    others = [name for name in os.listdir(folder) if os.path.exists(f"/proc/{name}")]
+    open(os.path.join(folder, str(os.getpid())), "w").close()
     with open(args.log, "a", encoding="utf-8") as log:
-        log.write(f"{event} {os.getpid()}\n")
+        log.write(f"{event} {os.getpid()}\nlive {len(others)}\n")
 
     cold = args.cold and not (args.cold_marker and os.path.exists(args.cold_marker))
     if cold:
