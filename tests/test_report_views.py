@@ -16,9 +16,15 @@ from tests.conftest import run, stdio
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    # A mutant gives every verdict kind a view must render: FAIL with evidence, WARN, SKIP, PASS.
+    # Two mutants give every verdict kind a view must render: FAIL with evidence (an invalid
+    # inputSchema), WARN and SKIP (a listing that never ends), PASS.
     return run(
-        [stdio("tests.servers.raw_server", "--defect", "cursor-loop")], select="tools", protocol="2025-11-25"
+        [
+            stdio("tests.servers.raw_server", "--defect", "cursor-loop"),
+            stdio("tests.servers.raw_server", "--defect", "bad-input-schema"),
+        ],
+        select="tools",
+        protocol="2025-11-25",
     )
 
 

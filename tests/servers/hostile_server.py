@@ -54,7 +54,8 @@ class HostileServer(Server):
         try:
             result = super().method(method, params, revision)
         except RpcError as exc:
-            # A leaked trace too, so the hygiene check FAILs and the payload lands in a FAIL's evidence.
+            # A leaked trace too, so the hygiene check misses (FAIL under --strict) with the payload in
+            # its evidence.
             trace = (
                 '\nTraceback (most recent call last):\n  File "/srv/<b>app</b>.py", line 1'
                 if exc.code == -32601
