@@ -56,8 +56,9 @@ def _assert_conformant(code: int, report: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
-def everything(request: pytest.FixtureRequest) -> Path:
-    """server-everything's entry script: from the environment, else installed into pytest's cache."""
+def everything(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """server-everything's entry script: from the environment, else installed into pytest's cache (a
+    temporary folder when the cache is off)."""
     given = os.environ.get("MCP_CONFORMANCE_EVERYTHING")
     if given:
         return Path(given)
@@ -65,7 +66,9 @@ def everything(request: pytest.FixtureRequest) -> Path:
         pytest.skip("node and npm are not on PATH: server-everything cannot be installed")
     if os.environ.get("MCP_CONFORMANCE_NO_INSTALL"):
         pytest.skip("MCP_CONFORMANCE_NO_INSTALL is set and MCP_CONFORMANCE_EVERYTHING names no install")
-    prefix = Path(request.config.cache.mkdir("npm-server-everything"))  # type: ignore[union-attr]
+    cache = getattr(request.config, "cache", None)
+    name = "npm-server-everything"
+    prefix = Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
     script = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
     if not script.exists():
         package = f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"
