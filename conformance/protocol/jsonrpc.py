@@ -55,7 +55,13 @@ def classify(raw: bytes) -> Frame:
 
 
 def kind_of(value: Any) -> Kind:
-    """Name the kind of a decoded message by its members, tolerating a wrong `jsonrpc` (judged elsewhere)."""
+    """Name the kind of a decoded message by its members, tolerating a wrong `jsonrpc` (judged elsewhere).
+
+    A batch of notifications (2025-03-26 allows JSON-RPC batches) answers no request, so it is a
+    notification too: it must never be taken for the answer a request waits for.
+    """
+    if isinstance(value, list) and value and all(kind_of(item) == "notification" for item in value):
+        return "notification"
     if not isinstance(value, dict):
         return "invalid"
     if "method" in value:
