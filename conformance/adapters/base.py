@@ -249,6 +249,18 @@ class StreamAdapter(Adapter):
         #: Set while a sentinel is sent right after a probe: what arrived meanwhile may be the probe's answer.
         self._hold_pending = False
 
+    async def _frame_within(self, seconds: float) -> Frame | None:
+        """The next frame (None: the stream ended); TimeoutError when none arrives within `seconds`.
+
+        A queued frame is taken at once; asyncio.timeout, not wait_for: no extra task per frame on
+        this hot path.
+        """
+        try:
+            return self._frames.get_nowait()
+        except asyncio.QueueEmpty:
+            async with asyncio.timeout(seconds):
+                return await self._frames.get()
+
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
         # A full queue is drained by the waiting reader, which then times out with evidence: bounded.
@@ -272,14 +284,9 @@ class StreamAdapter(Adapter):
                     )
                 break
             try:
-                frame = self._frames.get_nowait()
-            except asyncio.QueueEmpty:
-                try:
-                    # asyncio.timeout, not wait_for: no extra task per frame on this hot path.
-                    async with asyncio.timeout(remaining):
-                        frame = await self._frames.get()
-                except TimeoutError:
-                    continue
+                frame = await self._frame_within(remaining)
+            except TimeoutError:
+                continue
             if frame is None:
                 self._stream_ended(self._closed_reason)  # keep the sentinel for the next caller
                 if expect_id is NO_RESPONSE:
@@ -383,8 +390,7 @@ class StreamAdapter(Adapter):
             if remaining <= 0:
                 break
             try:
-                async with asyncio.timeout(remaining):
-                    frame = await self._frames.get()
+                frame = await self._frame_within(remaining)
             except TimeoutError:
                 break
             if frame is None:
