@@ -209,7 +209,7 @@ class Launched:
 
 
 @contextlib.contextmanager
-def reference_http(module: str = "conformance.reference.base_server") -> Iterator[str]:
+def reference_http(module: str = "conformance_reference.base_server") -> Iterator[str]:
     """A reference server over Streamable HTTP on 127.0.0.1; yields its URL, kills it on exit."""
     with Launched([PYTHON, "-m", module, "--http", "--port", "0"]) as server:
         yield server.url

@@ -23,7 +23,7 @@ from conformance.adapters.stdio import StdioAdapter
 from conformance.engine.context import RunOptions
 from conformance.protocol.session import Session
 
-SERVER = [sys.executable, "-m", "conformance.reference.base_server"]
+SERVER = [sys.executable, "-m", "conformance_reference.base_server"]
 REVISION = "2026-07-28"
 
 

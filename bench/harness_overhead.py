@@ -21,7 +21,7 @@ from conformance.adapters.base import Transcript
 from conformance.adapters.stdio import StdioAdapter
 from conformance.protocol.session import Session
 
-SERVER = [sys.executable, "-m", "conformance.reference.base_server"]
+SERVER = [sys.executable, "-m", "conformance_reference.base_server"]
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 
 

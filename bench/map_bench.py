@@ -31,8 +31,8 @@ from conformance.outcomes import classify
 from conformance.protocol.session import Session
 from conformance.targets import Target
 
-SERVER = (sys.executable, "-m", "conformance.reference.map_server")
-CONTROLLER = (sys.executable, "-m", "conformance.reference.map_controller")
+SERVER = (sys.executable, "-m", "conformance_reference.map_server")
+CONTROLLER = (sys.executable, "-m", "conformance_reference.map_controller")
 REVISION = "2026-07-28"
 
 

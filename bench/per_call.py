@@ -8,7 +8,7 @@ backend on asyncio streams instead of anyio's (conformance/adapters/asyncio_net.
 says which backend it used. The SDK Client is what a user would otherwise
 script with. The harness adds a transcript, frame classification and evidence to every call, and
 the issue allows it at most 1.3x the raw loop. All contenders call `echo` on the reference server
-(`conformance.reference.base_server`) in alternating rounds. Start-up and handshakes are outside
+(`conformance_reference.base_server`) in alternating rounds. Start-up and handshakes are outside
 the timed calls, and each contender warms up first. The table's milliseconds are medians of all
 calls of all rounds; each ratio is the median of the per-round ratios, with their range for the raw
 loop beside it.
@@ -46,7 +46,7 @@ from benchlib import PYTHON, Judged, PartResult, alternate, heading, kill_group,
 
 from conformance.protocol.session import CLIENT_INFO as HARNESS_CLIENT_INFO
 
-SERVER = [PYTHON, "-m", "conformance.reference.base_server"]
+SERVER = [PYTHON, "-m", "conformance_reference.base_server"]
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 WARMUP = 10
 #: Seconds one contender's round may take before its server is killed (a hang must not stall the bench).

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchlib import Judged, PartResult, alternate, heading, median, worker
 
-from conformance.catalog import SUITES
+from conformance import packs
 
 BUDGET_S = 3.0
 WORKER_TIMEOUT = 300.0
@@ -35,7 +35,7 @@ def _runner(suite: str, transport: str) -> Callable[[], dict[str, Any]]:
 
 def run(rounds: int = 3, suites: list[str] | None = None, other_rounds: int = 1) -> PartResult:
     part = PartResult("suite wall times")
-    names = suites or list(SUITES)
+    names = suites or list(packs.names())
     heading(
         f"each suite against its reference server, per transport: median of {rounds} alternating rounds"
         f" for base, {other_rounds} for the others"

@@ -1,8 +1,9 @@
 """Command line: `mcp-conformance run | list | explain | vectors`, and the report commands of
 `cli_reports` (`baseline update | diff | merge | badge | certify | verify`).
 
-Only argparse is imported at start-up; the engine, suites and SDK load when a command needs them,
-so `--help`, `list` and `explain` stay fast.
+Only argparse and the installed packs' declarations are imported at start-up; the engine and the
+suites' checks load when a command needs them, so `--help`, `list` and `explain` stay fast. The
+suites are the installed packs (`conformance.packs`); each pack adds its own `run` options.
 """
 
 from __future__ import annotations
@@ -12,17 +13,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from conformance import cli_reports
-from conformance.catalog import suite_names
+from conformance import cli_reports, packs
 from conformance.protocol.versions import TESTED_REVISIONS
+from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-ALL_SUITES = suite_names()
 #: `auto`, then every revision the harness judges, oldest first (plain data: importing it is cheap).
 PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
 
 
 def build_parser() -> argparse.ArgumentParser:
+    all_suites = packs.names()
     parser = argparse.ArgumentParser(
         prog="mcp-conformance",
         description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
@@ -41,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--suite",
         action="append",
-        choices=ALL_SUITES,
-        help="suite to run (repeatable; default: base with --server, every suite without)",
+        choices=all_suites,
+        help="suite to run (repeatable; default: base with --server, every suite without): "
+        + ", ".join(all_suites),
     )
     run.add_argument(
         "-k",
@@ -88,14 +89,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a missed SHOULD is a FAIL, not a WARN (an unanswered malformed line on stdio, a"
         " later-catalog value in a profile, ...)",
     )
-    run.add_argument(
-        "--fuzz-examples", type=int, default=100, metavar="N", help="fuzz suite: inputs per tool and mode"
-    )
-    run.add_argument("--fuzz-seed", type=int, metavar="N", help="fuzz suite: generator seed (default random)")
-    run.add_argument(
-        "--fuzz-budget", type=float, default=60.0, metavar="S", help="fuzz suite: seconds per target (60)"
-    )
-    run.add_argument("--fuzz-replay", metavar="JSON", help="fuzz suite: send this one recorded case")
     run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
     run.add_argument(
         "--baseline",
@@ -112,21 +105,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="run up to N probes and revisions at once, each over its own sessions (default 1)",
     )
 
+    for pack in packs.installed().values():
+        if pack.options:
+            group = run.add_argument_group(f"{pack.name} suite options")
+            for option in pack.options:
+                group.add_argument(
+                    option.flag,
+                    dest=option.dest,
+                    type=_option_type(option),
+                    default=None,
+                    metavar=option.metavar,
+                    help=option.help,
+                )
+
     lst = sub.add_parser("list", help="list suites, checks and requirement IDs")
-    lst.add_argument("--suite", action="append", choices=ALL_SUITES)
+    lst.add_argument("--suite", action="append", choices=all_suites)
 
     explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
     explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
     vectors = sub.add_parser("vectors", help="golden vector tools")
     vectors_sub = vectors.add_subparsers(dest="vectors_command", required=True)
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
-    vlint.add_argument("--suite", choices=ALL_SUITES)
+    vlint.add_argument("--suite", choices=all_suites)
     cli_reports.add_parsers(sub)
     return parser
 
 
+def _option_type(option: packs.PackOption) -> Any:
+    """The option's converter, its ValueError turned into argparse's one-line usage error."""
+
+    def convert(text: str) -> Any:
+        try:
+            return option.type(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc) or f"invalid value {text!r}") from None
+
+    convert.__name__ = option.flag.lstrip("-")
+    return convert
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except packs.PackError as exc:
+        print(f"mcp-conformance: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -138,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in cli_reports.COMMANDS:
             return cli_reports.main(args)
         return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
-    except UsageProblem as exc:
+    except (UsageProblem, packs.PackError) as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `mcp-conformance list | head`: the reader left, which is fine
@@ -159,10 +182,11 @@ def _checks(suites: Sequence[str]) -> list[Any]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from conformance.engine.runner import CONNECT_REQUIREMENT
     from conformance.requirements import get
 
-    connect = get("BASE-LIFE-001")
-    for suite in args.suite or ALL_SUITES:
+    connect = get(CONNECT_REQUIREMENT)
+    for suite in args.suite or packs.names():
         # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
         print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {connect.title}")
         for check in _checks([suite]):
@@ -177,14 +201,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
     rows = table()
     wanted = args.id
     if wanted not in rows:
-        matches = [c for c in _checks(ALL_SUITES) if c.id == wanted]
+        matches = [c for c in _checks(packs.names()) if c.id == wanted]
         if not matches:
             raise UsageProblem(
                 f"unknown requirement or check ID {wanted!r}; `mcp-conformance list` shows them"
             )
         wanted = matches[0].requirement
     row = rows[wanted]
-    checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
+    if row.suite == "core":  # the connect case every suite opens with
+        checks = [f"{suite}.connect" for suite in packs.names()]
+    else:
+        checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
     print(f"{row.id}  ({row.level})  {row.title}\n")
     print(
         f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}\n"
@@ -217,21 +244,17 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem("--max-restarts must be 0 or more")
     if args.jobs < 1:
         raise UsageProblem("-j must be 1 or more")
-    if args.fuzz_examples < 1 or args.fuzz_budget <= 0:
-        raise UsageProblem("--fuzz-examples must be 1 or more and --fuzz-budget positive")
-    if args.fuzz_replay is not None:
-        from suites.fuzz.checks import parse_replay
-
-        try:
-            parse_replay(args.fuzz_replay)
-        except ValueError as exc:
-            raise UsageProblem(str(exc)) from None
     from conformance import api
 
     # Your own server gets the base suite unless you name a profile it claims; with no --server, every
     # suite runs against its own reference server.
-    default = ALL_SUITES if not args.server else ("base",)
+    default = packs.names() if not args.server else packs.defaults_for_servers()
     suites = list(dict.fromkeys(args.suite or default))
+    if not args.server:
+        for suite in suites:
+            missing = packs.get(suite).reference_missing()
+            if missing:
+                raise UsageProblem(missing)
     checks = api.select_checks(suites, args.select)
     if not checks:
         raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
@@ -256,6 +279,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     from conformance.reporting.progress import Progress
 
     defaults = RunOptions()
+    given = {option.dest: getattr(args, option.dest) for _, option in packs.all_options()}
     options = RunOptions(
         timeout=args.timeout or defaults.timeout,
         start_timeout=args.start_timeout or defaults.start_timeout,
@@ -264,10 +288,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         max_restarts=args.max_restarts,
         strict=args.strict,
         jobs=args.jobs,
-        fuzz_examples=args.fuzz_examples,
-        fuzz_seed=args.fuzz_seed,
-        fuzz_budget=args.fuzz_budget,
-        fuzz_replay=args.fuzz_replay,
+        pack_options={dest: value for dest, value in given.items() if value is not None},
     )
     secrets = tuple(s for target, _ in plan for s in target.secrets)
     builder = api.new_builder(
@@ -282,7 +303,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,
                 "strict": args.strict,
-                **({} if "fuzz" not in suites else _fuzz_options(options)),
+                **pack_options_of(suites, options),
             },
         },
     )
@@ -312,13 +333,13 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     return code
 
 
-def _fuzz_options(options: Any) -> dict[str, Any]:
-    """The fuzz suite's options, with the seed it drew when none was given, so the run can be repeated."""
+def pack_options_of(suites: Sequence[str], options: Any) -> dict[str, Any]:
+    """The settled options of the packs that run (the fuzz seed it drew when none was given, so the
+    run can be repeated), for the report header."""
     return {
-        "fuzz_examples": options.fuzz_examples,
-        "fuzz_seed": options.fuzz_seed,
-        "fuzz_budget": options.fuzz_budget,
-        "fuzz_replay": options.fuzz_replay,
+        option.dest: options.pack_option(option.dest)
+        for pack, option in packs.all_options()
+        if pack.name in suites
     }
 
 

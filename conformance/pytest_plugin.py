@@ -37,7 +37,7 @@ class McpConformanceWarning(UserWarning):
 
 def _cli_defaults() -> dict[str, Any]:
     """The `run` command's defaults, so a plugin run judges exactly as a CLI run with the same options."""
-    from conformance.cli import build_parser  # argparse and the suite catalog only
+    from conformance.cli import build_parser  # argparse and the installed packs' declarations only
 
     return vars(build_parser().parse_args(["run"]))
 
@@ -94,6 +94,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD is a FAIL, not a WARN")
     group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
     group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
+    from conformance import packs
+    from conformance.cli import _option_type
+
+    for _, option in packs.all_options():  # a pack's own options: --fuzz-examples is --mcp-fuzz-examples
+        group.addoption(
+            "--mcp-" + option.flag.lstrip("-"),
+            dest=f"mcp_{option.dest}",
+            type=_option_type(option),
+            default=None,
+            metavar=option.metavar,
+            help=option.help,
+        )
 
 
 def _options(config: pytest.Config) -> dict[str, Any]:
@@ -114,16 +126,16 @@ def _options(config: pytest.Config) -> dict[str, Any]:
 
 def _run(config: pytest.Config) -> dict[str, Any]:
     """Run the suites once per session, exactly as `mcp-conformance run` would, and write the report."""
-    from conformance import api
-    from conformance.catalog import suite_names
+    from conformance import api, packs
+    from conformance.cli import pack_options_of
     from conformance.engine.context import RunOptions
     from conformance.reporting import baseline as baselines
     from conformance.reporting import canonical, views
     from conformance.targets import UsageError
 
-    known = suite_names()
+    known = packs.names()
     # As `run --server`: the base suite unless the profiles the server claims are named.
-    suites = list(dict.fromkeys(config.getoption("mcp_suite") or ["base"]))
+    suites = list(dict.fromkeys(config.getoption("mcp_suite") or packs.defaults_for_servers()))
     unknown = [s for s in suites if s not in known]
     if unknown:
         raise pytest.UsageError(f"--mcp-suite {unknown[0]!r} is not a suite; choose from {', '.join(known)}")
@@ -134,19 +146,23 @@ def _run(config: pytest.Config) -> dict[str, Any]:
             base = baselines.load(Path(config.getoption("mcp_baseline")))
         except baselines.BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
+    given = {o.dest: config.getoption(f"mcp_{o.dest}") for _, o in packs.all_options()}
+    run_options = RunOptions(
+        timeout=options["timeout"],
+        start_timeout=options["start_timeout"],
+        protocol=options["protocol"],
+        call_tools=options["call_tools"],
+        max_restarts=options["max_restarts"],
+        strict=options["strict"],
+        pack_options={dest: value for dest, value in given.items() if value is not None},
+    )
+    options.update(pack_options_of(suites, run_options))
     try:
         report = api.run_report(
             config.getoption("mcp_server"),
             suites,
             select=options["select"] or None,
-            options=RunOptions(
-                timeout=options["timeout"],
-                start_timeout=options["start_timeout"],
-                protocol=options["protocol"],
-                call_tools=options["call_tools"],
-                max_restarts=options["max_restarts"],
-                strict=options["strict"],
-            ),
+            options=run_options,
             header={"command": ["pytest", *config.invocation_params.args], "options": options},
             budgets=(config.getoption("mcp_timeout"), config.getoption("mcp_start_timeout")),
         )

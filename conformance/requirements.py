@@ -6,10 +6,8 @@ this module only loads and indexes them. Checks refer to rows by ID, and `explai
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 #: Levels whose miss is a FAIL; every other level's miss is a WARN.
@@ -52,15 +50,18 @@ class Requirement:
 
 @cache
 def table() -> dict[str, Requirement]:
-    from conformance.catalog import SUITES
+    from conformance import packs
 
+    sources = [("core", packs.core_requirement_rows())]
+    sources += [(name, pack.requirement_rows()) for name, pack in packs.installed().items()]
     rows: dict[str, Requirement] = {}
-    for suite, entry in SUITES.items():
-        path = resources.files(entry.module).joinpath("requirements.json")
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for row in data["requirements"]:
+    for suite, data in sources:
+        for row in data:
             if row["id"] in rows:
-                raise ValueError(f"requirement {row['id']} is defined twice")
+                owner = rows[row["id"]].suite
+                raise packs.PackError(
+                    f"suite {suite!r}: requirement {row['id']} is already defined by {owner!r}"
+                )
             rows[row["id"]] = Requirement(suite=suite, **row)
     return rows
 

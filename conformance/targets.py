@@ -200,14 +200,15 @@ def _number(value: Any, where: str) -> float | None:
 def reference_targets(suite: str) -> list[Target]:
     """The embedded default for a suite: its reference server over stdio and over HTTP.
 
-    A stateful reference (one with a fixture controller in the catalog) gets one state file per target,
+    A stateful reference (a pack that names a fixture controller) gets one state file per target,
     passed as `--db FILE` to every process of the reference and to its controller, which the target's
     `[controller]` setting names. The files live in a temporary folder removed when the harness exits.
     """
-    from conformance.catalog import controller_command, reference_command
+    from conformance import packs
 
-    command = tuple(reference_command(suite))
-    controller = controller_command(suite)
+    pack = packs.get(suite)
+    command = tuple(pack.reference_command())
+    controller = pack.controller_command()
     state: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {"stdio": ((), {}), "http": ((), {})}
     if controller:
         folder = _state_folder()

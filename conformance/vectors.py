@@ -1,4 +1,4 @@
-"""Golden vectors as linted data: `vectors/<suite>/*.json`, each file declaring its schema by `$id`.
+"""Golden vectors as linted data: each pack's `vectors/*.json`, each file declaring its schema by `$id`.
 
 `lint` checks every file against the shared envelope and its own schema, that vector IDs are unique
 across the project, and that each vector names a requirement that exists in the requirement table.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
@@ -24,15 +23,10 @@ class VectorFile:
 
 
 def vector_files(suite: str | None = None) -> list[VectorFile]:
-    root = resources.files("vectors")
-    out = []
-    for folder in sorted(root.iterdir(), key=lambda t: t.name):
-        if not folder.is_dir() or folder.name.startswith(("_", ".")) or (suite and folder.name != suite):
-            continue
-        for entry in sorted(folder.iterdir(), key=lambda t: t.name):
-            if entry.name.endswith(".json"):
-                out.append(VectorFile(f"{folder.name}/{entry.name}", _load(entry)))
-    return out
+    from conformance import packs
+
+    chosen = [packs.get(suite)] if suite else list(packs.installed().values())
+    return [VectorFile(name, _load(entry)) for pack in chosen for name, entry in pack.vector_files()]
 
 
 def _load(entry: Traversable) -> dict[str, Any]:
@@ -42,7 +36,9 @@ def _load(entry: Traversable) -> dict[str, Any]:
 
 def load(suite: str, name: str) -> list[dict[str, Any]]:
     """The vectors of one file, e.g. load("map-review", "digests.json")."""
-    entry = resources.files("vectors").joinpath(suite, name)
+    from conformance import packs
+
+    entry = packs.get(suite).files().joinpath("vectors", name)
     vectors: list[dict[str, Any]] = _load(entry)["vectors"]
     return vectors
 

@@ -6,8 +6,8 @@ from tests.profile_helpers import MODERN, StatefulProfile, cases, non_pass
 
 PROFILE = StatefulProfile(
     suite="map-review",
-    reference="conformance.reference.map_server",
-    controller="conformance.reference.map_controller",
+    reference="conformance_reference.map_server",
+    controller="conformance_reference.map_controller",
     mutants="tests.servers.map_mutants",
     label="map",
 )

@@ -134,7 +134,7 @@ def test_sse_parser_handles_crlf_comments_and_multiline_data() -> None:
 
 def test_legacy_sse_transport_against_the_reference(tmp_path: Path) -> None:
     target = tmp_path / "sse.toml"
-    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--sse", "--port", "0"]
+    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--sse", "--port", "0"]
     target.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
     report = run([str(target)], protocol="2025-06-18")
     assert report["targets"][0]["transport"] == "sse"

@@ -29,7 +29,7 @@ def test_embedded_default_passes_on_both_transports_and_all_revisions() -> None:
 
 def _launch(tmp_path: Path, *args: str) -> str:
     path = tmp_path / "target.toml"
-    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--port", "0", *args]
+    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--port", "0", *args]
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     return str(path)
 
@@ -42,7 +42,7 @@ def test_modern_only_reference_over_http(tmp_path: Path) -> None:
 
 
 def test_legacy_only_reference_over_stdio() -> None:
-    report = run([stdio("conformance.reference.base_server", "--era", "legacy")])
+    report = run([stdio("conformance_reference.base_server", "--era", "legacy")])
     assert report["targets"][0]["revisions_spoken"] == [
         "2025-11-25",
         "2025-06-18",
@@ -53,7 +53,7 @@ def test_legacy_only_reference_over_stdio() -> None:
 
 
 def test_pinned_revision_is_tested_as_pinned() -> None:
-    report = run([stdio("conformance.reference.base_server")], protocol="2025-06-18")
+    report = run([stdio("conformance_reference.base_server")], protocol="2025-06-18")
     assert {c["revision"] for c in report["cases"]} == {"2025-06-18"}
     assert non_pass(report) == set()
 
@@ -61,7 +61,7 @@ def test_pinned_revision_is_tested_as_pinned() -> None:
 def test_pinned_revision_the_server_does_not_speak_is_a_skip() -> None:
     """A legacy-only server refuses server/discover with -32601: it does not speak 2026-07-28, and
     breaks nothing by saying so. Nothing was judged, so SKIP with the reason, never FAIL."""
-    report = run([stdio("conformance.reference.base_server", "--era", "legacy")], protocol="2026-07-28")
+    report = run([stdio("conformance_reference.base_server", "--era", "legacy")], protocol="2026-07-28")
     assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "SKIP")]
     assert "2026-07-28: server/discover refused with an error" in report["cases"][0]["message"]
     # Nothing was judged at all, so the run does not pass either: exit 1, saying so.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from suites.dw_discovery import previews as pv
+from conformance_packs.dw_discovery import previews as pv
 
 
 def _event(preview: str, size: int, truncated: bool, payload: Any = None, **extra: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import schemas
-from suites.dw_discovery.document import SCHEMA_ID, V14_SURFACES, validate, validator_for
+from conformance_packs.dw_discovery.document import SCHEMA_ID, V14_SURFACES, validate, validator_for
 
 SCHEMA = schemas.schema(SCHEMA_ID)
 SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seeds" / "001_4caa94b0a9e66c23.txt"

@@ -21,8 +21,8 @@ from conformance import schemas
 from conformance.schemas.ecma_regex import search_pattern
 from conformance.targets import Target
 from conformance.vectors import load
-from suites.dw_discovery import document as dwd
-from suites.dw_discovery import locate
+from conformance_packs.dw_discovery import document as dwd
+from conformance_packs.dw_discovery import locate
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEEDS = REPO_ROOT.parent / "shared" / "seeds"

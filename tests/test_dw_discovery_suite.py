@@ -24,8 +24,8 @@ from conformance.api import run_report
 from conformance.cli import build_parser
 from conformance.engine.checks import load_suite
 from conformance.engine.context import RunOptions
-from conformance.reference.dw_server import DwReference
 from conformance.targets import Target, load_target_file
+from conformance_reference.dw_server import DwReference
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SUITE = "dw-discovery"
@@ -38,7 +38,7 @@ def _non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
     return {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
 
 
-def _stdio(*args: str, module: str = "conformance.reference.dw_server", settings: Any = None) -> Target:
+def _stdio(*args: str, module: str = "conformance_reference.dw_server", settings: Any = None) -> Target:
     argv = (sys.executable, "-m", module, *args)
     return Target(kind="stdio", argv=argv, cwd=str(REPO_ROOT), settings=settings or {})
 
@@ -56,7 +56,7 @@ def test_every_check_runs_once_and_names_a_catalog_row() -> None:
     assert len(checks) == 26 and all(c.once for c in checks)
     rows = {
         r["id"]
-        for r in json.loads((REPO_ROOT / "suites/dw_discovery/requirements.json").read_text())["requirements"]
+        for r in json.loads((REPO_ROOT / "conformance_packs/dw_discovery/requirements.json").read_text())["requirements"]
     }
     assert len(rows) == 26 and {c.requirement for c in checks} <= rows
     # Rows no live check can judge are the offline ones the schema tests cover.
@@ -154,7 +154,7 @@ def test_strict_mode_turns_version_skew_into_a_failure() -> None:
     assert build_parser().parse_args(["run"]).strict is False
 
 
-@pytest.mark.parametrize("module", ["conformance.reference.base_server", "no-document"])
+@pytest.mark.parametrize("module", ["conformance_reference.base_server", "no-document"])
 def test_without_a_document_the_serve_row_fails_and_says_what_was_looked_for(module: str) -> None:
     """A server run for the profile that shows no document claims a profile it does not show: the
     SERVE row FAILs (the run exits 1) and every other row SKIPs, naming what was looked for."""
@@ -278,7 +278,7 @@ def test_a_target_file_can_name_a_file_and_a_baseline(tmp_path: Path) -> None:
     baseline["tools"].append({"name": "cancel_workflow", "input_schema": {"type": "object"}})
     (tmp_path / "baseline.json").write_text(json.dumps(baseline))
     (tmp_path / "target.toml").write_text(
-        f"[target]\ncommand = {json.dumps([sys.executable, '-m', 'conformance.reference.dw_server'])}\n"
+        f"[target]\ncommand = {json.dumps([sys.executable, '-m', 'conformance_reference.dw_server'])}\n"
         'cwd = "."\n\n[dw-discovery]\nfile = "discovery.json"\nbaseline = "baseline.json"\n'
     )
     report = _run(load_target_file(tmp_path / "target.toml"))

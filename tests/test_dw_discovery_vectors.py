@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.vectors import lint, load
-from suites.dw_discovery.document import validate
+from conformance_packs.dw_discovery.document import validate
 
 VECTORS = load("dw-discovery", "documents.json")
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.strategies import SearchStrategy
 
 from conformance.arguments.strategies import Mutation, Unsupported, build
-from suites.base.common import find_trace
-from suites.fuzz.explore import strip_echo
+from conformance_packs.base.common import find_trace
+from conformance_packs.fuzz.explore import strip_echo
 
 RICH: dict[str, Any] = {
     "type": "object",

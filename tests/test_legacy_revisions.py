@@ -162,7 +162,7 @@ def test_a_profile_is_not_judged_on_revisions_older_than_its_binding() -> None:
 
 def _reference_target(tmp_path: Path, transport: str, *args: str) -> str:
     path = tmp_path / f"{transport}.toml"
-    command = [sys.executable, "-m", "conformance.reference.base_server", "--http", "--port", "0", *args]
+    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--port", "0", *args]
     path.write_text(
         f'[target]\ncommand = {json.dumps(command)}\ntransport = "{transport}"\n', encoding="utf-8"
     )

@@ -28,9 +28,9 @@ from conformance.fixtures.client import (
     HookFailed,
 )
 from conformance.fixtures.protocol import SCHEMA_ID
-from conformance.reference.map_controller import build_controller
-from conformance.reference.map_state import MapStore
 from conformance.targets import load_target_file
+from conformance_reference.map_controller import build_controller
+from conformance_reference.map_state import MapStore
 from tests.map_helpers import CONTROLLER, checks, run, target
 
 PY = sys.executable

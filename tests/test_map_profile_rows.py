@@ -18,7 +18,7 @@ MUTANTS = list(PROFILE.mutants_argv)
 
 
 def test_a_server_without_the_map_tools_fails_the_profile_row_once() -> None:
-    plain = Target(kind="stdio", argv=(PY, "-m", "conformance.reference.base_server"), label="base")
+    plain = Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
     report = run([plain])
     verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
     assert ("map-review.profile.shown", "FAIL") in verdicts

@@ -23,9 +23,9 @@ import pytest
 from conformance import api, vectors
 from conformance.engine.checks import load_suite
 from conformance.engine.context import RunOptions
-from conformance.reference import map_server
-from conformance.reference.map_state import P7, compact
 from conformance.targets import reference_targets
+from conformance_reference import map_server
+from conformance_reference.map_state import P7, compact
 from tests.map_helpers import DECISION_RACES, checks, non_pass, target
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
     assert stdio_db != http_db and Path(stdio_db).parent == Path(http_db).parent
     assert stdio.settings["controller"]["command"][-2:] == ["--db", stdio_db]
     assert http.settings["controller"]["command"][-2:] == ["--db", http_db]
-    assert stdio.settings["controller"]["command"][2] == "conformance.reference.map_controller"
+    assert stdio.settings["controller"]["command"][2] == "conformance_reference.map_controller"
     base_stdio, base_http = reference_targets("base")
     assert not base_stdio.settings and not base_http.settings and "--db" not in base_stdio.argv
 
@@ -106,7 +106,7 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
 @contextlib.contextmanager
 def reference(*args: str) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance.reference.map_server", *args],
+        [sys.executable, "-m", "conformance_reference.map_server", *args],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -170,7 +170,7 @@ def test_p7_approval_after_expiry_is_410(tmp_path: Path) -> None:
 
 def test_http_binds_loopback_only(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.reference.map_server", "--http", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "conformance_reference.map_server", "--http", "--host", "0.0.0.0"],
         cwd=REPO,
         capture_output=True,
         timeout=30,
@@ -180,7 +180,7 @@ def test_http_binds_loopback_only(tmp_path: Path) -> None:
 
 def test_bad_clock_is_refused() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.reference.map_server", "--clock", "yesterday"],
+        [sys.executable, "-m", "conformance_reference.map_server", "--clock", "yesterday"],
         cwd=REPO,
         capture_output=True,
         timeout=30,

@@ -15,9 +15,9 @@ import pytest
 
 from conformance import schemas, vectors
 from conformance.outcomes import classify, map_code
-from suites.map_review import jcs
-from suites.map_review.digest import MAP_DIGEST
-from suites.map_review.surface import first_difference, normalise
+from conformance_packs.map_review import jcs
+from conformance_packs.map_review.digest import MAP_DIGEST
+from conformance_packs.map_review.surface import first_difference, normalise
 
 SCHEMA_ID = "urn:mcp-conformance:map-review:1"
 SEED_TEXT = "# Getting started\n\nCreate a workspace, connect your inbox and invite your team.\n"

@@ -13,7 +13,7 @@ def _shape(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 def test_parallel_run_gives_the_same_cases_in_the_same_order() -> None:
     servers = [
-        stdio("conformance.reference.base_server"),
+        stdio("conformance_reference.base_server"),
         stdio("tests.servers.raw_server", "--defect", "wrong-id"),
         stdio("tests.servers.raw_server", "--defect", "stdout-garbage"),
     ]

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MODULE = "conformance.reference.base_server"
+MODULE = "conformance_reference.base_server"
 MODERN = "2026-07-28"
 META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": MODERN,

@@ -37,7 +37,7 @@ def test_shapes_are_strict_about_types() -> None:
 
 
 async def _collect(revision: str) -> dict[str, Any]:
-    adapter = StdioAdapter([sys.executable, "-m", "conformance.reference.base_server"], Transcript())
+    adapter = StdioAdapter([sys.executable, "-m", "conformance_reference.base_server"], Transcript())
     await adapter.start()
     session = Session(adapter, revision, timeout=10)
     try:

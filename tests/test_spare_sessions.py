@@ -146,7 +146,7 @@ def test_http_targets_boot_nothing_ahead() -> None:
 def test_version_negotiation_runs_on_a_spare_with_the_same_verdicts() -> None:
     reports = [
         run(
-            [stdio("conformance.reference.base_server")],
+            [stdio("conformance_reference.base_server")],
             select="base.lifecycle",
             protocol="2025-11-25",
             keep_transcripts=True,

@@ -16,7 +16,7 @@ from typing import Any
 
 from tests.conftest import cli
 
-REFERENCE = [sys.executable, "-m", "conformance.reference.base_server"]
+REFERENCE = [sys.executable, "-m", "conformance_reference.base_server"]
 
 
 def _wrapped(tmp_path: Path, *extra: str) -> str:

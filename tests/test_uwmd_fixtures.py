@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conformance import schemas
-from suites.uwmd import common
+from conformance_packs.uwmd import common
 from tests.uwmd_helpers import COSTLY, cases, checks, run, target
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,7 +122,7 @@ def test_apply_edit_arguments_are_mapped_from_the_schema(tmp_path: Path) -> None
 def controller_exchange(db: Path, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     lines = "".join(json.dumps({"v": 1, "id": i + 1, **r}) + "\n" for i, r in enumerate(requests))
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.reference.uwmd_controller", "--db", str(db)],
+        [sys.executable, "-m", "conformance_reference.uwmd_controller", "--db", str(db)],
         cwd=REPO,
         input=lines.encode(),
         capture_output=True,
@@ -173,8 +173,8 @@ def test_the_profile_doc_names_every_hook_and_setting() -> None:
     """docs/uwmd-profile.md documents exactly the reference controller's hooks and the suite's settings."""
     import re
 
-    from conformance.reference.uwmd_controller import build_controller
-    from conformance.reference.uwmd_state import UwmdStore
+    from conformance_reference.uwmd_controller import build_controller
+    from conformance_reference.uwmd_state import UwmdStore
 
     text = (REPO / "docs" / "uwmd-profile.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", text, re.M))

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from conformance import vectors
-from conformance.reference import uwmd_codecs as reference
-from suites.uwmd import jcs
+from conformance_packs.uwmd import jcs
+from conformance_reference import uwmd_codecs as reference
 
 PARKVIEW = "sha256:98cf81a8927d6449fee516f0412f76df43b20b54bf49d89ffbd0ddd10b5b9fb7"
 DIGESTS = [v for v in vectors.load("uwmd", "digests.json") if v["kind"] == "digest"]

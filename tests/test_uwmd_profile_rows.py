@@ -33,7 +33,7 @@ def test_one_second_timestamps_pass_retry_safety(tmp_path: Path) -> None:
 def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
     """Item 6: `--suite uwmd` against a plain server claims a binding it does not show: one FAIL on
     UWMD-PROFILE-001, every other row SKIP blocked by it, exit 1."""
-    plain = Target(kind="stdio", argv=(PY, "-m", "conformance.reference.base_server"), label="base")
+    plain = Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
     report = run([plain])
     verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
     assert ("uwmd.profile.shown", "FAIL") in verdicts
@@ -137,8 +137,8 @@ def test_the_old_proof_fails_a_one_second_clock_and_the_supersede_does_not(
     """Why UWMD-CONC-003 changed, shown without timing: with both edits in one second of a one-second
     clock, re-applying a frontmatter_set leaves the digest as it was (the catalog's proof would FAIL a
     correct server), while re-applying the section_supersede still changes it."""
-    from conformance.reference import uwmd_state
-    from suites.uwmd.concurrency import supersede_operation
+    from conformance_packs.uwmd.concurrency import supersede_operation
+    from conformance_reference import uwmd_state
     from tests.servers.uwmd_mutants import SecondResolutionClock
 
     monkeypatch.setattr(uwmd_state, "now_ms", lambda: 1_780_000_000_500)  # one instant: one second

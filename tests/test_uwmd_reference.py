@@ -116,12 +116,12 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
     assert stdio_db != http_db
     assert stdio.settings["controller"]["command"][-2:] == ["--db", stdio_db]
     assert http.settings["controller"]["command"][-2:] == ["--db", http_db]
-    assert stdio.settings["controller"]["command"][2] == "conformance.reference.uwmd_controller"
+    assert stdio.settings["controller"]["command"][2] == "conformance_reference.uwmd_controller"
 
 
 def test_http_binds_loopback_only() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.reference.uwmd_server", "--http", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "conformance_reference.uwmd_server", "--http", "--host", "0.0.0.0"],
         cwd=REPO,
         capture_output=True,
         timeout=30,
@@ -196,7 +196,7 @@ def hook(proc: subprocess.Popen[bytes], name: str, **params: Any) -> dict[str, A
 
 def test_results_have_the_binding_shape_on_the_wire(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    with process("conformance.reference.uwmd_server", "--db", db) as proc:
+    with process("conformance_reference.uwmd_server", "--db", db) as proc:
         wire = Wire(proc)
         result = wire.call("uwmd.get_document", {"deal_id": "deal / 1"})
         sc = result["structuredContent"]
@@ -230,7 +230,7 @@ def test_if_match_outcomes_match_the_upstream_reference(tmp_path: Path, shared_d
     upstream = json.loads(
         (shared_dir / "upstream" / "uwmd" / "uwmd-reference-outputs.json").read_text("utf-8")
     )
-    with process("conformance.reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         wire = Wire(proc)
         deal = "uw_demo_harbor"
         e0 = (
@@ -279,7 +279,7 @@ def test_list_representations_matches_the_upstream_reference(tmp_path: Path, sha
         (shared_dir / "upstream" / "uwmd" / "uwmd-reference-outputs.json").read_text("utf-8")
     )
     expected = upstream["list_representations"]["structuredContent"]
-    with process("conformance.reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         got = Wire(proc).call("uwmd.list_representations", {})["structuredContent"]
     assert got["resource_template"] == expected["resource_template"]
     assert got["views"] == expected["views"]
@@ -300,10 +300,10 @@ def test_parkview_keeps_the_catalogs_digest_through_the_reference(tmp_path: Path
     catalog's golden digest (the reference does not alter a UW representation: UWMD-SCOPE-001)."""
     document = json.loads((shared_dir / "upstream" / "uwmd" / "parkview.uw.json").read_text("utf-8"))
     db = str(tmp_path / "s.db")
-    with process("conformance.reference.uwmd_controller", "--db", db) as controller:
+    with process("conformance_reference.uwmd_controller", "--db", db) as controller:
         loaded = hook(controller, "load_deal", document=document)
     assert loaded["semantic_digest"] == PARKVIEW
-    with process("conformance.reference.uwmd_server", "--db", db) as proc:
+    with process("conformance_reference.uwmd_server", "--db", db) as proc:
         wire = Wire(proc)
         for selection in (
             {},
@@ -333,7 +333,7 @@ def test_arguments_no_codec_can_carry_are_refused_not_crashed(tmp_path: Path) ->
     400 tool error, not -32603: the protections of every entry point include the tool arguments."""
     meta = json.dumps(Wire.META)
     context = '{"actor": "test", "source": "user"}'
-    with process("conformance.reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         assert proc.stdin and proc.stdout
         for index, value in enumerate(("[" * 40 + "]" * 40, "1e400")):
             operation = f'{{"kind": "frontmatter_set", "path": "notes", "value": {value}}}'

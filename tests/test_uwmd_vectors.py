@@ -20,10 +20,10 @@ import jsonschema
 import pytest
 
 from conformance import schemas, vectors
-from conformance.reference import uwmd_codecs as codecs
-from conformance.reference.uwmd_server import UwmdService
-from conformance.reference.uwmd_state import PRIMARY, ServiceError, UwmdStore, validate
-from suites.uwmd import common
+from conformance_packs.uwmd import common
+from conformance_reference import uwmd_codecs as codecs
+from conformance_reference.uwmd_server import UwmdService
+from conformance_reference.uwmd_state import PRIMARY, ServiceError, UwmdStore, validate
 
 ALL = {
     name: vectors.load("uwmd", name)

@@ -6,8 +6,8 @@ from tests.profile_helpers import MODERN, StatefulProfile, cases, non_pass
 
 PROFILE = StatefulProfile(
     suite="uwmd",
-    reference="conformance.reference.uwmd_server",
-    controller="conformance.reference.uwmd_controller",
+    reference="conformance_reference.uwmd_server",
+    controller="conformance_reference.uwmd_controller",
     mutants="tests.servers.uwmd_mutants",
     label="uwmd",
 )

@@ -125,12 +125,12 @@ def check(
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
     if revisions is None:
-        from conformance.catalog import SUITES
+        from conformance import packs
         from conformance.protocol.versions import since
 
-        entry = SUITES.get(suite)
-        if entry is not None and entry.since is not None:
-            revisions = since(entry.since)  # a suite judges no revision older than its binding
+        pack = packs.installed().get(suite)
+        if pack is not None and pack.since is not None:
+            revisions = since(pack.since)  # a suite judges no revision older than its binding
 
     def register(func: CheckFunc) -> CheckFunc:
         checks = _REGISTRY.setdefault(suite, [])
@@ -158,9 +158,11 @@ def check(
 
 def load_suite(name: str) -> list[Check]:
     """Import a suite's modules (which register its checks) and return its checks in definition order."""
-    import importlib
+    from conformance import packs
 
-    from conformance.catalog import SUITES
-
-    importlib.import_module(SUITES[name].module)
-    return list(_REGISTRY.get(name, []))
+    pack = packs.get(name)
+    pack.load()
+    checks = list(_REGISTRY.get(name, []))
+    if not checks:
+        raise packs.PackError(f"suite {name!r} registers no check (its modules: {', '.join(pack.checks)})")
+    return checks

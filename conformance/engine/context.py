@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,19 +31,26 @@ class RunOptions:
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"
-    #: Fuzz suite: inputs per tool and mode (valid, invalid) that hypothesis generates.
-    fuzz_examples: int = 100
-    #: Fuzz suite: the seed of every generator. None draws one when the options are made, so a run
-    #: uses one seed throughout and its report can record it.
-    fuzz_seed: int | None = None
-    #: Fuzz suite: wall-clock seconds for all fuzzing of one target (shrinking included).
-    fuzz_budget: float = 60.0
-    #: Fuzz suite: one recorded case to send once instead of exploring (JSON: tool, mode, arguments).
-    fuzz_replay: str | None = None
+    #: Values of the options packs declare (`Pack.options`), by `dest`: `--fuzz-examples` is
+    #: `pack_options["fuzz_examples"]`. What is not given takes the option's default; each option's
+    #: `settle` runs once, here, so every case of a run sees one value (the fuzz seed drawn once).
+    pack_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.fuzz_seed is None:
-            self.fuzz_seed = random.SystemRandom().randrange(2**32)
+        from conformance import packs
+
+        given = dict(self.pack_options)
+        unknown = set(given) - {option.dest for _, option in packs.all_options()}
+        if unknown:
+            raise ValueError(f"no installed suite declares the option(s) {', '.join(sorted(unknown))}")
+        for _, option in packs.all_options():
+            value = given.get(option.dest, option.default)
+            given[option.dest] = option.settle(value) if option.settle else value
+        self.pack_options = given
+
+    def pack_option(self, dest: str) -> Any:
+        """The settled value of a pack's option (KeyError names an option no installed pack declares)."""
+        return self.pack_options[dest]
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ from conformance.targets import Target
 T = TypeVar("T")
 
 CONNECT_CHECK = "connect"
-CONNECT_REQUIREMENT = "BASE-LIFE-001"
+#: The core's own row (conformance/requirements.json): every suite's connect case reports it.
+CONNECT_REQUIREMENT = "CORE-CONNECT-001"
 
 
 @dataclass
@@ -213,10 +214,11 @@ class Runner:
         slot: Slot,
     ) -> None:
         """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks."""
-        from conformance.catalog import SUITES
+        from conformance import packs
 
         for suite in sorted({c.suite for c in checks} - assigned):
-            first = SUITES[suite].since if suite in SUITES else None
+            pack = packs.installed().get(suite)
+            first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
                 continue
             message = (

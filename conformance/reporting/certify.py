@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
@@ -38,13 +37,14 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _files(root: Traversable, prefix: str) -> dict[str, str]:
-    """Digest of every file under `root` (bytecode caches excluded), by its path below the package."""
+def _files(root: Traversable, prefix: str, skip: str = "") -> dict[str, str]:
+    """Digest of every file under `root` (bytecode caches and the folder `skip` excluded), by its path
+    below the package, named under `prefix`."""
     out: dict[str, str] = {}
     if not root.is_dir():
         return out
     for entry in sorted(root.iterdir(), key=lambda t: t.name):
-        if entry.name == "__pycache__" or entry.name.endswith((".pyc", ".pyo")):
+        if entry.name in ("__pycache__", skip) or entry.name.endswith((".pyc", ".pyo")):
             continue
         name = f"{prefix}/{entry.name}"
         if entry.is_dir():
@@ -61,18 +61,15 @@ def _manifest(files: dict[str, str]) -> dict[str, Any]:
 
 def material(suites: list[str]) -> dict[str, dict[str, Any]]:
     """Digests of the suites and vectors the installed harness uses for these suites."""
-    from conformance.catalog import SUITES
+    from conformance import packs
 
     out: dict[str, dict[str, Any]] = {"suites": {}, "vectors": {}}
     for suite in suites:
-        if suite not in SUITES:
+        if suite not in packs.installed():
             raise CertifyError(f"the report names suite {suite!r}, which this harness does not have")
-        package = SUITES[suite].module
-        folder = package.rsplit(".", 1)[-1]
-        out["suites"][suite] = _manifest(_files(resources.files(package), f"suites/{folder}"))
-        out["vectors"][suite] = _manifest(
-            _files(resources.files("vectors").joinpath(suite), f"vectors/{suite}")
-        )
+        root = packs.get(suite).files()
+        out["suites"][suite] = _manifest(_files(root, f"suites/{suite}", skip="vectors"))
+        out["vectors"][suite] = _manifest(_files(root.joinpath("vectors"), f"vectors/{suite}"))
     return out
 
 

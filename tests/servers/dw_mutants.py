@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.reference.dw_server import DwReference, DwTool, main
+from conformance_reference.dw_server import DwReference, DwTool, main
 
 JSON = dict[str, Any]
 

@@ -23,8 +23,8 @@ import jsonschema
 import mcp_types as types
 
 from conformance.fixtures import Controller, HookError
-from conformance.reference import map_controller, map_server
-from conformance.reference.map_state import (
+from conformance_reference import map_controller, map_server
+from conformance_reference.map_state import (
     OPEN,
     P7,
     STATE_AFTER,

@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from conformance.reference import base_server
+from conformance_reference import base_server
 
 TEXT = b"method not found\n"
 

@@ -26,12 +26,12 @@ from xml.etree import ElementTree
 import mcp_types as types
 
 from conformance.fixtures import Controller
-from conformance.reference import uwmd_codecs as codecs
-from conformance.reference import uwmd_controller, uwmd_server
-from conformance.reference import uwmd_state as state
-from conformance.reference.uwmd_codecs import CodecError
-from conformance.reference.uwmd_server import Outcome, UwmdService
-from conformance.reference.uwmd_state import Row, ServiceError, UwmdStore
+from conformance_reference import uwmd_codecs as codecs
+from conformance_reference import uwmd_controller, uwmd_server
+from conformance_reference import uwmd_state as state
+from conformance_reference.uwmd_codecs import CodecError
+from conformance_reference.uwmd_server import Outcome, UwmdService
+from conformance_reference.uwmd_state import Row, ServiceError, UwmdStore
 
 JSON = dict[str, Any]
 

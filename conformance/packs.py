@@ -1,0 +1,235 @@
+"""Suites as packs: what a pack declares, and how installed packs are found and validated.
+
+A pack is a plain `Pack` value that a distribution names under the entry-point group
+`mcp_conformance.suites` (entry-point name = the suite's one name):
+
+    [project.entry-points."mcp_conformance.suites"]
+    my-profile = "my_profile_pack:PACK"
+
+The core imports no pack module until a pack is asked for: `installed()` loads the declarations (cheap
+modules holding a `Pack`), `Pack.load()` imports the check modules. A declaration is validated when it
+loads: its requirement rows against `requirements.schema.json`, its vector files against their schemas,
+its check IDs against its own name, so a broken pack is refused with one line naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata, resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+ENTRY_POINT_GROUP = "mcp_conformance.suites"
+#: The core's own requirement rows (the connect case of every suite), beside this module.
+CORE_PACKAGE = "conformance"
+
+
+class PackError(Exception):
+    """A pack that cannot be used: the message is one line naming the pack and what is wrong."""
+
+
+@dataclass(frozen=True)
+class PackOption:
+    """A command-line option a pack owns (`run --fuzz-examples N`, `pytest --mcp-fuzz-examples N`).
+
+    `type` converts and validates the text (raise ValueError with a one-line reason); the value reaches
+    checks as `ctx.options.pack_option(dest)` and the report header's `options` under `dest`.
+    """
+
+    flag: str
+    dest: str
+    help: str
+    type: Callable[[str], Any] = str
+    default: Any = None
+    metavar: str | None = None
+    #: Called on the parsed value (or the default) once per run, to settle it: the fuzz seed is drawn
+    #: here when none is given, so the report records the seed that reproduces the run.
+    settle: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One suite: its name, its requirement rows, vectors and schemas (files inside `package`), the
+    modules whose import registers its checks, its options and, optionally, its reference server."""
+
+    #: The suite's one name: `--suite NAME`, the first part of every check ID, the report's suite.
+    name: str
+    #: The package holding `requirements.json`, `vectors/*.json` and `schemas/*.schema.json`.
+    package: str
+    description: str
+    #: Modules whose import registers the checks, in report order.
+    checks: tuple[str, ...]
+    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any.
+    reference: str | None = None
+    #: Module of the reference's fixture controller, for a reference that keeps state: the embedded
+    #: default gives the reference's processes and the controller one state file (`--db FILE`).
+    controller: str | None = None
+    #: The first MCP revision the suite judges (the profiles bind structured tool output, which MCP has
+    #: from 2025-06-18 on). None: every revision.
+    since: str | None = None
+    options: tuple[PackOption, ...] = ()
+    #: Whether `run --server` without `--suite` runs this pack (only the base protocol: a profile is
+    #: run when the server claims it).
+    default_for_servers: bool = False
+    #: The distribution requirement the reference server needs, said in one line when it is missing.
+    reference_requires: str = "mcp-conformance[reference]"
+
+    def files(self) -> Traversable:
+        return resources.files(self.package)
+
+    def load(self) -> None:
+        """Import the check modules (each registers its checks), in report order."""
+        for module in self.checks:
+            importlib.import_module(module)
+
+    def requirement_rows(self) -> list[dict[str, Any]]:
+        return _rows(self.name, self.files().joinpath("requirements.json"))
+
+    def vector_files(self) -> list[tuple[str, Traversable]]:
+        """(`<suite>/<file>`, file) for every vector file of the pack, sorted by name."""
+        folder = self.files().joinpath("vectors")
+        if not folder.is_dir():
+            return []
+        entries = sorted((e for e in folder.iterdir() if e.name.endswith(".json")), key=lambda e: e.name)
+        return [(f"{self.name}/{e.name}", e) for e in entries]
+
+    def schema_files(self) -> list[Traversable]:
+        folder = self.files().joinpath("schemas")
+        if not folder.is_dir():
+            return []
+        return sorted((e for e in folder.iterdir() if e.name.endswith(".schema.json")), key=lambda e: e.name)
+
+    def reference_command(self) -> list[str]:
+        if self.reference is None:
+            raise PackError(f"suite {self.name!r} has no reference server: give --server")
+        return [sys.executable, "-m", self.reference]
+
+    def controller_command(self) -> list[str] | None:
+        return [sys.executable, "-m", self.controller] if self.controller else None
+
+    def reference_missing(self) -> str | None:
+        """One line saying what to install for the reference server to run, or None when it can."""
+        if self.reference is None:
+            return f"suite {self.name!r} has no reference server: give --server"
+        unmet = _unmet(self.reference_requires)
+        if unmet:
+            return (
+                f"the {self.name} reference server needs {unmet}: pip install '{self.reference_requires}'"
+                " (or give --server)"
+            )
+        return None
+
+
+def _unmet(requirement: str) -> str | None:
+    """The first requirement behind `dist[extra]` that the environment does not satisfy, as text."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        wanted = Requirement(requirement)
+    except InvalidRequirement:
+        return requirement
+    queue, seen = [wanted], set()
+    while queue:
+        req = queue.pop()
+        key = (req.name.lower(), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            version = metadata.version(req.name)
+        except metadata.PackageNotFoundError:
+            return str(req)
+        if req.specifier and not req.specifier.contains(version, prereleases=True):
+            return f"{req} (installed: {req.name} {version})"
+        for extra in req.extras:
+            for line in metadata.requires(req.name) or []:
+                sub = Requirement(line)
+                if sub.marker is not None and sub.marker.evaluate({"extra": extra}):
+                    sub.marker = None
+                    queue.append(sub)
+    return None
+
+
+def _rows(owner: str, path: Traversable) -> list[dict[str, Any]]:
+    """A requirement file's rows, validated against the requirements schema (one line per problem)."""
+    from conformance import schemas
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PackError(f"suite {owner!r}: requirements.json cannot be read: {exc}") from None
+    problems = schemas.errors(schemas.REQUIREMENTS_ID, None, data, limit=1)
+    if problems:
+        pointer, _, message = problems[0].partition(": ")
+        row = _row_named(data, pointer)
+        raise PackError(f"suite {owner!r}: requirements.json{row} breaks its schema at {pointer}: {message}")
+    rows: list[dict[str, Any]] = data["requirements"]
+    return rows
+
+
+def _row_named(data: Any, pointer: str) -> str:
+    """` row UWMD-TOOL-013` for a pointer inside a row, so the one line names the row at fault."""
+    parts = pointer.strip("/").split("/")
+    if len(parts) >= 2 and parts[0] == "requirements" and parts[1].isdigit():
+        rows = data.get("requirements") if isinstance(data, dict) else None
+        index = int(parts[1])
+        if isinstance(rows, list) and index < len(rows) and isinstance(rows[index], dict):
+            return f" row {rows[index].get('id', f'#{index}')}"
+    return ""
+
+
+def core_requirement_rows() -> list[dict[str, Any]]:
+    return _rows("core", resources.files(CORE_PACKAGE).joinpath("requirements.json"))
+
+
+@cache
+def installed() -> dict[str, Pack]:
+    """Every installed pack by name, in a stable order (this repository's first, then by name)."""
+    found: dict[str, Pack] = {}
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_entry_order):
+        try:
+            pack = entry.load()
+        except Exception as exc:  # a pack that cannot even be imported: say which, in one line
+            raise PackError(f"suite {entry.name!r} ({entry.value}) cannot be loaded: {exc}") from None
+        if not isinstance(pack, Pack):
+            raise PackError(f"suite {entry.name!r} ({entry.value}) is not a conformance.packs.Pack")
+        if pack.name != entry.name:
+            raise PackError(f"suite {entry.name!r} ({entry.value}) declares the name {pack.name!r}")
+        if pack.name in found and found[pack.name] != pack:
+            raise PackError(f"suite {pack.name!r} is installed twice ({entry.value})")
+        found[pack.name] = pack
+    return found
+
+
+#: This repository's packs, in the order the report and `list` show them.
+OWN_ORDER = ("base", "dw-discovery", "map-review", "uwmd", "fuzz")
+
+
+def _entry_order(entry: metadata.EntryPoint) -> tuple[int, str]:
+    name = entry.name
+    return (OWN_ORDER.index(name), name) if name in OWN_ORDER else (len(OWN_ORDER), name)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(installed())
+
+
+def get(name: str) -> Pack:
+    try:
+        return installed()[name]
+    except KeyError:
+        known = ", ".join(installed()) or "none"
+        raise PackError(f"unknown suite {name!r} (installed: {known})") from None
+
+
+def defaults_for_servers() -> tuple[str, ...]:
+    return tuple(name for name, pack in installed().items() if pack.default_for_servers)
+
+
+def all_options() -> list[tuple[Pack, PackOption]]:
+    return [(pack, option) for pack in installed().values() for option in pack.options]
