@@ -1,7 +1,9 @@
 """The one requirement table: every requirement ID with its level, source and quoted sentence.
 
-Rows live as data in `suites/<suite>/requirements.json` (validated by `requirements.schema.json`);
-this module only loads and indexes them. Checks refer to rows by ID, and `explain ID` prints a row.
+Rows live as data: the core's own (`conformance/requirements.json`: the connect case of every suite) and
+each installed pack's `requirements.json`, validated against `requirements.schema.json` when a pack
+loads (`conformance.packs`); this module only loads and indexes them. Checks refer to rows by ID,
+and `explain ID` prints a row.
 """
 
 from __future__ import annotations

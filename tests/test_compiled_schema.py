@@ -10,7 +10,6 @@ yes/no from the compiled metaschema as from `Draft202012Validator.check_schema`.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conformance import schemas
+from conformance import packs, schemas
 from conformance.schemas.compiled import (
     FastValidator,
     Unsupported,
@@ -225,12 +224,12 @@ def test_schema_error_keeps_jsonschema_message_and_other_dialects() -> None:
 def _corpus() -> list[tuple[str, Any]]:
     """Real schemas: the project's own, every tool schema in the vectors, and ../shared when present."""
     found: list[tuple[str, Any]] = []
-    for entry in resources.files(schemas).iterdir():
-        if entry.name.endswith(".schema.json"):
-            found.append((entry.name, json.loads(entry.read_text(encoding="utf-8"))))
-    root = Path(__file__).resolve().parents[1]
-    for path in sorted((root / "vectors").rglob("*.json")):
-        _collect(path.name, json.loads(path.read_text(encoding="utf-8")), found)
+    pack_schemas = [entry for pack in packs.installed().values() for entry in pack.schema_files()]
+    for entry in [*schemas.core_schema_files(), *pack_schemas]:
+        found.append((entry.name, json.loads(entry.read_text(encoding="utf-8"))))
+    for pack in packs.installed().values():
+        for name, entry in pack.vector_files():
+            _collect(name, json.loads(entry.read_text(encoding="utf-8")), found)
     if SHARED.is_dir():
         for path in sorted(SHARED.rglob("*.json")):
             try:

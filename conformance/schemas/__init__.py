@@ -1,7 +1,9 @@
-"""The project's own JSON Schemas, served from one offline `referencing.Registry`.
+"""The JSON Schemas of the core and of every installed pack, served from one offline `referencing.Registry`.
 
-Every schema the project owns (MCP result shapes, the report format, the requirement table, vector
-formats) is a resource here, found by its `$id`; nothing is ever fetched from the network.
+The core's own (MCP result shapes, the report format, the requirement table, the vector envelope, the
+fixture controller) sit beside this module; each pack brings its profile's and its vectors' schemas in
+its `schemas/` folder. Every one is a resource here, found by its `$id`; nothing is ever fetched from
+the network, and two files claiming one `$id` are refused.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -22,16 +25,28 @@ REPORT_ID = "urn:mcp-conformance:report:1"
 REQUIREMENTS_ID = "urn:mcp-conformance:requirements:1"
 
 
+def core_schema_files() -> list[Traversable]:
+    return sorted(
+        (e for e in resources.files(__name__).iterdir() if e.name.endswith(".schema.json")),
+        key=lambda e: e.name,
+    )
+
+
 @cache
 def registry() -> Registry:
-    items = []
-    for entry in resources.files(__name__).iterdir():
-        if entry.name.endswith(".schema.json"):
-            contents = json.loads(entry.read_text(encoding="utf-8"))
-            items.append(
-                (contents["$id"], Resource.from_contents(contents, default_specification=DRAFT202012))
+    from conformance import packs
+
+    files = [("core", entry) for entry in core_schema_files()]
+    files += [(name, entry) for name, pack in packs.installed().items() for entry in pack.schema_files()]
+    items: dict[str, Resource[Any]] = {}
+    for owner, entry in files:
+        contents = json.loads(entry.read_text(encoding="utf-8"))
+        if contents["$id"] in items:
+            raise packs.PackError(
+                f"suite {owner!r}: schema {entry.name} claims the $id {contents['$id']!r} again"
             )
-    return Registry().with_resources(items).crawl()
+        items[contents["$id"]] = Resource.from_contents(contents, default_specification=DRAFT202012)
+    return Registry().with_resources(items.items()).crawl()
 
 
 def schema(schema_id: str) -> dict[str, Any]:
