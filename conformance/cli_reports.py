@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from conformance.verdicts import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
 COMMANDS = ("baseline", "diff", "merge", "badge", "certify", "verify")
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class ReportUsageError(Exception):

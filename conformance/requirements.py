@@ -2,6 +2,8 @@
 
 Rows live as data in `suites/<suite>/requirements.json` (validated by `requirements.schema.json`);
 this module only loads and indexes them. Checks refer to rows by ID, and `explain ID` prints a row.
+What a miss at a row's level is (FAIL, WARN, under `--strict`) is a verdict rule:
+`conformance.verdicts.miss_verdict`.
 """
 
 from __future__ import annotations
@@ -9,12 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-#: Levels whose miss is a FAIL; every other level's miss is a WARN.
-FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
-#: Levels whose miss is a WARN that `--strict` turns into a FAIL: a strict run holds every SHOULD as a MUST.
-STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
-LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
 
 
 @dataclass(frozen=True)
@@ -26,15 +22,6 @@ class Requirement:
     quote: str
     source: str
     test: str
-
-    @property
-    def fails(self) -> bool:
-        """Whether a miss of this requirement is a FAIL (MUST-like) rather than a WARN."""
-        return self.level in FAILING_LEVELS
-
-    def miss_verdict(self, strict: bool = False) -> str:
-        """FAIL or WARN for a miss of this requirement; under `--strict` a missed SHOULD is a FAIL too."""
-        return "FAIL" if self.fails or (strict and self.level in STRICT_LEVELS) else "WARN"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape
 
-from conformance.engine.results import BLOCKING
+from conformance.verdicts import BLOCKING, Verdict, nothing_judged
 
 COLORS = {
     "brightgreen": "#4c1",
@@ -35,12 +35,12 @@ def status(report: dict[str, Any], suite: str) -> dict[str, Any]:
         message, color = "incomplete", "lightgrey"
     elif blocking:
         message, color = f"{blocking} failing", "red"
-    elif all(c["verdict"] == "SKIP" for c in cases):
+    elif nothing_judged(c["verdict"] for c in cases):
         message, color = "nothing judged", "lightgrey"  # every case SKIP: no claim to show
-    elif counts.get("WARN"):
-        message, color = f"passing, {counts['WARN']} warnings", "yellow"
-    elif counts.get("XFAIL"):
-        message, color = f"passing, {counts['XFAIL']} known failures", "yellowgreen"
+    elif counts.get(Verdict.WARN):
+        message, color = f"passing, {counts[Verdict.WARN]} warnings", "yellow"
+    elif counts.get(Verdict.XFAIL):
+        message, color = f"passing, {counts[Verdict.XFAIL]} known failures", "yellowgreen"
     else:
         message, color = "passing", "brightgreen"
     return {"schemaVersion": 1, "label": f"MCP {suite}", "message": message, "color": color}

@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from conformance.reporting import canonical
+from conformance.verdicts import EXCUSABLE, Verdict, baselined
 
 FORMAT = "mcp-conformance-baseline"
 FORMAT_VERSION = 1
 SCHEMA_ID = "urn:mcp-conformance:baseline:1"
-#: The check's own verdicts a baseline entry turns into XFAIL.
-EXCUSABLE = frozenset({"FAIL", "WARN"})
 
 
 class BaselineError(ValueError):
@@ -87,10 +86,10 @@ def apply(report: dict[str, Any], baseline: Baseline) -> dict[str, Any]:
         reason = baseline.entries[entry]
         original = case["verdict"]
         case["baseline"] = {"entry": entry, "reason": reason, "verdict": original}
-        if original in EXCUSABLE:
-            case["verdict"] = "XFAIL"
-        elif original == "PASS":
-            case["verdict"] = "XPASS"
+        now = baselined(original)
+        if now is not None:
+            case["verdict"] = str(now)
+        if now == Verdict.XPASS:
             note = f" ({case['message']})" if case["message"] else ""
             case["message"] = (
                 f"stale baseline entry {entry!r}: the case passes now; remove or narrow the entry "
@@ -111,11 +110,11 @@ def update(
     """A baseline listing the report's failing cases, keeping the reasons of `previous` entries that
     still match one. A check failing in every case of the report gets one entry by its check ID; a
     check failing in some cases only gets one entry per case key, so the passing ones stay guarded."""
-    wanted = {"FAIL", "WARN"} if include_warn else {"FAIL"}
+    wanted = EXCUSABLE if include_warn else frozenset({Verdict.FAIL})
 
     def failing(case: dict[str, Any]) -> bool:
         own = case.get("baseline", {}).get("verdict", case["verdict"])
-        return case["verdict"] in wanted or (case["verdict"] == "XFAIL" and own in wanted)
+        return case["verdict"] in wanted or (case["verdict"] == Verdict.XFAIL and own in wanted)
 
     entries: dict[str, str] = {}
     uncovered: list[dict[str, Any]] = []

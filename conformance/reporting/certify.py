@@ -22,6 +22,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.reporting import canonical
+from conformance.verdicts import CHECK_VERDICTS, EXIT_OK, Verdict
 
 FORMAT = "mcp-conformance-certificate"
 FORMAT_VERSION = 1
@@ -108,7 +109,7 @@ def summary(report: dict[str, Any], certificate: dict[str, Any]) -> str:
     result = certificate["result"]
     verdict = (
         "every MUST-level check passed"
-        if result["exit_code"] == 0
+        if result["exit_code"] == EXIT_OK
         else f"did not pass (exit code {result['exit_code']})"
     )
     lines = [
@@ -131,10 +132,10 @@ def summary(report: dict[str, Any], certificate: dict[str, Any]) -> str:
             f"{_md(', '.join(t['revisions_spoken']) or 'none')} |"
         )
     totals = result["totals"]
-    shown = [k for k, v in totals.items() if v or k in ("PASS", "FAIL", "WARN", "SKIP", "ERROR")]
+    shown = [k for k, v in totals.items() if v or k in CHECK_VERDICTS]
     lines += ["", "| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
     lines += ["| " + " | ".join(str(totals[k]) for k in shown) + " |", ""]
-    problems = [c for c in report["cases"] if c["verdict"] != "PASS"]
+    problems = [c for c in report["cases"] if c["verdict"] != Verdict.PASS]
     if problems:
         lines += ["## Cases that did not pass", "", "| verdict | case | requirement |", "|---|---|---|"]
         lines += [f"| {c['verdict']} | {_md(c['key'])} | {_md(c['requirement'])} |" for c in problems]

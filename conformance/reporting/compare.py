@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.results import BLOCKING, case_key
+from conformance.engine.results import case_key
 from conformance.reporting import canonical
+from conformance.verdicts import BLOCKING
 
 #: Options that change what a verdict means: reports that differ in one of them cannot be merged.
 VERDICT_OPTIONS = ("protocol", "call_tools", "strict")

@@ -20,11 +20,11 @@ import html
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from typing import Any
 
-from conformance.engine.results import BLOCKING, VERDICTS
-from conformance.requirements import LEVELS
 from conformance.text import bytes_text, readable
+from conformance.verdicts import BASELINE_VERDICTS, BLOCKING, LEVELS, VERDICTS, Verdict
 
 #: Characters shown per transcript entry or evidence value; the canonical report keeps the rest.
 TEXT_CAP = 20_000
@@ -189,7 +189,7 @@ def _detail(case: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _matrix(cases: list[dict[str, Any]], verdicts: list[str]) -> str:
+def _matrix(cases: list[dict[str, Any]], verdicts: Sequence[str]) -> str:
     by_suite: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     info: dict[str, tuple[str, str]] = {}
     for case in cases:
@@ -218,7 +218,7 @@ def render(report: dict[str, Any]) -> str:
     totals = footer.get("totals") or {}
     counts = Counter(c["verdict"] for c in cases)
     # The two baseline verdicts show only when a baseline was applied or they occur.
-    verdicts = [v for v in VERDICTS if v not in ("XFAIL", "XPASS") or counts[v] or footer.get("baseline")]
+    verdicts = [v for v in VERDICTS if v not in BASELINE_VERDICTS or counts[v] or footer.get("baseline")]
     levels = [lv for lv in LEVELS if any(c["level"] == lv for c in cases)]
     levels += sorted({c["level"] for c in cases} - set(levels))
     complete = footer.get("complete")
@@ -285,7 +285,7 @@ def render(report: dict[str, Any]) -> str:
         "<th>message</th><th>ms</th></tr></thead><tbody>"
     )
     for number, case in enumerate(cases):
-        has_detail = case["verdict"] != "PASS"
+        has_detail = case["verdict"] != Verdict.PASS
         detail_id = f"detail-{number}"
         first = (case["message"] or "").splitlines()[0][:240] if case["message"] else ""
         attrs = f'data-verdict="{_e(case["verdict"])}" data-level="{_e(case["level"])}"'

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.engine.results import BLOCKING, VERDICTS
 from conformance.reporting import canonical, html_report
 from conformance.text import readable
+from conformance.verdicts import BASELINE_VERDICTS, BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
 
 ICON = {verdict: verdict for verdict in VERDICTS}
 #: Characters XML 1.0 cannot carry at all (not even escaped): a server's control bytes become `\xNN`.
@@ -29,7 +29,7 @@ def shown_verdicts(report: dict[str, Any]) -> list[str]:
     or they occur, so a report without a baseline reads exactly as before baselines existed."""
     totals = report["footer"].get("totals", {})
     extra = report["footer"].get("baseline") is not None
-    return [v for v in VERDICTS if v not in ("XFAIL", "XPASS") or extra or totals.get(v)]
+    return [v for v in VERDICTS if v not in BASELINE_VERDICTS or extra or totals.get(v)]
 
 
 def _t(text: Any) -> str:
@@ -47,7 +47,7 @@ def summary_text(report: dict[str, Any], *, limit: int = 60) -> str:
         lines.append(_t(f"target {target['index']}: {target['spec']}  server={name}  revisions={spoken}"))
     shown = 0
     for case in report["cases"]:
-        if case["verdict"] == "PASS":
+        if case["verdict"] == Verdict.PASS:
             continue
         if shown < limit:
             first = (case["message"] or "").splitlines()[0][:160] if case["message"] else ""
@@ -134,7 +134,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{_md(', '.join(base['unmatched']) or 'none')}.",
             "",
         ]
-    problems = [c for c in report["cases"] if c["verdict"] != "PASS"]
+    problems = [c for c in report["cases"] if c["verdict"] != Verdict.PASS]
     if problems:
         out += ["## Cases that did not pass", ""]
         for case in problems:
@@ -186,9 +186,9 @@ def junit_xml(report: dict[str, Any]) -> bytes:
             "testsuite",
             name=_x(f"{suite} (target {target})"),
             tests=str(len(cases)),
-            failures=str(sum(c["verdict"] in ("FAIL", "XPASS") for c in cases)),
-            errors=str(sum(c["verdict"] == "ERROR" for c in cases)),
-            skipped=str(sum(c["verdict"] in ("SKIP", "XFAIL") for c in cases)),
+            failures=str(sum(_junit(c) == "failure" for c in cases)),
+            errors=str(sum(_junit(c) == "error" for c in cases)),
+            skipped=str(sum(_junit(c) == "skipped" for c in cases)),
             time=f"{sum(c['duration'] for c in cases):.3f}",
         )
         for case in cases:
@@ -201,24 +201,29 @@ def junit_xml(report: dict[str, Any]) -> bytes:
             )
             detail = _x(_junit_detail(case))
             message = _x(case["message"][:500])
-            verdict = case["verdict"]
-            if verdict in ("FAIL", "XPASS"):
+            verdict, shown_as = case["verdict"], _junit(case)
+            if shown_as == "failure":
                 ET.SubElement(tc, "failure", message=message, type=verdict).text = detail
-            elif verdict == "ERROR":
+            elif shown_as == "error":
                 ET.SubElement(tc, "error", message=message).text = detail
-            elif verdict == "SKIP" and case.get("blocked_by"):
+            elif verdict == Verdict.SKIP and case.get("blocked_by"):
                 ET.SubElement(tc, "skipped", message=message, type="blocked").text = _x(
                     f"blocked by {case['blocked_by']}"
                 )
-            elif verdict == "SKIP":
+            elif verdict == Verdict.SKIP:
                 ET.SubElement(tc, "skipped", message=message)
-            elif verdict == "XFAIL":
+            elif verdict == Verdict.XFAIL:
                 b = case.get("baseline") or {}
                 why = _x(f"expected failure (baseline entry {b.get('entry')}: {b.get('reason')})")
                 ET.SubElement(tc, "skipped", message=why[:500], type="xfail").text = detail
-            elif verdict == "WARN":
-                ET.SubElement(tc, "system-out").text = "WARN: " + detail
+            elif shown_as == "system-out":
+                ET.SubElement(tc, "system-out").text = f"{verdict}: " + detail
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def _junit(case: dict[str, Any]) -> str:
+    """The JUnit element a case's verdict shows as (the rule: `verdicts.JUNIT_ELEMENT`)."""
+    return JUNIT_ELEMENT[Verdict(case["verdict"])]
 
 
 def _junit_detail(case: dict[str, Any]) -> str:
