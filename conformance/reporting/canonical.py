@@ -121,18 +121,3 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def load(path: Path) -> dict[str, Any]:
-    """Read a canonical report from its file, or from a report folder holding `report.json`."""
-    if path.is_dir():
-        path = path / "report.json"
-    data: Any = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an mcp-conformance report")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path} has report format version {data.get('format_version')!r}; "
-            f"this harness reads version {FORMAT_VERSION}"
-        )
-    return data
