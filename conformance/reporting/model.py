@@ -14,7 +14,7 @@ The model never writes: `canonical` builds and writes the JSON, baselines and me
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -251,9 +251,6 @@ class Report:
             footer=Footer.from_json(own["footer"]),
             data=MappingProxyType(own),
         )
-
-    def __iter__(self) -> Iterator[Case]:
-        return iter(self.cases)
 
     @property
     def unreachable(self) -> bool:
