@@ -1,7 +1,10 @@
 """A programmatic entry point: run suites and get the canonical report as a dict.
 
-The CLI, the project's tests and the pytest plugin all go through `run_report`, so they produce the
-same verdicts, IDs and reports.
+The pytest plugin, the snapshot extension and the project's tests call `run_report`. The CLI's `run`
+calls the same steps `run_report` is made of (`select_checks`, `build_plan`, `with_budgets`,
+`new_builder`, `run_plan_async`, `finish`) one by one, because between them it shows live progress,
+keeps the report of a run cut short by Ctrl-C, and applies a baseline. Every path plans, runs and
+closes the report with these functions, so they produce the same verdicts, IDs and reports.
 """
 
 from __future__ import annotations

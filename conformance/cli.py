@@ -275,7 +275,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
             raise UsageProblem(str(exc)) from None
 
     from conformance.engine.context import RunOptions
-    from conformance.reporting import canonical, views
+    from conformance.reporting import canonical, model, views
     from conformance.reporting.progress import Progress
 
     defaults = RunOptions()
@@ -326,9 +326,15 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     except OSError as exc:
         print(f"mcp-conformance: cannot write the report to {directory}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    for failure in views.write_views(report, directory):
+    try:  # every view reads the report as written, through the typed model (validated)
+        written = model.load(directory / "report.json")
+    except (OSError, ValueError) as exc:
+        print(f"mcp-conformance: no view was written: {exc}", file=sys.stderr)
+        print(f"report: {directory / 'report.json'}  (exit {code})")
+        return code
+    for failure in views.write_views(written, directory):
         print(f"mcp-conformance: {failure}", file=sys.stderr)
-    print(views.summary_text(report))
+    print(views.summary_text(written))
     print(f"report: {directory / 'report.json'}  (exit {code})")
     return code
 

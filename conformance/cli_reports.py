@@ -4,6 +4,9 @@ They read reports a run wrote (they never run a server), so they live apart from
 is imported here at start-up; each command imports what it needs when it runs, which keeps `--help`
 and `list` light (tests/test_cli_startup.py).
 
+Every command reads its reports through the typed model (`conformance.reporting.model.load`), which
+validates each against the report schema first, so a malformed report is one line, exit code 2.
+
 Exit codes: 0 done (for `diff`: no regression; for `verify`: the bundle verifies); 1 `diff` found a
 regression or `verify` refused the bundle; 2 usage error, unreadable input, or inconsistent inputs to
 `merge` (a one-line message).
@@ -14,10 +17,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from conformance.verdicts import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 COMMANDS = ("baseline", "diff", "merge", "badge", "certify", "verify")
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+if TYPE_CHECKING:
+    from conformance.reporting.model import Report
 
 
 class ReportUsageError(Exception):
@@ -74,11 +82,11 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-def _load(path: str) -> dict[str, Any]:
-    from conformance.reporting import canonical
+def _load(path: str) -> Report:
+    from conformance.reporting import model
 
     try:
-        return canonical.load(Path(path))
+        return model.load(Path(path))
     except FileNotFoundError:
         raise ReportUsageError(f"no report at {path}") from None
     except (OSError, ValueError) as exc:
@@ -136,9 +144,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
         canonical.write_json_atomic(directory / "report.json", merged)
     except OSError as exc:
         raise ReportUsageError(f"cannot write the report to {directory}: {exc}") from None
-    for failure in views.write_views(merged, directory):
+    written = _load(str(directory / "report.json"))  # the views read the merged report as written
+    for failure in views.write_views(written, directory):
         print(f"mcp-conformance: {failure}", file=sys.stderr)
-    print(views.summary_text(merged))
+    print(views.summary_text(written))
     code = merged["footer"]["exit_code"]
     print(f"report: {directory / 'report.json'}  (merged {len(reports)} reports; their exit code {code})")
     return EXIT_OK

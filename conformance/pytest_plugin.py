@@ -254,15 +254,18 @@ class McpCase(pytest.Item):
         )
 
     def runtest(self) -> None:
-        verdict, message = self.case["verdict"], self.case["message"]
-        if verdict in ("PASS",):
+        from conformance.verdicts import PYTEST_OUTCOME, Verdict
+
+        message = self.case["message"]
+        outcome = PYTEST_OUTCOME[Verdict(self.case["verdict"])]
+        if outcome == "passed":
             return
-        if verdict == "WARN":
+        if outcome == "warned":
             warnings.warn(McpConformanceWarning(f"{self.case['key']}: {message}"), stacklevel=1)
             return
-        if verdict == "SKIP":
+        if outcome == "skipped":
             pytest.skip(message or "skipped")
-        if verdict == "XFAIL":
+        if outcome == "xfailed":
             reason = (self.case.get("baseline") or {}).get("reason", "")
             pytest.xfail(f"baseline: {reason}; {message}")
         raise McpCaseFailed(self.case)

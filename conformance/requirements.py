@@ -4,6 +4,8 @@ Rows live as data: the core's own (`conformance/requirements.json`: the connect 
 each installed pack's `requirements.json`, validated against `requirements.schema.json` when a pack
 loads (`conformance.packs`); this module only loads and indexes them. Checks refer to rows by ID,
 and `explain ID` prints a row.
+What a miss at a row's level is (FAIL, WARN, under `--strict`) is a verdict rule:
+`conformance.verdicts.miss_verdict`.
 """
 
 from __future__ import annotations
@@ -11,12 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
-
-#: Levels whose miss is a FAIL; every other level's miss is a WARN.
-FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
-#: Levels whose miss is a WARN that `--strict` turns into a FAIL: a strict run holds every SHOULD as a MUST.
-STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
-LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
 
 
 @dataclass(frozen=True)
@@ -28,15 +24,6 @@ class Requirement:
     quote: str
     source: str
     test: str
-
-    @property
-    def fails(self) -> bool:
-        """Whether a miss of this requirement is a FAIL (MUST-like) rather than a WARN."""
-        return self.level in FAILING_LEVELS
-
-    def miss_verdict(self, strict: bool = False) -> str:
-        """FAIL or WARN for a miss of this requirement; under `--strict` a missed SHOULD is a FAIL too."""
-        return "FAIL" if self.fails or (strict and self.level in STRICT_LEVELS) else "WARN"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -1,9 +1,124 @@
-"""The one verdict module: the verdicts, which of them fail a run, and the exit codes.
+"""The one verdict module: the verdicts, how a requirement's level turns a miss into one, which of them
+fail a run, what a baseline may excuse, how each shows in pytest and JUnit, and the exit codes.
 
 Every place that turns verdicts into a decision (the runner, baselines, the pytest plugin, badges,
-diff, the exit code) reads it from here.
+diff, the views, the exit code) reads it from here, so a rule is changed once and every consumer
+agrees. Verdicts stay plain strings in a report: `Verdict` is a `StrEnum`, equal to its value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Literal
+
+
+class Verdict(StrEnum):
+    """The checks' own five verdicts, then the two a baseline of expected failures turns them into
+    (never a check's): XFAIL is a listed FAIL or WARN, XPASS a listed case that now passes."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    WARN = "WARN"
+    SKIP = "SKIP"
+    ERROR = "ERROR"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+
+
+#: Every verdict in report order (totals, views).
+VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
+#: The verdicts a check (or the runner) gives; a report without a baseline holds only these.
+CHECK_VERDICTS: tuple[Verdict, ...] = (Verdict.PASS, Verdict.FAIL, Verdict.WARN, Verdict.SKIP, Verdict.ERROR)
+#: The verdicts only a baseline gives: views list them only when a baseline was applied or they occur.
+BASELINE_VERDICTS = frozenset({Verdict.XFAIL, Verdict.XPASS})
+#: Verdicts that make a run fail: a broken MUST, something the harness could not judge, or a stale
+#: baseline entry (the baseline must be tightened, or it would hide the next regression of that case).
+BLOCKING = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.XPASS})
+#: The check's own verdicts a baseline entry turns into XFAIL. An ERROR stays ERROR: the harness could
+#: not judge it, and a baseline cannot excuse what nobody saw.
+EXCUSABLE = frozenset({Verdict.FAIL, Verdict.WARN})
+
+#: Requirement levels, strongest first (the schema's enum and the HTML filter's order).
+LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
+#: Levels whose miss is a FAIL; every other level's miss is a WARN.
+FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
+#: Levels whose miss is a WARN that `--strict` turns into a FAIL: a strict run holds every SHOULD as a MUST.
+STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def level_fails(level: str) -> bool:
+    """Whether a miss of a requirement at this level is a FAIL (MUST-like) rather than a WARN."""
+    return level in FAILING_LEVELS
+
+
+def miss_verdict(level: str, strict: bool = False) -> Verdict:
+    """FAIL or WARN for a miss of a requirement at `level`; under `--strict` a missed SHOULD is a FAIL."""
+    if level_fails(level) or (strict and level in STRICT_LEVELS):
+        return Verdict.FAIL
+    return Verdict.WARN
+
+
+def should_miss_verdict(strict: bool) -> Verdict:
+    """A SHOULD-level aspect of a row missed while the case went on (`ctx.miss_should`): WARN, and a
+    FAIL under `--strict`, as a missed SHOULD row is."""
+    return Verdict.FAIL if strict else Verdict.WARN
+
+
+def baselined(verdict: str) -> Verdict | None:
+    """What a matching baseline entry makes of a check's verdict: XFAIL for an excusable one, XPASS
+    for a PASS (the entry is stale), None (unchanged) for SKIP and ERROR."""
+    if verdict in EXCUSABLE:
+        return Verdict.XFAIL
+    if verdict == Verdict.PASS:
+        return Verdict.XPASS
+    return None
+
+
+def nothing_judged(verdicts: Iterable[str]) -> bool:
+    """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run with
+    no tool it may call, a profile the server does not show). No case at all is not this."""
+    seen = list(verdicts)
+    return bool(seen) and all(v == Verdict.SKIP for v in seen)
+
+
+def exit_code(*, unreachable: bool, complete: bool, verdicts: Iterable[str]) -> int:
+    """0: every MUST-level check passed; 1: a blocking verdict (FAIL, ERROR, XPASS), an incomplete run,
+    or a run that judged nothing; 3: a target unreachable. 130 (interrupted) is the CLI's to stamp."""
+    if unreachable:
+        return EXIT_UNREACHABLE
+    if not complete:
+        return EXIT_FAILED
+    seen = list(verdicts)
+    if nothing_judged(seen) or any(v in BLOCKING for v in seen):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+PytestOutcome = Literal["passed", "warned", "skipped", "xfailed", "failed"]
+#: How each verdict shows as a pytest item (the pytest plugin): WARN passes with a warning, XFAIL is
+#: pytest's own xfail, every blocking verdict fails the item.
+PYTEST_OUTCOME: dict[Verdict, PytestOutcome] = {
+    Verdict.PASS: "passed",
+    Verdict.WARN: "warned",
+    Verdict.SKIP: "skipped",
+    Verdict.XFAIL: "xfailed",
+    Verdict.FAIL: "failed",
+    Verdict.ERROR: "failed",
+    Verdict.XPASS: "failed",
+}
+
+JunitElement = Literal["failure", "error", "skipped", "system-out", ""]
+#: How each verdict shows in JUnit XML: FAIL and XPASS are failures, ERROR an error, SKIP and XFAIL
+#: skipped (as pytest reports an xfail), WARN passes with its detail on system-out.
+JUNIT_ELEMENT: dict[Verdict, JunitElement] = {
+    Verdict.PASS: "",
+    Verdict.FAIL: "failure",
+    Verdict.XPASS: "failure",
+    Verdict.ERROR: "error",
+    Verdict.SKIP: "skipped",
+    Verdict.XFAIL: "skipped",
+    Verdict.WARN: "system-out",
+}

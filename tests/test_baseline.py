@@ -114,12 +114,23 @@ def test_a_bad_baseline_is_a_usage_error_before_any_run(tmp_path: Path, content:
 
 
 def _case(key: str, verdict: str, message: str = "why") -> dict[str, Any]:
-    check = key.split("[", 1)[0]
-    return {"key": key, "check": check, "verdict": verdict, "message": message}
+    check, rest = key.split("[", 1)
+    transport, revision = rest.rstrip("]").split("@")
+    return {
+        **{"key": key, "check": check, "suite": "s", "requirement": "REQ-1", "level": "MUST", "title": "t"},
+        **{"target": 0, "transport": transport, "revision": revision, "verdict": verdict, "message": message},
+        **{"duration": 0.0, "evidence": {}, "transcript": []},
+    }
 
 
 def _report(*cases: dict[str, Any]) -> dict[str, Any]:
-    return {"header": {"run_id": "r1"}, "targets": [], "cases": list(cases), "footer": {"complete": True}}
+    """A schema-valid report of these cases (`baseline.update` reads it through the report model)."""
+    harness = {"name": "mcp-conformance", "version": "0"}
+    header = {"run_id": "r1", "harness": harness, "started": "2026-01-01T00:00:00Z", "suites": ["s"]}
+    return {
+        **{"format": "mcp-conformance-report", "format_version": 1, "header": header, "targets": []},
+        **{"cases": list(cases), "footer": {"complete": True, "reason": "complete"}},
+    }
 
 
 def test_apply_leaves_errors_and_skips_alone() -> None:

@@ -80,7 +80,9 @@ def test_bytes_left_in_evidence_or_a_transcript_are_text_in_every_view(
     report = json.loads((ran[1] / "report.json").read_text(encoding="utf-8"))
     case = next(c for c in report["cases"] if c["verdict"] == "FAIL")
     case["evidence"] = {"why": b"\xff\x00ok", "nested": {"raw": b"\x1bz"}}
-    case["transcript"] = [{"dir": "recv", "channel": "stdout", "base64": base64.b64encode(b"\xfe!").decode()}]
+    case["transcript"] = [
+        {"t": 0.0, "dir": "recv", "channel": "stdout", "base64": base64.b64encode(b"\xfe!").decode()}
+    ]
     rendered = {
         "terminal": views.summary_text(report),
         "report.md": views.markdown(report),

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
+from conformance.verdicts import BLOCKING
 from tests.conftest import REPO, cli
 
 EVERYTHING_VERSION = "2026.8.31"
 PRELOAD = REPO / "tests" / "servers" / "loopback_listen.cjs"
-BLOCKING = {"FAIL", "ERROR", "XPASS"}
 
 
 def _run(spec: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:

@@ -59,11 +59,19 @@ def test_a_blocked_case_names_its_blocker_in_the_report_and_every_view(
 
 
 def _report(verdicts: list[str]) -> dict[str, Any]:
+    """A schema-valid report of fuzz cases with these verdicts (views and badges read it as the model)."""
     cases = [
         {"verdict": v, "suite": "fuzz", "key": f"c{i}", "requirement": "FUZZ-VALID-001", "message": "why"}
+        | {"check": f"c{i}", "level": "MUST", "title": "t", "target": 0, "transport": "stdio"}
+        | {"revision": "2025-11-25", "duration": 0.0, "evidence": {}, "transcript": []}
         for i, v in enumerate(verdicts)
     ]
-    return {"targets": [{}], "cases": cases, "footer": {"complete": True, "totals": {}, "reason": "complete"}}
+    harness = {"name": "mcp-conformance", "version": "0"}
+    header = {"run_id": "r", "harness": harness, "started": "2026-01-01T00:00:00Z", "suites": ["fuzz"]}
+    return {
+        **{"format": "mcp-conformance-report", "format_version": 1, "header": header, "targets": []},
+        **{"cases": cases, "footer": {"complete": True, "reason": "complete"}},
+    }
 
 
 def test_a_run_that_judged_nothing_exits_1_and_says_so_in_one_line() -> None:

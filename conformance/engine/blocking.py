@@ -24,6 +24,7 @@ from conformance.adapters.base import TransportError, TransportViolation
 from conformance.engine.checks import Check
 from conformance.engine.context import CaseContext, Violation
 from conformance.engine.results import case_key
+from conformance.verdicts import Verdict
 
 #: Per transport: the check that judges the rule an answer to a request can break, and that rule.
 JUDGES: dict[str, tuple[str, str]] = {"http": ("base.http.request-answer", "BASE-HTTP-005")}
@@ -72,7 +73,7 @@ def rests_on(ctx: CaseContext, verdict: str, raised: TransportError | None) -> V
     last = ctx.violations[-1]
     if isinstance(raised, TransportViolation):
         return last if last.call is None and last.why == str(raised) else None
-    if verdict == "PASS" or last.call is None or not ctx.calls or ctx.calls[-1] is not last.call:
+    if verdict == Verdict.PASS or last.call is None or not ctx.calls or ctx.calls[-1] is not last.call:
         return None
     return last if last.call.reply.response is None else None
 
@@ -97,10 +98,10 @@ def resolve(
         evidence.update(violation.call.excerpt())
     rule = f"{violation.method} was answered in a form the transport forbids: {violation.why}"
     if judge_key is not None:
-        return "SKIP", f"blocked by {judge_key}: {rule}", judge_key
+        return Verdict.SKIP, f"blocked by {judge_key}: {rule}", judge_key
     judge = judge_of(ctx.transport)
     return (
-        "ERROR",
+        Verdict.ERROR,
         f"could not judge: {rule} (rule {judge[1] if judge else '?'}, not judged in this run)",
         None,
     )

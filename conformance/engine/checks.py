@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from conformance.verdicts import Verdict
+
 if TYPE_CHECKING:
     from conformance.engine.context import CaseContext
 
@@ -19,7 +21,8 @@ CheckFunc = Callable[["CaseContext"], Awaitable[None]]
 
 
 class Outcome(Exception):
-    verdict = ""
+    #: The verdict this outcome always is; None when the runner decides it (a `Missed`).
+    verdict: Verdict | None = None
 
     def __init__(self, message: str, evidence: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -28,19 +31,20 @@ class Outcome(Exception):
 
 
 class Missed(Outcome):
-    """The requirement is not met: FAIL for MUST-like levels, WARN for SHOULD-like ones."""
+    """The requirement is not met: no fixed verdict. The runner makes it FAIL or WARN from the
+    requirement's level (`conformance.verdicts.miss_verdict`), so a check never decides that itself."""
 
-    verdict = "MISSED"
+    verdict = None
 
 
 class Weak(Outcome):
     """Met only on weak evidence, or a SHOULD-level aspect of a MUST check missed: WARN."""
 
-    verdict = "WARN"
+    verdict = Verdict.WARN
 
 
 class Skipped(Outcome):
-    verdict = "SKIP"
+    verdict = Verdict.SKIP
 
 
 class Blocked(Skipped):
@@ -55,7 +59,7 @@ class Blocked(Skipped):
 class Unjudgeable(Outcome):
     """The harness could not judge (the server answered something no rule can read): ERROR."""
 
-    verdict = "ERROR"
+    verdict = Verdict.ERROR
 
 
 def missed(message: str, **evidence: Any) -> NoReturn:

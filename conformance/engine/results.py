@@ -1,16 +1,9 @@
-"""Verdicts and case results: the atoms of the canonical report."""
+"""Case results: the atoms of the canonical report (the verdicts and their rules: `conformance.verdicts`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-#: The checks' own verdicts, then the two a baseline of expected failures turns them into (never a check's):
-#: XFAIL is a listed FAIL or WARN, XPASS a listed case that now passes (a stale entry).
-VERDICTS = ("PASS", "FAIL", "WARN", "SKIP", "ERROR", "XFAIL", "XPASS")
-#: Verdicts that make a run fail: a broken MUST, something the harness could not judge, or a stale
-#: baseline entry (the baseline must be tightened, or it would hide the next regression of that case).
-BLOCKING = frozenset({"FAIL", "ERROR", "XPASS"})
 
 
 @dataclass
@@ -36,6 +29,7 @@ class CaseResult:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        data["verdict"] = str(self.verdict)  # a plain string in the report, even given a `Verdict`
         data["duration"] = round(self.duration, 6)
         if data["blocked_by"] is None:
             del data["blocked_by"]

@@ -41,6 +41,7 @@ from conformance.engine.sessions import (
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
+from conformance.verdicts import Verdict, miss_verdict, should_miss_verdict
 
 T = TypeVar("T")
 
@@ -226,7 +227,17 @@ class Runner:
                 f"{', '.join(spoken)}"
             )
             self._emit(
-                index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", "SKIP", message, {}, [], slot
+                index,
+                target,
+                suite,
+                CONNECT_CHECK,
+                CONNECT_REQUIREMENT,
+                "",
+                Verdict.SKIP,
+                message,
+                {},
+                [],
+                slot,
             )
 
     def _report_unopened(
@@ -243,7 +254,7 @@ class Runner:
             # It negotiated correctly, in no revision the harness can judge here: SKIP, saying why.
             for suite in suites:
                 self._emit(
-                    index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", "SKIP", unjudged, {},
+                    index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", Verdict.SKIP, unjudged, {},
                     entries[-40:], slot,
                 )  # fmt: skip
             return
@@ -262,7 +273,7 @@ class Runner:
                     CONNECT_CHECK,
                     CONNECT_REQUIREMENT,
                     "",
-                    "FAIL",
+                    Verdict.FAIL,
                     "the server accepted none of the revisions tried:\n" + "\n".join(lines),
                     {"why": evidence},
                     entries[-40:],
@@ -288,7 +299,7 @@ class Runner:
             CONNECT_CHECK,
             CONNECT_REQUIREMENT,
             "",
-            "ERROR",
+            Verdict.ERROR,
             "the target could not be reached: " + message,
             {"diagnostics": evidence},
             entries[-40:],
@@ -394,46 +405,48 @@ class Runner:
         raised: TransportError | None = None
         blocked_by: str | None = None
         key = case_key(check.id, ctx.transport, ctx.revision, index)
+        verdict: str
         if check.capability and not ctx.identity.has(check.capability):
-            verdict, message = "SKIP", f"capability not offered: {check.capability}"
+            verdict, message = Verdict.SKIP, f"capability not offered: {check.capability}"
         else:
             try:
                 await check.func(ctx)
             except Outcome as outcome:
-                verdict = outcome.verdict
-                if isinstance(outcome, Missed):
-                    verdict = req.miss_verdict(self.options.strict)
+                if isinstance(outcome, Missed) or outcome.verdict is None:
+                    verdict = miss_verdict(req.level, self.options.strict)
+                else:
+                    verdict = outcome.verdict
                 message, evidence = outcome.message, dict(outcome.evidence)
                 if isinstance(outcome, Blocked) and plan is not None:
                     blocked_by = plan.key_of(outcome.by)
                     message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
                 ctx.pool.broken = True
-                verdict, message = "ERROR", f"{exc.kind}: {exc}"
+                verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
                 raised = exc
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a harness bug must show, not pass
-                verdict, message = "ERROR", f"harness error in {check.id}: {exc!r}"
+                verdict, message = Verdict.ERROR, f"harness error in {check.id}: {exc!r}"
                 evidence = {"traceback": traceback.format_exc(limit=6)}
             else:
                 if (
                     ctx.should_misses or ctx.warnings
                 ):  # `--strict`: a missed SHOULD FAILs, weak evidence WARNs
-                    verdict = "FAIL" if self.options.strict and ctx.should_misses else "WARN"
+                    verdict = should_miss_verdict(self.options.strict) if ctx.should_misses else Verdict.WARN
                     message = "; ".join(ctx.should_misses + ctx.warnings)
                 else:
-                    verdict, message = "PASS", "; ".join(ctx.notes)
+                    verdict, message = Verdict.PASS, "; ".join(ctx.notes)
         judge_key = plan.judge_key if plan is not None else None
         if key != judge_key and blocked_by is None:
             verdict, message, blocked_by = blocking.resolve(
                 ctx, verdict, message, raised, judge_key, evidence
             )
         blocking.record(ctx, key)
-        if ctx.notes and verdict != "PASS":
+        if ctx.notes and verdict != Verdict.PASS:
             evidence.setdefault("notes", ctx.notes)
-        if verdict not in ("PASS", "SKIP") and "request" not in evidence and ctx.calls:
+        if verdict not in (Verdict.PASS, Verdict.SKIP) and "request" not in evidence and ctx.calls:
             evidence.update(ctx.calls[-1].excerpt())
         evidence = {**ctx.facts, **evidence}
         own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
@@ -452,7 +465,7 @@ class Runner:
             message=message,
             duration=time.monotonic() - started,
             evidence=evidence,
-            transcript=entries if verdict != "PASS" or self.options.keep_transcripts else [],
+            transcript=entries if verdict != Verdict.PASS or self.options.keep_transcripts else [],
             blocked_by=blocked_by,
         )
 

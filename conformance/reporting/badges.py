@@ -7,10 +7,13 @@ The SVG draws its own text with a generic font and embeds nothing, so it renders
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape
 
-from conformance.engine.results import BLOCKING
+from conformance.reporting.model import Report, coerce
+from conformance.verdicts import BLOCKING, Verdict, nothing_judged
 
 COLORS = {
     "brightgreen": "#4c1",
@@ -22,25 +25,24 @@ COLORS = {
 }
 
 
-def status(report: dict[str, Any], suite: str) -> dict[str, Any]:
+def status(report: Report | Mapping[str, Any], suite: str) -> dict[str, Any]:
     """The badge for one suite: shields.io endpoint schema version 1 (label, message, color)."""
-    cases = [c for c in report["cases"] if c["suite"] == suite]
-    counts: dict[str, int] = {}
-    for case in cases:
-        counts[case["verdict"]] = counts.get(case["verdict"], 0) + 1
+    model = coerce(report)
+    cases = [c for c in model.cases if c.suite == suite]
+    counts = Counter(c.verdict for c in cases)
     blocking = sum(counts.get(v, 0) for v in BLOCKING)
     if not cases:
         message, color = "not run", "lightgrey"
-    elif not report["footer"].get("complete"):
+    elif not model.footer.complete:
         message, color = "incomplete", "lightgrey"
     elif blocking:
         message, color = f"{blocking} failing", "red"
-    elif all(c["verdict"] == "SKIP" for c in cases):
+    elif nothing_judged(c.verdict for c in cases):
         message, color = "nothing judged", "lightgrey"  # every case SKIP: no claim to show
-    elif counts.get("WARN"):
-        message, color = f"passing, {counts['WARN']} warnings", "yellow"
-    elif counts.get("XFAIL"):
-        message, color = f"passing, {counts['XFAIL']} known failures", "yellowgreen"
+    elif counts.get(Verdict.WARN):
+        message, color = f"passing, {counts[Verdict.WARN]} warnings", "yellow"
+    elif counts.get(Verdict.XFAIL):
+        message, color = f"passing, {counts[Verdict.XFAIL]} known failures", "yellowgreen"
     else:
         message, color = "passing", "brightgreen"
     return {"schemaVersion": 1, "label": f"MCP {suite}", "message": message, "color": color}
@@ -78,7 +80,8 @@ def svg(badge: dict[str, Any]) -> str:
     )
 
 
-def badges(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def badges(report: Report | Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """One badge per suite of the report, by suite name."""
-    suites = report["header"].get("suites") or sorted({c["suite"] for c in report["cases"]})
-    return {suite: status(report, suite) for suite in suites}
+    model = coerce(report)
+    suites = model.header.suites or sorted({c.suite for c in model.cases})
+    return {suite: status(model, suite) for suite in suites}

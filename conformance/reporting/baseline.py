@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conformance.reporting import canonical
+from conformance.reporting.model import Case, Report, coerce
+from conformance.verdicts import EXCUSABLE, Verdict, baselined
 
 FORMAT = "mcp-conformance-baseline"
 FORMAT_VERSION = 1
 SCHEMA_ID = "urn:mcp-conformance:baseline:1"
-#: The check's own verdicts a baseline entry turns into XFAIL.
-EXCUSABLE = frozenset({"FAIL", "WARN"})
 
 
 class BaselineError(ValueError):
@@ -44,10 +45,11 @@ class Baseline:
     path: str = ""
     sha256: str = ""
 
-    def match(self, case: dict[str, Any]) -> str | None:
-        """The most specific entry naming this case: its full key, its key without `#target`, its check."""
-        key = case["key"]
-        for name in (key, key.split("]#", 1)[0] + "]" if "]#" in key else key, case["check"]):
+    def match(self, case: Case | Mapping[str, Any]) -> str | None:
+        """The most specific entry naming this case: its full key, its key without `#target`, its check.
+        `case` is the model's, or a case of the canonical JSON that `apply` rewrites."""
+        key, check = (case.key, case.check) if isinstance(case, Case) else (case["key"], case["check"])
+        for name in (key, key.split("]#", 1)[0] + "]" if "]#" in key else key, check):
             if name in self.entries:
                 return name
         return None
@@ -87,10 +89,10 @@ def apply(report: dict[str, Any], baseline: Baseline) -> dict[str, Any]:
         reason = baseline.entries[entry]
         original = case["verdict"]
         case["baseline"] = {"entry": entry, "reason": reason, "verdict": original}
-        if original in EXCUSABLE:
-            case["verdict"] = "XFAIL"
-        elif original == "PASS":
-            case["verdict"] = "XPASS"
+        now = baselined(original)
+        if now is not None:
+            case["verdict"] = str(now)
+        if now == Verdict.XPASS:
             note = f" ({case['message']})" if case["message"] else ""
             case["message"] = (
                 f"stale baseline entry {entry!r}: the case passes now; remove or narrow the entry "
@@ -106,20 +108,20 @@ def apply(report: dict[str, Any], baseline: Baseline) -> dict[str, Any]:
 
 
 def update(
-    report: dict[str, Any], previous: Baseline | None = None, *, include_warn: bool = False
+    report: Report | Mapping[str, Any], previous: Baseline | None = None, *, include_warn: bool = False
 ) -> dict[str, Any]:
     """A baseline listing the report's failing cases, keeping the reasons of `previous` entries that
     still match one. A check failing in every case of the report gets one entry by its check ID; a
     check failing in some cases only gets one entry per case key, so the passing ones stay guarded."""
-    wanted = {"FAIL", "WARN"} if include_warn else {"FAIL"}
+    model = coerce(report)
+    wanted = EXCUSABLE if include_warn else frozenset({Verdict.FAIL})
 
-    def failing(case: dict[str, Any]) -> bool:
-        own = case.get("baseline", {}).get("verdict", case["verdict"])
-        return case["verdict"] in wanted or (case["verdict"] == "XFAIL" and own in wanted)
+    def failing(case: Case) -> bool:
+        return case.verdict in wanted or (case.verdict == Verdict.XFAIL and case.own_verdict in wanted)
 
     entries: dict[str, str] = {}
-    uncovered: list[dict[str, Any]] = []
-    for case in report["cases"]:
+    uncovered: list[Case] = []
+    for case in model.cases:
         if not failing(case):
             continue
         entry = previous.match(case) if previous else None
@@ -127,18 +129,16 @@ def update(
             entries[entry] = previous.entries[entry]
         else:
             uncovered.append(case)
-    by_check: dict[str, list[dict[str, Any]]] = {}
-    for case in report["cases"]:
-        by_check.setdefault(case["check"], []).append(case)
-    run_id = report["header"]["run_id"]
+    by_check: dict[str, list[Case]] = {}
+    for case in model.cases:
+        by_check.setdefault(case.check, []).append(case)
+    run_id = model.header.run_id
     for case in uncovered:
-        everywhere = all(failing(c) for c in by_check[case["check"]])
-        name = case["check"] if everywhere else case["key"]
+        everywhere = all(failing(c) for c in by_check[case.check])
+        name = case.check if everywhere else case.key
         if name in entries:
             continue
-        first = (case["message"] or "").splitlines()[0][:160] if case["message"] else ""
-        own = case.get("baseline", {}).get("verdict", case["verdict"])
-        entries[name] = f"{own} in run {run_id}: {first}".rstrip(": ")
+        entries[name] = f"{case.own_verdict} in run {run_id}: {case.first_line(160)}".rstrip(": ")
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

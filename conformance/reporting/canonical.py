@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from conformance import __version__
+from conformance import __version__, verdicts
 from conformance.engine.events import (
     CaseFinished,
     Event,
@@ -24,8 +24,8 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
-from conformance.engine.results import BLOCKING, VERDICTS
 from conformance.text import readable
+from conformance.verdicts import EXIT_INTERRUPTED, VERDICTS
 
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
@@ -81,26 +81,23 @@ class ReportBuilder:
 
 def totals(cases: list[dict[str, Any]]) -> dict[str, int]:
     counts = Counter(case["verdict"] for case in cases)
-    return {verdict: counts.get(verdict, 0) for verdict in VERDICTS} | {"cases": len(cases)}
+    return {str(verdict): counts.get(verdict, 0) for verdict in VERDICTS} | {"cases": len(cases)}
 
 
 def nothing_judged(report: dict[str, Any]) -> bool:
     """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run
     with no tool it may call, a profile the server does not show)."""
-    cases = report["cases"]
-    return bool(cases) and all(case["verdict"] == "SKIP" for case in cases)
+    return verdicts.nothing_judged(case["verdict"] for case in report["cases"])
 
 
 def exit_code(report: dict[str, Any]) -> int:
-    """0: every MUST-level check passed; 1: a FAIL, ERROR or XPASS (a stale baseline entry), an
-    incomplete run, or a run that judged nothing (every case SKIP); 3: a target unreachable."""
-    if any(target.get("unreachable") for target in report["targets"]):
-        return 3
-    if not report["footer"].get("complete"):
-        return 1
-    if nothing_judged(report):
-        return 1
-    return 1 if any(case["verdict"] in BLOCKING for case in report["cases"]) else 0
+    """The report's exit code by the verdict module's rule (`verdicts.exit_code`): 0 passed, 1 a
+    blocking verdict, an incomplete run or nothing judged, 3 a target unreachable."""
+    return verdicts.exit_code(
+        unreachable=any(target.get("unreachable") for target in report["targets"]),
+        complete=bool(report["footer"].get("complete")),
+        verdicts=(case["verdict"] for case in report["cases"]),
+    )
 
 
 def refresh(report: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +105,7 @@ def refresh(report: dict[str, Any]) -> dict[str, Any]:
     so the footer can never disagree with the cases it summarises. An interrupted run keeps 130."""
     footer = report["footer"]
     footer["totals"] = totals(report["cases"])
-    if footer.get("exit_code") != 130:
+    if footer.get("exit_code") != EXIT_INTERRUPTED:
         footer["exit_code"] = exit_code(report)
     return report
 
@@ -124,18 +121,3 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def load(path: Path) -> dict[str, Any]:
-    """Read a canonical report from its file, or from a report folder holding `report.json`."""
-    if path.is_dir():
-        path = path / "report.json"
-    data: Any = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an mcp-conformance report")
-    if data.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path} has report format version {data.get('format_version')!r}; "
-            f"this harness reads version {FORMAT_VERSION}"
-        )
-    return data

@@ -22,6 +22,8 @@ from typing import Any
 
 from conformance import __version__
 from conformance.reporting import canonical
+from conformance.reporting.model import Report, ReportError
+from conformance.verdicts import CHECK_VERDICTS, EXIT_OK, Verdict
 
 FORMAT = "mcp-conformance-certificate"
 FORMAT_VERSION = 1
@@ -73,49 +75,44 @@ def material(suites: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _seed(report: dict[str, Any]) -> Any:
+def _seed(report: Report) -> Any:
     """The generator seed of the run: the fuzz suite records it as `options.fuzz_seed`."""
-    header = report["header"]
-    options = header.get("options") or {}
-    return header.get("seed", options.get("fuzz_seed", options.get("seed")))
+    options = report.header.options
+    return report.header.extra.get("seed", options.get("fuzz_seed", options.get("seed")))
 
 
-def _targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+def _targets(report: Report) -> list[dict[str, Any]]:
     return [
         {
-            "index": t["index"],
-            "spec": t["spec"],
-            "transport": t["transport"],
-            "server_info": t.get("server_info"),
-            "revisions_spoken": t.get("revisions_spoken") or [],
+            "index": t.index,
+            "spec": t.spec,
+            "transport": t.transport,
+            "server_info": dict(t.server_info) if t.server_info is not None else None,
+            "revisions_spoken": list(t.revisions_spoken),
         }
-        for t in report["targets"]
+        for t in report.targets
     ]
 
 
-def _result(report: dict[str, Any]) -> dict[str, Any]:
+def _result(report: Report) -> dict[str, Any]:
     """The result as recomputed from the cases, so a certificate can never echo an edited footer."""
-    return {
-        "complete": bool(report["footer"].get("complete")),
-        "exit_code": canonical.exit_code(report),
-        "totals": canonical.totals(report["cases"]),
-    }
+    return {"complete": report.footer.complete, "exit_code": report.exit_code, "totals": report.counts()}
 
 
-def summary(report: dict[str, Any], certificate: dict[str, Any]) -> str:
+def summary(report: Report, certificate: dict[str, Any]) -> str:
     from conformance.reporting.views import _md
 
     result = certificate["result"]
     verdict = (
         "every MUST-level check passed"
-        if result["exit_code"] == 0
+        if result["exit_code"] == EXIT_OK
         else f"did not pass (exit code {result['exit_code']})"
     )
     lines = [
         "# MCP conformance certificate",
         "",
         f"- Harness: mcp-conformance {_md(certificate['harness']['version'])}",
-        f"- Run: {_md(certificate['run_id'])}, started {_md(report['header']['started'])}",
+        f"- Run: {_md(certificate['run_id'])}, started {_md(report.header.started)}",
         f"- Suites: {_md(', '.join(certificate['suites']))}",
         f"- Seed: {_md(certificate['seed']) if certificate['seed'] is not None else 'none'}",
         f"- Result: {verdict}",
@@ -131,13 +128,13 @@ def summary(report: dict[str, Any], certificate: dict[str, Any]) -> str:
             f"{_md(', '.join(t['revisions_spoken']) or 'none')} |"
         )
     totals = result["totals"]
-    shown = [k for k, v in totals.items() if v or k in ("PASS", "FAIL", "WARN", "SKIP", "ERROR")]
+    shown = [k for k, v in totals.items() if v or k in CHECK_VERDICTS]
     lines += ["", "| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
     lines += ["| " + " | ".join(str(totals[k]) for k in shown) + " |", ""]
-    problems = [c for c in report["cases"] if c["verdict"] != "PASS"]
+    problems = [c for c in report.cases if c.verdict != Verdict.PASS]
     if problems:
         lines += ["## Cases that did not pass", "", "| verdict | case | requirement |", "|---|---|---|"]
-        lines += [f"| {c['verdict']} | {_md(c['key'])} | {_md(c['requirement'])} |" for c in problems]
+        lines += [f"| {c.verdict} | {_md(c.key)} | {_md(c.requirement)} |" for c in problems]
         lines.append("")
     lines += ["## Digests (sha256)", "", f"- {REPORT}: `{certificate['report']['sha256']}`"]
     for kind in ("suites", "vectors"):
@@ -149,31 +146,27 @@ def summary(report: dict[str, Any], certificate: dict[str, Any]) -> str:
 
 def certify(report_path: Path, out: Path) -> dict[str, Any]:
     """Write the bundle into `out` (created; refused if it holds other files) and return the certificate."""
-    from conformance import schemas
-
     report_bytes = (report_path / REPORT if report_path.is_dir() else report_path).read_bytes()
-    report = json.loads(report_bytes)
-    if not isinstance(report, dict) or report.get("format") != canonical.FORMAT:
-        raise CertifyError(f"{report_path} is not an mcp-conformance report")
-    problems = schemas.errors(schemas.REPORT_ID, None, report, limit=3)
-    if problems:
-        raise CertifyError(f"{report_path} does not follow the report schema: {'; '.join(problems)}")
-    version = report["header"]["harness"]["version"]
+    try:
+        report = Report.from_json(json.loads(report_bytes), source=str(report_path))
+    except ReportError as exc:
+        raise CertifyError(str(exc)) from None
+    version = report.header.harness.version
     if version != __version__:
         raise CertifyError(
             f"the report was made by harness {version}; this is {__version__}: certify with that one"
         )
-    if not report["footer"].get("complete"):
+    if not report.footer.complete:
         raise CertifyError("the run is incomplete: only a complete run can be certified")
     if out.exists() and any(p.name not in BUNDLE_FILES for p in out.iterdir()):
         raise CertifyError(f"{out} holds other files; certify into a new or empty folder")
-    suites = list(report["header"].get("suites") or [])
+    suites = list(report.header.suites)
     certificate: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "harness": {"name": "mcp-conformance", "version": __version__},
         "issued": canonical.now_iso(),
-        "run_id": report["header"]["run_id"],
+        "run_id": report.header.run_id,
         "seed": _seed(report),
         "targets": _targets(report),
         "result": _result(report),
@@ -191,8 +184,6 @@ def certify(report_path: Path, out: Path) -> dict[str, Any]:
 
 def verify(bundle: Path) -> list[str]:
     """Every reason to refuse the bundle; an empty list means it verifies."""
-    from conformance import schemas
-
     try:
         certificate = json.loads((bundle / CERTIFICATE).read_bytes())
     except (OSError, ValueError) as exc:
@@ -219,15 +210,17 @@ def verify(bundle: Path) -> list[str]:
         if digest != (certificate.get(key) or {}).get("sha256"):
             problems.append(f"{name} was changed: its sha256 is {digest}, the certificate says otherwise")
     try:
-        report = json.loads((bundle / REPORT).read_bytes())
+        data = json.loads((bundle / REPORT).read_bytes())
     except (OSError, ValueError):
         return problems or [f"{REPORT} is unreadable"]
-    for line in schemas.errors(schemas.REPORT_ID, None, report, limit=3):
-        problems.append(f"{REPORT} does not follow the report schema: {line}")
+    try:
+        report = Report.from_json(data, source=REPORT)
+    except ReportError as exc:
+        return [*problems, str(exc)]
     if problems:
         return problems
     facts = {
-        "run_id": report["header"]["run_id"],
+        "run_id": report.header.run_id,
         "seed": _seed(report),
         "targets": _targets(report),
         "result": _result(report),
@@ -235,14 +228,14 @@ def verify(bundle: Path) -> list[str]:
     for key, value in facts.items():
         if certificate.get(key) != value:
             problems.append(f"the certificate's {key} does not match the report")
-    footer = report["footer"]
-    if footer.get("totals") != facts["result"]["totals"] or footer.get("exit_code") not in (
+    footer = report.footer
+    if dict(footer.totals) != facts["result"]["totals"] or footer.exit_code not in (
         facts["result"]["exit_code"],
         None,
     ):
         problems.append("the report's footer does not match its cases (totals or exit code were edited)")
     try:
-        current = material(list(report["header"].get("suites") or []))
+        current = material(list(report.header.suites))
     except CertifyError as exc:
         return [*problems, str(exc)]
     for kind in ("suites", "vectors"):

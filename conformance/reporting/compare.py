@@ -8,11 +8,15 @@ ERROR, XPASS) and did not block, or did not exist, in the older one.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.results import BLOCKING, case_key
+from conformance.engine.results import case_key
 from conformance.reporting import canonical
+from conformance.reporting.model import Report, coerce
+from conformance.verdicts import BLOCKING
 
 #: Options that change what a verdict means: reports that differ in one of them cannot be merged.
 VERDICT_OPTIONS = ("protocol", "call_tools", "strict")
@@ -71,23 +75,26 @@ class Diff:
         return "\n".join(lines)
 
 
-def diff(before: dict[str, Any], after: dict[str, Any]) -> Diff:
+def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) -> Diff:
     """What changed from `before` to `after`, keyed by case key."""
     out = Diff()
-    a = {c["key"]: c for c in before["cases"]}
-    b = {c["key"]: c for c in after["cases"]}
-    ha, hb = before["header"], after["header"]
-    if ha["harness"]["version"] != hb["harness"]["version"]:
-        out.notes.append(f"harness version {ha['harness']['version']} -> {hb['harness']['version']}")
-    if ha.get("suites") != hb.get("suites"):
-        out.notes.append(f"suites {ha.get('suites')} -> {hb.get('suites')}")
-    for name, report in (("before", before), ("after", after)):
-        if not report["footer"].get("complete"):
-            out.notes.append(f"the {name} report is incomplete ({report['footer'].get('reason')})")
+    old, new = coerce(before, source="the before report"), coerce(after, source="the after report")
+    a = {c.key: c for c in old.cases}
+    b = {c.key: c for c in new.cases}
+    ha, hb = old.header, new.header
+    if ha.harness.version != hb.harness.version:
+        out.notes.append(f"harness version {ha.harness.version} -> {hb.harness.version}")
+    if ha.suites != hb.suites:
+        out.notes.append(f"suites {list(ha.suites)} -> {list(hb.suites)}")
+    for name, report in (("before", old), ("after", new)):
+        if not report.footer.complete:
+            out.notes.append(f"the {name} report is incomplete ({report.footer.reason})")
     for key in sorted(a.keys() | b.keys()):
         ca, cb = a.get(key), b.get(key)
-        va, vb = ca and ca["verdict"], cb and cb["verdict"]
-        change = Change(key, va, vb, (cb or ca or {}).get("message", ""))
+        va = str(ca.verdict) if ca is not None else None
+        vb = str(cb.verdict) if cb is not None else None
+        shown = cb if cb is not None else ca
+        change = Change(key, va, vb, shown.message if shown is not None else "")
         if cb is not None and vb in BLOCKING and (ca is None or va not in BLOCKING):
             out.new_failures.append(change)
         if ca is not None and va in BLOCKING and (cb is not None and vb not in BLOCKING):
@@ -105,16 +112,18 @@ class MergeError(ValueError):
     """The inputs cannot be one report; the message names the first inconsistency found."""
 
 
-def merge(reports: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str, Any]:
     """One report from several runs of the same suites by the same harness.
 
     Each pair of inputs must name either the same targets (the run was split by checks: `-k`) or
     disjoint ones (split by target); a case found twice must have the same verdict, and a target found
     twice must identify itself the same way. Disjoint targets are renumbered in input order, and their
-    case keys with them.
+    case keys with them. Each input is read through the model (so validated); the merged report is new
+    canonical JSON, built from the inputs' own JSON (`Report.data`), and refreshed by `canonical`.
     """
-    if len(reports) < 2:
+    if len(inputs) < 2:
         raise MergeError("merge needs at least two reports")
+    reports = [(name, copy.deepcopy(dict(coerce(r, source=name).data))) for name, r in inputs]
     first_name, first = reports[0]
     for name, report in reports[1:]:
         _same(first_name, first, name, report)

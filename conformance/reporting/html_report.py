@@ -20,11 +20,12 @@ import html
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.engine.results import BLOCKING, VERDICTS
-from conformance.requirements import LEVELS
+from conformance.reporting.model import Case, Report, coerce
 from conformance.text import bytes_text, readable
+from conformance.verdicts import BASELINE_VERDICTS, BLOCKING, LEVELS, VERDICTS, Verdict
 
 #: Characters shown per transcript entry or evidence value; the canonical report keeps the rest.
 TEXT_CAP = 20_000
@@ -134,7 +135,7 @@ def _requirement(req_id: str) -> tuple[str, str]:
     return row.quote, row.source
 
 
-def _transcript(entries: list[dict[str, Any]]) -> str:
+def _transcript(entries: Sequence[Mapping[str, Any]]) -> str:
     if not entries:
         return '<p class="meta">No wire traffic was recorded for this case.</p>'
     out = []
@@ -160,41 +161,40 @@ def _transcript(entries: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _detail(case: dict[str, Any]) -> str:
-    quote, source = _requirement(case["requirement"])
+def _detail(case: Case) -> str:
+    quote, source = _requirement(case.requirement)
     parts = [
-        f"<p><b>{_e(case['requirement'])}</b> ({_e(case['level'])}): {_e(case['title'])}</p>",
+        f"<p><b>{_e(case.requirement)}</b> ({_e(case.level)}): {_e(case.title)}</p>",
     ]
     if quote:
         parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
-    if case.get("baseline"):
-        b = case["baseline"]
+    if case.baseline:
+        b = case.baseline
         parts.append(
-            f"<p>Baseline entry <code>{_e(b['entry'])}</code> (the check said {_e(b['verdict'])}): "
-            f"{_e(b['reason'])}</p>"
+            f"<p>Baseline entry <code>{_e(b.entry)}</code> (the check said {_e(b.verdict)}): "
+            f"{_e(b.reason)}</p>"
         )
-    if case.get("blocked_by"):
+    if case.blocked_by:
         parts.append(
-            f"<p>Blocked by <code>{_e(case['blocked_by'])}</code>: that case's verdict (the defect it "
+            f"<p>Blocked by <code>{_e(case.blocked_by)}</code>: that case's verdict (the defect it "
             "reports) left this one nothing to judge.</p>"
         )
-    parts.append(f"<p>{_e(case['message']) or '<i>no message</i>'}</p>")
-    evidence = case.get("evidence") or {}
-    if evidence:
+    parts.append(f"<p>{_e(case.message) or '<i>no message</i>'}</p>")
+    if case.evidence:
         parts.append("<h4>Evidence</h4><dl>")
-        for key, value in evidence.items():
+        for key, value in case.evidence.items():
             parts.append(f"<dt>{_e(key)}</dt><dd><pre>{_capped(_pretty(value))}</pre></dd>")
         parts.append("</dl>")
-    parts.append(f"<h4>Wire transcript</h4>{_transcript(case.get('transcript') or [])}")
+    parts.append(f"<h4>Wire transcript</h4>{_transcript(case.transcript)}")
     return "".join(parts)
 
 
-def _matrix(cases: list[dict[str, Any]], verdicts: list[str]) -> str:
+def _matrix(cases: Sequence[Case], verdicts: Sequence[str]) -> str:
     by_suite: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
     info: dict[str, tuple[str, str]] = {}
     for case in cases:
-        by_suite[case["suite"]][case["requirement"]][case["verdict"]] += 1
-        info.setdefault(case["requirement"], (case["level"], case["title"]))
+        by_suite[case.suite][case.requirement][case.verdict] += 1
+        info.setdefault(case.requirement, (case.level, case.title))
     out = []
     for suite in sorted(by_suite):
         out.append(f'<h3>Suite {_e(suite)}</h3><table class="matrix"><thead><tr><th>requirement</th>')
@@ -212,30 +212,30 @@ def _matrix(cases: list[dict[str, Any]], verdicts: list[str]) -> str:
     return "".join(out)
 
 
-def render(report: dict[str, Any]) -> str:
-    head, footer = report["header"], report["footer"]
-    cases: list[dict[str, Any]] = report["cases"]
-    totals = footer.get("totals") or {}
-    counts = Counter(c["verdict"] for c in cases)
+def render(report: Report | Mapping[str, Any]) -> str:
+    """The page; `report` is the model, or the canonical JSON it is read (and validated) from."""
+    model = coerce(report)
+    head, footer, cases = model.header, model.footer, model.cases
+    totals = footer.totals
+    counts = Counter(c.verdict for c in cases)
     # The two baseline verdicts show only when a baseline was applied or they occur.
-    verdicts = [v for v in VERDICTS if v not in ("XFAIL", "XPASS") or counts[v] or footer.get("baseline")]
-    levels = [lv for lv in LEVELS if any(c["level"] == lv for c in cases)]
-    levels += sorted({c["level"] for c in cases} - set(levels))
-    complete = footer.get("complete")
-    code = footer.get("exit_code")
+    verdicts = [v for v in VERDICTS if v not in BASELINE_VERDICTS or counts[v] or footer.baseline]
+    levels = [lv for lv in LEVELS if any(c.level == lv for c in cases)]
+    levels += sorted({c.level for c in cases} - set(levels))
+    code = footer.exit_code
     state = (
         '<span class="state-ok">complete</span>'
-        if complete
-        else f'<span class="state-bad">INCOMPLETE ({_e(footer.get("reason", ""))})</span>'
+        if footer.complete
+        else f'<span class="state-bad">INCOMPLETE ({_e(footer.reason)})</span>'
     )
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>MCP conformance report {_e(head['run_id'])}</title><style>{CSS}</style></head><body>",
-        f'<header><h1>MCP conformance report</h1><p class="meta">Run {_e(head["run_id"])} · harness '
-        f"{_e(head['harness']['version'])} · suites {_e(', '.join(head.get('suites', [])))} · started "
-        f"{_e(head['started'])} · {state}"
+        f"<title>MCP conformance report {_e(head.run_id)}</title><style>{CSS}</style></head><body>",
+        f'<header><h1>MCP conformance report</h1><p class="meta">Run {_e(head.run_id)} · harness '
+        f"{_e(head.harness.version)} · suites {_e(', '.join(head.suites))} · started "
+        f"{_e(head.started)} · {state}"
         + (f" · exit code {_e(code)}" if code is not None else "")
         + "</p></header>",
         '<section id="summary"><h2>Summary</h2><div class="tiles">',
@@ -248,21 +248,19 @@ def render(report: dict[str, Any]) -> str:
         "<table><thead><tr><th>target</th><th>transport</th><th>server</th><th>revisions spoken</th>"
         "</tr></thead><tbody>"
     )
-    for target in report["targets"]:
-        info = target.get("server_info") or {}
-        server = f"{info.get('name', '?')} {info.get('version', '')}".strip()
-        unreachable = " (unreachable)" if target.get("unreachable") else ""
+    for target in model.targets:
+        unreachable = " (unreachable)" if target.unreachable else ""
         out.append(
-            f"<tr><td>{_e(target['index'])}: {_e(target['spec'])}{_e(unreachable)}</td>"
-            f"<td>{_e(target['transport'])}</td><td>{_e(server)}</td>"
-            f"<td>{_e(', '.join(target.get('revisions_spoken') or []) or 'none')}</td></tr>"
+            f"<tr><td>{_e(target.index)}: {_e(target.spec)}{_e(unreachable)}</td>"
+            f"<td>{_e(target.transport)}</td><td>{_e(target.server_label)}</td>"
+            f"<td>{_e(', '.join(target.revisions_spoken) or 'none')}</td></tr>"
         )
     out.append("</tbody></table>")
-    if footer.get("baseline"):
-        b = footer["baseline"]
-        unmatched = ", ".join(b["unmatched"]) or "none"
+    if footer.baseline:
+        b = footer.baseline
+        unmatched = ", ".join(b.unmatched) or "none"
         out.append(
-            f"<p>Baseline {_e(b['path'])} ({_e(b['entries'])} entries; matching no case: {_e(unmatched)})</p>"
+            f"<p>Baseline {_e(b.path)} ({_e(b.entries)} entries; matching no case: {_e(unmatched)})</p>"
         )
     out.append("</section>")
     out.append(f'<section id="matrix"><h2>Requirements by verdict</h2>{_matrix(cases, verdicts)}</section>')
@@ -274,7 +272,7 @@ def render(report: dict[str, Any]) -> str:
         )
     out.append("</fieldset><fieldset><legend>Level</legend>")
     for level in levels:
-        n = sum(c["level"] == level for c in cases)
+        n = sum(c.level == level for c in cases)
         out.append(
             f'<label><input type="checkbox" class="filter" data-kind="level" value="{_e(level)}" checked> '
             f"{_e(level)} {n}</label>"
@@ -285,20 +283,19 @@ def render(report: dict[str, Any]) -> str:
         "<th>message</th><th>ms</th></tr></thead><tbody>"
     )
     for number, case in enumerate(cases):
-        has_detail = case["verdict"] != "PASS"
+        has_detail = case.verdict != Verdict.PASS
         detail_id = f"detail-{number}"
-        first = (case["message"] or "").splitlines()[0][:240] if case["message"] else ""
-        attrs = f'data-verdict="{_e(case["verdict"])}" data-level="{_e(case["level"])}"'
+        attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
         link = f' data-detail="{detail_id}"' if has_detail else ""
         out.append(
-            f'<tr class="case" id="case-{number}" {attrs}{link}><td>{_verdict(case["verdict"])}</td>'
-            f"<td>{_e(case['key'])}</td><td>{_e(case['requirement'])}</td><td>{_e(case['level'])}</td>"
-            f'<td>{_e(first)}</td><td class="n">{case["duration"] * 1000:.0f}</td></tr>'
+            f'<tr class="case" id="case-{number}" {attrs}{link}><td>{_verdict(case.verdict)}</td>'
+            f"<td>{_e(case.key)}</td><td>{_e(case.requirement)}</td><td>{_e(case.level)}</td>"
+            f'<td>{_e(case.first_line(240))}</td><td class="n">{case.duration * 1000:.0f}</td></tr>'
         )
         if has_detail:
             out.append(
                 f'<tr class="detail" id="{detail_id}" {attrs}><td colspan="6">'
-                f"<details{' open' if case['verdict'] in BLOCKING else ''}><summary>"
+                f"<details{' open' if case.verdict in BLOCKING else ''}><summary>"
                 f"Requirement, evidence and wire transcript</summary>{_detail(case)}</details></td></tr>"
             )
     out.append(f"</tbody></table></section><script>{JS}</script></body></html>\n")

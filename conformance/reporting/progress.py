@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
+from conformance.verdicts import Verdict
 
 #: A server's control characters (ANSI escapes included) must not drive the user's terminal.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -42,7 +43,7 @@ class Progress:
             result = event.result
             self.done += 1
             self.counts[result.verdict] = self.counts.get(result.verdict, 0) + 1
-            if result.verdict != "PASS":
+            if result.verdict != Verdict.PASS:
                 first = result.message.splitlines()[0][:140] if result.message else ""
                 self._line(_t(f"  {result.verdict:5} {result.key}  {first}"))
             if self.tty:

@@ -1,0 +1,302 @@
+"""The canonical report read back as a typed, immutable model.
+
+Why: the canonical report (the JSON `canonical.ReportBuilder` writes) is the one source of every view
+and report command; reading it as loose `dict[str, Any]` let each reader guess at keys and defaults on
+its own. Here it is validated once against `report.schema.json` and turned into frozen dataclasses, so
+a view reads `case.verdict`, `footer.totals`, `target.server_info`, and a malformed report is refused
+with one clear line (`ReportError`) before any view sees it. Free-form JSON (evidence values, server
+info, transcript entries, options) stays as read-only mappings: the report does not type it either.
+
+The model never writes: `canonical` builds and writes the JSON, baselines and merges rewrite it, and
+`Report.data` keeps the JSON the model was read from (read-only) for a command that copies it out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from conformance import verdicts
+from conformance.text import readable
+from conformance.verdicts import Verdict
+
+FORMAT = "mcp-conformance-report"
+FORMAT_VERSION = 1
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class ReportError(ValueError):
+    """The input is not a readable canonical report: one line saying where and why."""
+
+
+def _ro(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only view of a JSON object (its nested values are the model's own copy)."""
+    return MappingProxyType(dict(value)) if value else _EMPTY
+
+
+@dataclass(frozen=True)
+class Harness:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Header:
+    run_id: str
+    harness: Harness
+    started: str
+    suites: tuple[str, ...]
+    #: The run's options as recorded (protocol, strict, select, the packs' own): free-form.
+    options: Mapping[str, Any]
+    command: tuple[str, ...] | None
+    #: Every other header key (a merge's `merged_from`, a seed): free-form, read-only.
+    extra: Mapping[str, Any]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Header:
+        known = {"run_id", "harness", "started", "suites", "options", "command"}
+        command = data.get("command")
+        return cls(
+            run_id=data["run_id"],
+            harness=Harness(data["harness"]["name"], data["harness"]["version"]),
+            started=data["started"],
+            suites=tuple(data["suites"]),
+            options=_ro(data.get("options")),
+            command=tuple(command) if command is not None else None,
+            extra=_ro({k: v for k, v in data.items() if k not in known}),
+        )
+
+
+@dataclass(frozen=True)
+class Probe:
+    revision: str
+    spoken: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Target:
+    index: int
+    spec: str
+    transport: str
+    url: str | None
+    revisions_spoken: tuple[str, ...]
+    probe: tuple[Probe, ...]
+    #: What the server announced (name, version, ...), as it said it; None when it never said.
+    server_info: Mapping[str, Any] | None
+    timeouts: Mapping[str, Any] | None
+    #: False, True, or the reason it could not be reached.
+    unreachable: bool | str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Target:
+        info, timeouts = data.get("server_info"), data.get("timeouts")
+        return cls(
+            index=data["index"],
+            spec=data["spec"],
+            transport=data["transport"],
+            url=data.get("url"),
+            revisions_spoken=tuple(data.get("revisions_spoken") or ()),
+            probe=tuple(Probe(p["revision"], p["spoken"], p["message"]) for p in data.get("probe") or ()),
+            server_info=_ro(info) if info is not None else None,
+            timeouts=_ro(timeouts) if timeouts is not None else None,
+            unreachable=data.get("unreachable") or False,
+        )
+
+    @property
+    def server_label(self) -> str:
+        """`name version` as the server announced them, `?` for a nameless one."""
+        info = self.server_info or _EMPTY
+        return f"{info.get('name', '?')} {info.get('version', '')}".strip()
+
+
+@dataclass(frozen=True)
+class CaseBaseline:
+    """The baseline entry that matched a case, its reason, and the verdict the check itself gave."""
+
+    entry: str
+    reason: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Case:
+    key: str
+    check: str
+    suite: str
+    requirement: str
+    level: str
+    title: str
+    target: int
+    transport: str
+    revision: str
+    verdict: Verdict
+    message: str
+    duration: float
+    #: Free-form JSON values by name, read-only at the top level.
+    evidence: Mapping[str, Any]
+    #: Wire transcript entries (`t`, `dir`, `text` or `base64`, ...), each read-only.
+    transcript: tuple[Mapping[str, Any], ...]
+    baseline: CaseBaseline | None = None
+    blocked_by: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Case:
+        mark = data.get("baseline")
+        return cls(
+            key=data["key"],
+            check=data["check"],
+            suite=data["suite"],
+            requirement=data["requirement"],
+            level=data["level"],
+            title=data["title"],
+            target=data["target"],
+            transport=data["transport"],
+            revision=data["revision"],
+            verdict=Verdict(data["verdict"]),
+            message=data["message"],
+            duration=data["duration"],
+            evidence=_ro(data["evidence"]),
+            transcript=tuple(_ro(entry) for entry in data["transcript"]),
+            baseline=CaseBaseline(mark["entry"], mark["reason"], Verdict(mark["verdict"])) if mark else None,
+            blocked_by=data.get("blocked_by"),
+        )
+
+    @property
+    def own_verdict(self) -> Verdict:
+        """The verdict the check gave, before a baseline turned it into XFAIL or XPASS."""
+        return self.baseline.verdict if self.baseline else self.verdict
+
+    def first_line(self, width: int) -> str:
+        """The message's first line, cut to `width` characters (every view's one-line summary)."""
+        return self.message.splitlines()[0][:width] if self.message else ""
+
+
+@dataclass(frozen=True)
+class FooterBaseline:
+    """The baseline applied to the run: where it came from, its digest, entries that matched no case."""
+
+    path: str
+    sha256: str
+    entries: int
+    unmatched: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Footer:
+    complete: bool
+    reason: str
+    finished: str | None
+    #: Counts by verdict (and `cases`) as written; empty in a footer written before the run ended.
+    totals: Mapping[str, int]
+    #: The exit code stamped by the run (130 for Ctrl-C); None when none was.
+    exit_code: int | None
+    baseline: FooterBaseline | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Footer:
+        base = data.get("baseline")
+        return cls(
+            complete=data["complete"],
+            reason=data["reason"],
+            finished=data.get("finished"),
+            totals=_ro(data.get("totals")),
+            exit_code=data.get("exit_code"),
+            baseline=(
+                FooterBaseline(base["path"], base["sha256"], base["entries"], tuple(base["unmatched"]))
+                if base
+                else None
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    header: Header
+    targets: tuple[Target, ...]
+    cases: tuple[Case, ...]
+    footer: Footer
+    #: The JSON this model was read from (a private deep copy), for commands that pass it on whole.
+    data: Mapping[str, Any]
+
+    @classmethod
+    def from_json(cls, data: Any, *, source: str = "the report") -> Report:
+        """Validate `data` against `report.schema.json`, then build the model; a bad report is a
+        `ReportError` with one line naming `source` and the first problems."""
+        if isinstance(data, Mapping):
+            # The model is of the report as written: through JSON (bytes as text with escapes, tuples
+            # as arrays), which also makes it the model's own deep copy of a caller's dict.
+            data = json.loads(json.dumps(data, ensure_ascii=False, default=readable))
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ReportError(f"{source} is not an mcp-conformance report")
+        if data.get("format_version") != FORMAT_VERSION:
+            raise ReportError(
+                f"{source} has report format version {data.get('format_version')!r}; "
+                f"this harness reads version {FORMAT_VERSION}"
+            )
+        from conformance import schemas
+
+        problems = schemas.errors(schemas.REPORT_ID, None, data, limit=3)
+        if problems:
+            raise ReportError(f"{source} does not follow the report schema: {'; '.join(problems)}")
+        own = dict(data)
+        return cls(
+            header=Header.from_json(own["header"]),
+            targets=tuple(Target.from_json(t) for t in own["targets"]),
+            cases=tuple(Case.from_json(c) for c in own["cases"]),
+            footer=Footer.from_json(own["footer"]),
+            data=MappingProxyType(own),
+        )
+
+    @property
+    def unreachable(self) -> bool:
+        return any(target.unreachable for target in self.targets)
+
+    @property
+    def nothing_judged(self) -> bool:
+        """Every case is a SKIP (the verdict module's rule): the run cannot vouch for the server."""
+        return verdicts.nothing_judged(case.verdict for case in self.cases)
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code recomputed from the cases (`verdicts.exit_code`), never the footer's echo."""
+        return verdicts.exit_code(
+            unreachable=self.unreachable,
+            complete=self.footer.complete,
+            verdicts=(case.verdict for case in self.cases),
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Cases by verdict, every verdict listed, plus `cases`: the footer's totals as they should be."""
+        counted = {str(v): 0 for v in verdicts.VERDICTS}
+        for case in self.cases:
+            counted[case.verdict] += 1
+        return counted | {"cases": len(self.cases)}
+
+    def shown_verdicts(self) -> list[Verdict]:
+        """The verdicts a view lists: the five of every run, plus XFAIL and XPASS when a baseline was
+        applied or they occur, so a report without a baseline reads as before baselines existed."""
+        extra = self.footer.baseline is not None
+        totals = self.footer.totals
+        return [v for v in verdicts.VERDICTS if v not in verdicts.BASELINE_VERDICTS or extra or totals.get(v)]
+
+
+def coerce(report: Report | Mapping[str, Any], *, source: str = "the report") -> Report:
+    """The model of `report`: itself when it already is one, else read (and validated) from its JSON.
+    Views and commands accept either, so a caller holding the just-built dict need not convert."""
+    return report if isinstance(report, Report) else Report.from_json(report, source=source)
+
+
+def load(path: Path) -> Report:
+    """Read a canonical report from its file, or from a report folder holding `report.json`."""
+    if path.is_dir():
+        path = path / "report.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ReportError(f"{path} is not JSON: {exc}") from None
+    return Report.from_json(data, source=str(path))
