@@ -164,6 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageProblem, packs.PackError) as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before or after the run itself (which handles its own): no traceback
+        print("mcp-conformance: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `mcp-conformance list | head`: the reader left, which is fine
         import os
 
