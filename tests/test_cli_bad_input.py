@@ -179,3 +179,84 @@ def test_bad_option_values_are_usage_errors() -> None:
     assert cli("run", "--timeout", "0").returncode == 2
     assert cli("run", "-k", "no-such-check-anywhere").returncode == 2
     assert cli("explain", "NOPE-1").returncode == 2
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The single stderr line of a usage error (exit 2, nothing on stdout, no usage dump)."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("mcp-conformance: ") and "usage:" not in result.stderr
+    assert result.stdout == ""
+    return lines[0]
+
+
+def test_an_unknown_suite_is_one_line_naming_the_suites() -> None:
+    line = one_line(cli("run", "--suite", "nosuch"))
+    assert "--suite" in line and "'nosuch'" in line
+    for suite in ("base", "dw-discovery", "map-review", "uwmd", "fuzz"):
+        assert f"'{suite}'" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--protocol", "1999-01-01"], ["--protocol", "'2025-11-25'", "'auto'"]),
+        (["run", "--call-tools", "some"], ["--call-tools", "'safe'"]),
+        (["run", "--no-such-option"], ["unrecognized arguments: --no-such-option"]),
+        (["run", "--timeout", "ten"], ["--timeout", "'ten'"]),
+        (["run", "--server"], ["--server", "expected one argument"]),
+        (["explain"], ["required: id"]),
+        (["no-such-command"], ["'no-such-command'", "'run'"]),
+        ([], ["required: command"]),
+        (["list", "--suite", "nosuch"], ["'nosuch'", "'base'"]),
+    ],
+)
+def test_argument_errors_are_one_line(args: list[str], words: list[str]) -> None:
+    line = one_line(cli(*args))
+    for word in words:
+        assert word in line
+
+
+def test_help_still_prints_usage_and_every_exit_code() -> None:
+    result = cli("run", "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: mcp-conformance run")
+    text = " ".join(result.stdout.split())
+    for code in (
+        "0 every MUST-level check passed",
+        "1 a check FAILed",
+        "stale (XPASS)",
+        "2 usage",
+        "3 a target",
+    ):
+        assert code in text
+    assert "130 interrupted" in text
+
+
+def test_the_pytest_plugin_refuses_an_unknown_suite_in_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "--mcp-server",
+            "stdio:python -m no_such_server",
+            "--mcp-suite",
+            "nosuch",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "--mcp-suite 'nosuch' is not a suite" in lines[0] and "base" in lines[0]
