@@ -240,3 +240,12 @@ def test_the_target_file_schema_is_closed_everywhere() -> None:
     core = schemas.schema(schemas.TARGET_FILE_ID)
     assert core["$id"] == "urn:mcp-conformance:target-file:1"
     assert core["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_the_readme_shows_the_lines_these_tests_see() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = [line for line in readme.splitlines() if line.startswith("mcp-conformance: target.toml: ")]
+    assert len(shown) >= 4
+    source = Path(__file__).read_text(encoding="utf-8")
+    for line in shown:
+        assert line.removeprefix("mcp-conformance: target.toml: ") in source, line
