@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from conformance import cli_reports, packs
 from conformance.protocol.versions import TESTED_REVISIONS
@@ -21,17 +21,38 @@ from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_US
 PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
 
 
+#: What `--help` says the exit codes mean (README.md, "Reports and exit codes", says the same).
+EXIT_CODES = (
+    "Exit codes: 0 every MUST-level check passed and something was judged; 1 a check FAILed or was an "
+    "ERROR, a baseline entry is stale (XPASS), or nothing was judged (every case SKIP); 2 usage or "
+    "configuration error (one line, no report); 3 a target could not be reached; 130 interrupted (the "
+    "partial report is still written, marked incomplete)."
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: `mcp-conformance: <what is wrong>` and exit 2, no usage dump
+    (`--help` is unchanged). Subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(message.split())
+        self.exit(EXIT_USAGE, f"mcp-conformance: {text} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     all_suites = packs.names()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="mcp-conformance",
         description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
-        epilog="Exit codes: 0 every MUST-level check passed; 1 a FAIL or ERROR; 2 usage or configuration "
-        "error; 3 a target could not be reached; 130 interrupted (a partial report is still written).",
+        epilog=EXIT_CODES,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run suites against a server (default: the project's reference servers)")
+    run = sub.add_parser(
+        "run",
+        help="run suites against a server (default: the project's reference servers)",
+        epilog=EXIT_CODES,
+    )
     run.add_argument(
         "--server",
         action="append",
@@ -164,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageProblem, packs.PackError) as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before or after the run itself (which handles its own): no traceback
+        print("mcp-conformance: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `mcp-conformance list | head`: the reader left, which is fine
         import os
 

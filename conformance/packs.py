@@ -17,8 +17,8 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
@@ -78,6 +78,10 @@ class Pack:
     default_for_servers: bool = False
     #: The distribution requirement the reference server needs, said in one line when it is missing.
     reference_requires: str = "mcp-conformance[reference]"
+    #: The target-file tables the pack's checks read (`Target.settings`): table name -> the `$id` of a
+    #: schema in the pack's `schemas/` folder. A target file's table is validated against its pack's
+    #: schema when the file is read; a table no installed pack declares is a configuration error.
+    settings: Mapping[str, str] = field(default_factory=dict)
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -229,6 +233,49 @@ def get(name: str) -> Pack:
 
 def defaults_for_servers() -> tuple[str, ...]:
     return tuple(name for name, pack in installed().items() if pack.default_for_servers)
+
+
+@cache
+def settings_tables() -> dict[str, tuple[str, str]]:
+    """Every target-file table an installed pack declares: table -> (suite, schema `$id`).
+
+    A declaration is checked here: the schema must be one of the pack's own files, and a table is one
+    pack's (never the core's: `[target]`, `[timeouts]`, `[limits]`, `[controller]`).
+    """
+    return declared_tables(list(installed().values()))
+
+
+def declared_tables(declaring: list[Pack]) -> dict[str, tuple[str, str]]:
+    """`settings_tables` of these packs."""
+    from conformance import schemas
+
+    core = set(schemas.schema(schemas.TARGET_FILE_ID)["properties"])
+    tables: dict[str, tuple[str, str]] = {}
+    for pack in declaring:
+        own = {_schema_id(entry) for entry in pack.schema_files()}
+        for table, schema_id in pack.settings.items():
+            if schema_id not in own:
+                raise PackError(
+                    f"suite {pack.name!r}: the schema {schema_id!r} of its target-file table [{table}]"
+                    " is not in its schemas/ folder"
+                )
+            if table in core:
+                raise PackError(f"suite {pack.name!r} declares the core's target-file table [{table}]")
+            if table in tables:
+                raise PackError(
+                    f"suite {pack.name!r} declares the target-file table [{table}] of suite"
+                    f" {tables[table][0]!r}"
+                )
+            tables[table] = (pack.name, schema_id)
+    return tables
+
+
+def _schema_id(entry: Traversable) -> str | None:
+    try:
+        found = json.loads(entry.read_text(encoding="utf-8")).get("$id")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def all_options() -> list[tuple[Pack, PackOption]]:

@@ -10,7 +10,10 @@ Bad input raises `UsageError` with a one-line message (exit code 2); nothing her
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
+import re
 import shlex
 import tomllib
 from collections.abc import Mapping
@@ -117,6 +120,7 @@ def load_target_file(path: Path) -> Target:
         raise UsageError(f"target file not found: {path}") from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read target file {path}: {exc}") from None
+    check_target_file(data, str(path))
     section = data.get("target")
     if not isinstance(section, dict):
         raise UsageError(f"{path}: needs a [target] table with `command` or `url`")
@@ -166,6 +170,179 @@ def load_target_file(path: Path) -> Target:
         kind: Kind = "sse" if transport == "sse" else "http"
         return Target(kind=kind, url=_check_url(str(url)), **common)
     raise UsageError(f"{path}: [target] needs exactly one of `command` and `url`")
+
+
+def check_target_file(data: Mapping[str, Any], where: str) -> None:
+    """Validate a parsed target file: the core's tables against `target-file.schema.json`, each profile
+    table against the schema of the pack that declares it (`Pack.settings`). Raise UsageError with one
+    line naming the file, the key path and what is wrong, with a "did you mean" hint for a typo."""
+    from conformance import packs, schemas
+
+    tables = packs.settings_tables()
+    core = {key: value for key, value in data.items() if key not in tables}
+    problem = _problem(schemas.TARGET_FILE_ID, core, (), extra=tuple(tables))
+    for table, (_, schema_id) in tables.items():
+        if problem is None and table in data:
+            problem = _problem(schema_id, data[table], (table,))
+    if problem is not None:
+        raise UsageError(f"{where}: {problem}")
+
+
+def _problem(
+    schema_id: str, instance: Any, prefix: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> str | None:
+    """The first violation of a schema, said for a person; `extra` are top-level names allowed too."""
+    from jsonschema import Draft202012Validator
+
+    from conformance import schemas
+
+    validator = Draft202012Validator({"$ref": schema_id}, registry=schemas.registry())
+    found = sorted(validator.iter_errors(instance), key=lambda e: _order(instance, e))
+    if not found:
+        return None
+    return _say(found[0], prefix, extra if not prefix else ())
+
+
+def _order(instance: Any, error: Any) -> tuple[Any, ...]:
+    """Errors in the file's own order (tomllib keeps it), an unknown key before the rest at one place."""
+    place: list[int] = []
+    node = instance
+    for part in error.absolute_path:
+        keys = (
+            list(node) if isinstance(node, dict) else list(range(len(node))) if isinstance(node, list) else []
+        )
+        place.append(keys.index(part) if part in keys else len(keys))
+        node = node[part] if isinstance(node, dict | list) else None
+    return (*place, -1 if error.validator == "additionalProperties" else 0)
+
+
+_NOUNS = {
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "object": "a table",
+    "array": "an array",
+    "boolean": "true or false",
+}
+
+
+def _say(error: Any, prefix: tuple[str, ...], extra: tuple[str, ...]) -> str:
+    at = (*prefix, *error.absolute_path)
+    key, value, schema, kind = _dotted(at), error.instance, error.schema, error.validator
+    if kind == "additionalProperties" and schema.get("additionalProperties") is False:
+        allowed = [*schema.get("properties", {}), *(extra if not at else ())]
+        unknown = next(name for name in value if name not in allowed)
+        what = "table" if isinstance(value[unknown], dict) else "key"
+        return f"unknown {what} {_dotted((*at, unknown))} ({_hint(unknown, allowed, at)})"
+    if kind == "required":
+        missing = next(name for name in schema["required"] if name not in value)
+        if not at:
+            return f"needs a [{missing}] table with `command` or `url`"
+        return f"[{key}] needs `{missing}`"
+    if kind == "oneOf" and all(set(branch) == {"required"} for branch in schema["oneOf"]):
+        names = " and ".join(f"`{branch['required'][0]}`" for branch in schema["oneOf"])
+        return f"[{key}] needs exactly one of {names}"
+    if kind == "anyOf":
+        # The branch of the value's own type explains it best (an array holding a number); else
+        # say every type the value may have.
+        fitting = [e for e in error.context if e.relative_schema_path[0] in _same_type(error)]
+        if fitting:
+            return _say(min(fitting, key=lambda e: -len(e.absolute_path)), prefix, extra)
+        types = " or ".join(
+            dict.fromkeys(_NOUNS.get(b.get("type", ""), "something else") for b in schema["anyOf"])
+        )
+        return f"{key} must be {types} (got {_shown(value)})"
+    if kind == "type":
+        named = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        nouns = " or ".join(_NOUNS.get(str(t), str(t)) for t in named)
+        return f"{key} must be {nouns} (got {_shown(value)})"
+    if kind == "enum":
+        return (
+            f"{key} must be one of {', '.join(json.dumps(v) for v in schema['enum'])} (got {_shown(value)})"
+        )
+    if kind in ("exclusiveMinimum", "minimum"):
+        bound = schema[kind]
+        relation = "more than" if kind == "exclusiveMinimum" else "at least"
+        return f"{key} must be {relation} {bound} (got {_shown(value)})"
+    if kind in ("minItems", "minLength"):
+        return f"{key} must not be empty"
+    if kind == "pattern":
+        wanted = (
+            "an http(s) URL" if schema["pattern"] == "^https?://" else f"text matching {schema['pattern']}"
+        )
+        return f"{key} must be {wanted} (got {_shown(value)})"
+    return f"{key or 'the file'}: {error.message}"
+
+
+def _same_type(error: Any) -> set[int]:
+    """Which branches of an anyOf accept the value's type."""
+    from jsonschema import Draft202012Validator
+
+    checker = Draft202012Validator.TYPE_CHECKER
+    return {
+        index
+        for index, branch in enumerate(error.schema["anyOf"])
+        if "type" in branch and checker.is_type(error.instance, branch["type"])
+    }
+
+
+def _hint(name: str, allowed: list[str], at: tuple[Any, ...]) -> str:
+    """ "did you mean X?" from the names allowed here, else from the keys of every other table (a key
+    in the wrong table, or above every table), else the names allowed here."""
+    close = difflib.get_close_matches(name, allowed, n=1)
+    if close:
+        return f"did you mean {close[0]}?"
+    elsewhere = {
+        dotted: last for dotted, last in _every_key().items() if dotted.rpartition(".")[0] != _dotted(at)
+    }
+    close = difflib.get_close_matches(name, list(elsewhere.values()), n=1)
+    if close:
+        return f"did you mean {next(d for d, last in elsewhere.items() if last == close[0])}?"
+    return f"known here: {', '.join(allowed) or 'none'}"
+
+
+def _every_key() -> dict[str, str]:
+    """`table.key` -> key for every key of the core's tables and of every pack's."""
+    from conformance import packs, schemas
+
+    tables = dict(schemas.schema(schemas.TARGET_FILE_ID)["properties"])
+    tables.update(
+        {table: schemas.schema(schema_id) for table, (_, schema_id) in packs.settings_tables().items()}
+    )
+    return {f"{table}.{key}": key for table, schema in tables.items() for key in schema.get("properties", {})}
+
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    """A TOML key path: `target.env.LOG_LEVEL`, `target.headers."X.Y"`, `target.command[1]`."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            name = part if _BARE.match(part) else json.dumps(part)
+            text += f".{name}" if text else name
+    return text
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it, with its TOML type: `string "ten"`, `integer 0`, `a table`."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return f"string {text if len(text) <= 60 else text[:57] + '...'}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"float {value}"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return f"{type(value).__name__} {value}"  # TOML dates and times
 
 
 def _argv(command: Any, path: Path) -> tuple[str, ...]:

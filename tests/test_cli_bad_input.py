@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import queue
 import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -90,37 +92,171 @@ def test_hanging_server_is_bounded_by_the_start_and_request_timeouts(tmp_path: P
     assert elapsed < 30, "three bounded probes and the kills, not the server's two minutes"
 
 
-def test_ctrl_c_writes_a_partial_report(tmp_path: Path) -> None:
+def interrupt_after(args: list[str], wanted: str, wait: float = 60) -> tuple[int, str, str, list[str]]:
+    """Run the CLI, send SIGINT once a stderr line starting with `wanted` is out, and return its exit
+    code, stdout, the rest of stderr and the stderr lines read before the signal (every wait bounded)."""
     proc = subprocess.Popen(
-        [
-            *CLI,
-            "run",
-            "--server",
-            stdio_python("import time; time.sleep(120)"),
-            "--timeout",
-            "60",
-            "--report-dir",
-            str(tmp_path),
-            "--quiet",
-        ],
+        [*CLI, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A harness started from a background job inherits an ignored SIGINT; a user's Ctrl-C is not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+    lines: queue.Queue[str | None] = queue.Queue()
+    early: list[str] = []
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
-        time.sleep(2.0)
+        deadline = time.monotonic() + wait
+        while True:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            assert line is not None, f"the run ended before {wanted!r}: {''.join(early)}"
+            early.append(line)
+            if line.lstrip().startswith(wanted):
+                break
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=30)
+        out = proc.stdout.read() if proc.stdout else ""
+        proc.wait(timeout=60)
+        rest = []
+        while (line := lines.get(timeout=10)) is not None:
+            rest.append(line)
     finally:
         proc.kill()
-    assert proc.returncode == 130
+        proc.wait(timeout=10)
+    return proc.returncode, out, "".join(rest), early
+
+
+def test_ctrl_c_during_the_start_up_probe_writes_a_partial_report(tmp_path: Path) -> None:
+    code, out, err, _ = interrupt_after(
+        ["run", "--server", stdio_python("import time; time.sleep(120)"), "--report-dir", str(tmp_path)],
+        "» target 0",
+    )
+    assert code == 130, err
+    assert "Traceback" not in err and "RuntimeWarning" not in err, err
     report = report_of(tmp_path)
     assert report["footer"]["complete"] is False
     assert report["footer"]["reason"] == "interrupted"
     assert "INCOMPLETE" in out
 
 
+def test_ctrl_c_while_cases_run_exits_130_quietly_with_a_partial_report(tmp_path: Path) -> None:
+    """Ctrl-C once a case has finished, with more of this target's cases and a second target to come: no
+    traceback, no `coroutine ... was never awaited` for what never started, the cases so far reported."""
+    server = [sys.executable, "-m", "tests.servers.raw_server"]
+    code, out, err, _ = interrupt_after(
+        [
+            "run",
+            "--server",
+            "stdio:" + shlex.join([*server, "--defect", "wrong-id"]),
+            "--server",
+            "stdio:" + shlex.join([*server, "--defect", "slow-tool"]),
+            "--call-tools",
+            "all",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        "FAIL  base.rpc.id-echo",
+    )
+    assert code == 130, err
+    assert "Traceback" not in err, err
+    assert "RuntimeWarning" not in err and "never awaited" not in err, err
+    report = report_of(tmp_path)
+    assert report["footer"]["complete"] is False
+    assert report["footer"]["reason"] == "interrupted"
+    assert report["footer"]["exit_code"] == 130
+    assert any(c["check"] == "base.rpc.id-echo" and c["verdict"] == "FAIL" for c in report["cases"])
+    assert "INCOMPLETE" in out and "(exit 130)" in out
+
+
 def test_bad_option_values_are_usage_errors() -> None:
     assert cli("run", "--timeout", "0").returncode == 2
     assert cli("run", "-k", "no-such-check-anywhere").returncode == 2
     assert cli("explain", "NOPE-1").returncode == 2
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The single stderr line of a usage error (exit 2, nothing on stdout, no usage dump)."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("mcp-conformance: ") and "usage:" not in result.stderr
+    assert result.stdout == ""
+    return lines[0]
+
+
+def test_an_unknown_suite_is_one_line_naming_the_suites() -> None:
+    line = one_line(cli("run", "--suite", "nosuch"))
+    assert "--suite" in line and "'nosuch'" in line
+    for suite in ("base", "dw-discovery", "map-review", "uwmd", "fuzz"):
+        assert f"'{suite}'" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["run", "--protocol", "1999-01-01"], ["--protocol", "'2025-11-25'", "'auto'"]),
+        (["run", "--call-tools", "some"], ["--call-tools", "'safe'"]),
+        (["run", "--no-such-option"], ["unrecognized arguments: --no-such-option"]),
+        (["run", "--timeout", "ten"], ["--timeout", "'ten'"]),
+        (["run", "--server"], ["--server", "expected one argument"]),
+        (["explain"], ["required: id"]),
+        (["no-such-command"], ["'no-such-command'", "'run'"]),
+        ([], ["required: command"]),
+        (["list", "--suite", "nosuch"], ["'nosuch'", "'base'"]),
+    ],
+)
+def test_argument_errors_are_one_line(args: list[str], words: list[str]) -> None:
+    line = one_line(cli(*args))
+    for word in words:
+        assert word in line
+
+
+def test_help_still_prints_usage_and_every_exit_code() -> None:
+    result = cli("run", "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: mcp-conformance run")
+    text = " ".join(result.stdout.split())
+    for code in (
+        "0 every MUST-level check passed",
+        "1 a check FAILed",
+        "stale (XPASS)",
+        "2 usage",
+        "3 a target",
+    ):
+        assert code in text
+    assert "130 interrupted" in text
+
+
+def test_the_pytest_plugin_refuses_an_unknown_suite_in_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "--mcp-server",
+            "stdio:python -m no_such_server",
+            "--mcp-suite",
+            "nosuch",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "--mcp-suite 'nosuch' is not a suite" in lines[0] and "base" in lines[0]

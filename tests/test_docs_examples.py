@@ -1,16 +1,19 @@
-"""The commands shown in README.md and docs/ci-example.yml are ones the harness accepts, so the docs
-cannot drift from the command line they describe."""
+"""The commands shown in README.md and docs/ci-example.yml are ones the harness accepts, and the target
+files shown in README.md, docs/ and the profiles' docstrings are ones it reads, so the docs cannot drift
+from the command line and the target-file format they describe."""
 
 from __future__ import annotations
 
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from conformance import pytest_plugin
 from conformance.cli import build_parser
+from conformance.targets import check_target_file
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [REPO / "README.md", REPO / "docs" / "ci-example.yml"]
@@ -49,3 +52,48 @@ def test_documented_plugin_options_exist() -> None:
     for doc in DOCS:
         for option in set(re.findall(r"--mcp-[a-z-]+", doc.read_text(encoding="utf-8"))):
             assert f'"{option}"' in source, f"{doc.name} mentions {option}, which the plugin does not have"
+
+
+#: Where target files are shown: Markdown ```toml blocks, and the example in a module's docstring.
+TARGET_DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCSTRING_EXAMPLES = [REPO / "conformance_packs" / "dw_discovery" / "locate.py"]
+
+
+def _toml_blocks(text: str) -> list[str]:
+    return re.findall(r"^```toml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def _docstring_tables(text: str) -> list[str]:
+    """Indented `[table]` examples in a docstring: from the `[...]` line to the first blank line."""
+    return [
+        "\n".join(line[4:] for line in block.splitlines())
+        for block in re.findall(r"^    \[[a-z-]+\]\n(?:    .*\n)+", text, flags=re.MULTILINE)
+    ]
+
+
+def _documented_target_files() -> list[tuple[str, str]]:
+    found = [
+        (f"{doc.name} block {n}", b)
+        for doc in TARGET_DOCS
+        for n, b in enumerate(_toml_blocks(doc.read_text("utf-8")))
+    ]
+    for source in DOCSTRING_EXAMPLES:
+        found += [
+            (f"{source.name} example {n}", b)
+            for n, b in enumerate(_docstring_tables(source.read_text("utf-8")))
+        ]
+    return found
+
+
+def test_the_docs_show_target_files() -> None:
+    names = [name for name, _ in _documented_target_files()]
+    assert len(names) >= 5, names  # README's [target], the controller, [map], [uwmd], [dw-discovery]
+    assert any(name.startswith("locate.py") for name in names)
+
+
+@pytest.mark.parametrize(("where", "block"), _documented_target_files(), ids=lambda v: str(v)[:40])
+def test_every_documented_target_file_is_valid(where: str, block: str) -> None:
+    """A block shows a whole file or a profile's table; a table alone gets a [target] to stand in."""
+    data = tomllib.loads(block)
+    data.setdefault("target", {"command": ["python", "-m", "my_server"]})
+    check_target_file(data, where)

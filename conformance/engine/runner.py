@@ -111,7 +111,11 @@ class Runner:
     async def _each(self, jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
         """Run jobs in order (one job at a time) or concurrently under the `-j` limit."""
         if self.options.jobs <= 1:
-            return [await job for job in jobs]
+            try:
+                return [await job for job in jobs]
+            finally:  # cancelled (Ctrl-C) part-way: the jobs never started are dropped, not left unawaited
+                for job in jobs:
+                    job.close()
         return list(await asyncio.gather(*jobs))
 
     async def run_target(self, index: int, target: Target, checks: list[Check], slot: Slot) -> TargetOutcome:

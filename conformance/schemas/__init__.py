@@ -23,6 +23,7 @@ from conformance.schemas.compiled import FastValidator
 SHAPES_ID = "urn:mcp-conformance:mcp-shapes:1"
 REPORT_ID = "urn:mcp-conformance:report:1"
 REQUIREMENTS_ID = "urn:mcp-conformance:requirements:1"
+TARGET_FILE_ID = "urn:mcp-conformance:target-file:1"
 
 
 def core_schema_files() -> list[Traversable]:

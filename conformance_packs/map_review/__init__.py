@@ -18,4 +18,5 @@ PACK = Pack(
     reference="conformance_reference.map_server",
     controller="conformance_reference.map_controller",
     since="2025-06-18",
+    settings={"map": "urn:mcp-conformance:map-review-target:1"},
 )

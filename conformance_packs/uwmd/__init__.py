@@ -19,4 +19,5 @@ PACK = Pack(
     reference="conformance_reference.uwmd_server",
     controller="conformance_reference.uwmd_controller",
     since="2025-06-18",
+    settings={"uwmd": "urn:mcp-conformance:uwmd-target:1"},
 )
