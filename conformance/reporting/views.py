@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.engine.results import BLOCKING, VERDICTS
-from conformance.reporting import canonical, html_report
+from conformance.reporting import canonical, html_report, sarif
 from conformance.text import readable
 
 ICON = {verdict: verdict for verdict in VERDICTS}
@@ -231,6 +231,7 @@ VIEWS: dict[str, tuple[str, Callable[[dict[str, Any]], str | bytes]]] = {
     "markdown": ("report.md", markdown),
     "junit": ("junit.xml", junit_xml),
     "html": ("report.html", html_report.render),
+    "sarif": ("report.sarif", sarif.render),
 }
 
 
