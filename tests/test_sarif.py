@@ -108,12 +108,18 @@ def test_server_text_stays_data(runs: dict[str, Path]) -> None:
 
 def test_the_location_is_the_target_file_or_the_given_uri(runs: dict[str, Path]) -> None:
     report = copy.deepcopy(canonical.load(runs["failing"]))
-    report["targets"][0]["spec"] = "deploy/my-server.toml"
+    report["header"]["command"] = ["mcp-conformance", "run", "--server", "deploy/my-server.toml", "--quiet"]
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         for r in sarif.sarif(report)["runs"][0]["results"]
     }
     assert uris == {"deploy/my-server.toml"}
+    # The Nth --server is target N; a command line that does not say which is which names no file.
+    report["header"]["command"] += ["--server", "other.toml"]
+    assert {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in sarif.sarif(report)["runs"][0]["results"]
+    } == {sarif.DEFAULT_URI}
     chosen = sarif.sarif(report, uri="conformance-baseline.json")
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in chosen["runs"][0]["results"]

@@ -99,13 +99,25 @@ def _rule(case: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def target_uri(report: dict[str, Any], index: int) -> str:
-    """The file a result of target `index` points at: its target file when it is one, else the default."""
-    for target in report["targets"]:
-        if target["index"] == index and str(target["spec"]).endswith(".toml"):
-            path = Path(str(target["spec"]))
-            return path.resolve().as_uri() if path.is_absolute() else PurePosixPath(*path.parts).as_posix()
-    return DEFAULT_URI
+def target_files(report: dict[str, Any]) -> dict[int, str]:
+    """The target file of each target that was given as one, by target index.
+
+    A target's `spec` in the report describes the server (its command, URL or label), not the file it
+    came from, so the file is read from the recorded command line: the Nth `--server` is target N.
+    """
+    argv = [str(part) for part in report["header"].get("command") or []]
+    servers = [argv[i + 1] for i, part in enumerate(argv[:-1]) if part == "--server"]
+    servers += [part.split("=", 1)[1] for part in argv if part.startswith("--server=")]
+    targets = sorted(t["index"] for t in report["targets"])
+    if len(servers) != len(targets):
+        return {}
+    return {index: spec for index, spec in zip(targets, servers, strict=True) if spec.endswith(".toml")}
+
+
+def _as_uri(path: str) -> str:
+    """A repository-relative path as SARIF wants it (forward slashes); an absolute one as a file URI."""
+    p = Path(path)
+    return p.as_uri() if p.is_absolute() else PurePosixPath(*p.parts).as_posix()
 
 
 def fingerprint(key: str) -> str:
@@ -160,8 +172,9 @@ def sarif(report: dict[str, Any], uri: str | None = None) -> dict[str, Any]:
         if case["requirement"] not in index:
             index[case["requirement"]] = len(rules)
             rules.append(_rule(case))
+    files = {} if uri else target_files(report)
     results = [
-        _result(case, index[case["requirement"]], uri or target_uri(report, case["target"]))
+        _result(case, index[case["requirement"]], uri or _as_uri(files.get(case["target"], DEFAULT_URI)))
         for case in report["cases"]
         if case["verdict"] in LEVELS
     ]
