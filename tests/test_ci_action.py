@@ -19,6 +19,7 @@ import copy
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -33,8 +34,10 @@ from tests.conftest import PY, REPO, stdio
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 EXAMPLE = yaml.safe_load((REPO / "docs" / "ci-example.yml").read_text(encoding="utf-8"))
 PLACEHOLDER = "your-org/mcp-conformance@v1"
-PASSING = stdio("conformance_reference.base_server")
-FAILING = stdio("tests.servers.raw_server", "--defect", "schema-violation")
+PASSING = stdio("conformance_reference.base_server")  # installed with the reference extra: runs anywhere
+#: The failing mutant lives in this checkout's tests/, so a target file (written into each workspace)
+#: starts it from here; it is also what makes the SARIF results point at that file.
+FAILING = "mcp-target.toml"
 _EXPR = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
@@ -213,13 +216,14 @@ def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _runner(paths: dict[str, Path], workspace: str, event: str = "push") -> Runner:
     ws = paths["root"] / workspace
     ws.mkdir(exist_ok=True)
-    env = {
-        **os.environ,
-        "ACTION_PATH": str(paths["action"]),
-        # The servers under test are this repository's; the harness itself runs from the action's venv.
-        "PYTHONPATH": str(REPO),
-        "PATH": os.pathsep.join([str(Path(PY).parent), os.environ.get("PATH", "")]),
-    }
+    command = [PY, "-m", "tests.servers.raw_server", "--defect", "schema-violation"]
+    (ws / FAILING).write_text(
+        f"[target]\ncommand = {json.dumps(command)}\ncwd = {json.dumps(str(REPO))}\n", encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the harness runs from its own venv
+    env["ACTION_PATH"] = str(paths["action"])
+    # `python` is the one the servers are installed in, as after a workflow's setup-python and install.
+    env["PATH"] = os.pathsep.join([str(Path(PY).parent), os.environ.get("PATH", "")])
     return Runner(ws, paths["temp"], env, event)
 
 
@@ -276,10 +280,8 @@ def test_a_failing_server_fails_the_gate_last_then_its_baseline_holds(runner_tem
     assert badge["message"] == "1 failing" and badge["color"] == "red"  # written before the gate
     results = json.loads(_in(runner, out["sarif"]).read_text())["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"BASE-CALL-001"}
-    # No target file: the results point at the baseline, the file a user edits to accept a failure.
-    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {
-        "conformance-baseline.json"
-    }
+    # The results point at the target file (without one, at the baseline file).
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {FAILING}
     gate = _gate(job)
     assert gate.code == 1 and "::error::" in gate.stdout
     assert [s.name for s in job.steps if s.ran and s.code] == [gate.name]  # only the gate fails
@@ -301,13 +303,22 @@ def test_the_example_workflow_uses_the_action_and_gates_last(runner_temp: dict[s
     steps = EXAMPLE["jobs"]["conformance"]["steps"]
     install = next(s for s in steps if s.get("name") == "Install the server")
     assert install["run"].strip() == "python -m pip install -e ."
+    # A stdio spec this time (`env` sets the mutant's import path): no target file, so the SARIF results
+    # point at the baseline file, the file a reviewer edits to accept a failure.
+    server = "stdio:" + shlex.join(
+        ["env", f"PYTHONPATH={REPO}", PY, "-m", "tests.servers.raw_server", "--defect", "schema-violation"]
+    )
     job = runner.job(
-        "conformance", {"SERVER": FAILING}, {install["name"]: ": the test servers are importable"}
+        "conformance", {"SERVER": server}, {install["name"]: ": the test servers are importable"}
     )
     action = next(s for s in job.steps if s.uses == PLACEHOLDER)
     assert action.ran and action.code == 0 and action.with_["gate"] == "false"
     assert action.outputs["exit-code"] == "1" and action.outputs["baseline-created"] == "true"
     assert _in(runner, "conformance-baseline.json").is_file()
+    results = json.loads(_in(runner, action.outputs["sarif"]).read_text())["runs"][0]["results"]
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {
+        "conformance-baseline.json"
+    }
     gate = _gate(job)
     assert gate.code == 1 and [s.name for s in job.steps if s.ran and s.code] == [gate.name]
     skipped = {s.name for s in job.steps if not s.ran}
