@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.reporting import html_report
+from conformance.reporting import html_report, sarif
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable
 from conformance.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
@@ -225,6 +225,7 @@ VIEWS: dict[str, tuple[str, Callable[[AnyReport], str | bytes]]] = {
     "markdown": ("report.md", markdown),
     "junit": ("junit.xml", junit_xml),
     "html": ("report.html", html_report.render),
+    "sarif": ("report.sarif", sarif.render),
 }
 
 

@@ -1,0 +1,250 @@
+"""SARIF 2.1.0, derived from the canonical report alone: one run, one rule per requirement, one result
+per case that did not pass, in the subset GitHub code scanning reads (`github/codeql-action/upload-sarif`).
+
+The mapping:
+
+- `tool.driver`: `mcp-conformance` and the harness version of the report; `rules` are the requirement
+  rows the report's cases reference (id = requirement ID, name and shortDescription = its title,
+  fullDescription and help = the quoted requirement and its source, `properties.level` = MUST, SHOULD,
+  ...; `defaultConfiguration.level` error for a level whose miss FAILs, warning otherwise).
+- `results`: FAIL, ERROR and XPASS are `error` (each fails the run), WARN is `warning`, XFAIL is a
+  `note` carrying an external suppression with the baseline entry's reason (a known failure stays
+  visible, as suppressed, instead of vanishing). PASS and SKIP are left out: a SKIP judged nothing about
+  the server, and a SKIP blocked by another case is reported through that case's own result.
+- `ruleId` is the requirement ID; `message.text` names the verdict, the case key and the case's message;
+  `partialFingerprints` hold a digest of the case key, so one case is one alert across runs.
+- Location: a result needs one for code scanning to show it, with a file path relative to the
+  repository root and a start line. A requirement of a server has no line of source, so every result
+  points at line 1 of a file the user controls: the target file when the case's target is a TOML file,
+  else `mcp-conformance.toml`, or whatever `uri` is given (`python -m conformance.reporting.sarif
+  --uri`, which the GitHub Action's `sarif-uri` input uses).
+
+Server text is data: `message.text` is plain text (no `markdown` member is written), control and
+invisible characters are escaped as in every view, and square brackets are escaped because SARIF reads
+`[text](n)` in a plain-text message as an embedded link.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from conformance.reporting.model import Case, Report, coerce
+from conformance.text import readable
+from conformance.verdicts import Verdict, level_fails
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+DEFAULT_URI = "mcp-conformance.toml"
+#: SARIF result level per verdict; a verdict absent here (PASS, SKIP) gives no result.
+LEVELS = {
+    Verdict.FAIL: "error",
+    Verdict.ERROR: "error",
+    Verdict.XPASS: "error",
+    Verdict.WARN: "warning",
+    Verdict.XFAIL: "note",
+}
+#: The key of the fingerprint: versioned, so a change of what it digests cannot match old alerts.
+FINGERPRINT = "mcpConformanceCase/v1"
+MESSAGE_LIMIT = 2000
+#: Unicode categories shown as escapes, as conformance.text does for bytes: controls, format characters
+#: (a bidi override must not reorder what a reviewer reads), separators, surrogates, unassigned, private.
+_INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn", "Co"})
+
+
+def _escape(char: str) -> str:
+    if char == " " or unicodedata.category(char) not in _INVISIBLE:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _plain(text: Any, limit: int | None = None) -> str:
+    """Server text as a SARIF plain-text message: readable, no control characters, and no embedded
+    link (`\\`, `[` and `]` escaped as SARIF 3.11.6 requires of literal brackets)."""
+    out = "".join(_escape(ch) for ch in readable(text))
+    if limit is not None and len(out) > limit:
+        out = out[:limit] + "..."
+    return out.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _requirement(req_id: str) -> tuple[str, str]:
+    """The quoted sentence and its source, from this harness's requirement table (a report of another
+    harness version may name a row this one lacks)."""
+    try:
+        from conformance.requirements import get
+
+        row = get(req_id)
+    except Exception:
+        return "", ""
+    return row.quote, row.source
+
+
+def _rule(case: Case) -> dict[str, Any]:
+    req_id, level, title = case.requirement, case.level, case.title
+    quote, source = _requirement(req_id)
+    full = f'{level}: "{quote}" ({source})' if quote else f"{level}: {title}"
+    help_text = f'{title}. Requirement {req_id} ({level}): "{quote}" Source: {source}.' if quote else full
+    return {
+        "id": req_id,
+        "name": _plain(title),
+        "shortDescription": {"text": _plain(title)},
+        "fullDescription": {"text": _plain(full)},
+        "help": {"text": _plain(help_text)},
+        "defaultConfiguration": {"level": "error" if level_fails(level) else "warning"},
+        "properties": {
+            "level": level,
+            "suite": case.suite,
+            "tags": ["mcp-conformance", case.suite],
+        },
+    }
+
+
+def target_files(report: Report) -> dict[int, str]:
+    """The target file of each target that was given as one, by target index.
+
+    A target's `spec` in the report describes the server (its command, URL or label), not the file it
+    came from, so the file is read from the recorded command line: the Nth `--server` is target N.
+    """
+    argv = [str(part) for part in report.header.command or ()]
+    servers = [argv[i + 1] for i, part in enumerate(argv[:-1]) if part == "--server"]
+    servers += [part.split("=", 1)[1] for part in argv if part.startswith("--server=")]
+    targets = sorted(t.index for t in report.targets)
+    if len(servers) != len(targets):
+        return {}
+    return {index: spec for index, spec in zip(targets, servers, strict=True) if spec.endswith(".toml")}
+
+
+def _as_uri(path: str) -> str:
+    """A repository-relative path as SARIF wants it (forward slashes); an absolute one as a file URI."""
+    p = Path(path)
+    return p.as_uri() if p.is_absolute() else PurePosixPath(*p.parts).as_posix()
+
+
+def fingerprint(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _result(case: Case, rule_index: int, uri: str) -> dict[str, Any]:
+    verdict = case.verdict
+    text = f"{verdict} {case.key}: {case.message or case.title}"
+    result: dict[str, Any] = {
+        "ruleId": case.requirement,
+        "ruleIndex": rule_index,
+        "level": LEVELS[verdict],
+        "message": {"text": _plain(text, MESSAGE_LIMIT)},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": uri},
+                    "region": {"startLine": 1},
+                }
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT: fingerprint(case.key)},
+        "properties": {
+            "verdict": str(verdict),
+            "caseKey": case.key,
+            "check": case.check,
+            "suite": case.suite,
+            "target": case.target,
+            "transport": case.transport,
+            "revision": case.revision,
+        },
+    }
+    if verdict == Verdict.XFAIL:
+        b = case.baseline
+        entry, reason = (b.entry, b.reason) if b else (None, None)
+        result["suppressions"] = [
+            {
+                "kind": "external",
+                "status": "accepted",
+                "justification": _plain(f"baseline entry {entry}: {reason}", 500),
+            }
+        ]
+        result["properties"]["checkVerdict"] = str(b.verdict) if b else None
+    return result
+
+
+def sarif(report: Report | Mapping[str, Any], uri: str | None = None) -> dict[str, Any]:
+    """The SARIF log of `report`; every result's location is `uri` when given (see the module doc)."""
+    report = coerce(report)
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    for case in report.cases:
+        if case.requirement not in index:
+            index[case.requirement] = len(rules)
+            rules.append(_rule(case))
+    files = {} if uri else target_files(report)
+    results = [
+        _result(case, index[case.requirement], uri or _as_uri(files.get(case.target, DEFAULT_URI)))
+        for case in report.cases
+        if case.verdict in LEVELS
+    ]
+    footer = report.footer
+    invocation: dict[str, Any] = {"executionSuccessful": footer.complete}
+    if isinstance(footer.exit_code, int):
+        invocation["exitCode"] = footer.exit_code
+    if not footer.complete and footer.reason:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": _plain(f"incomplete run: {footer.reason}")}}
+        ]
+    driver: dict[str, Any] = {
+        "name": "mcp-conformance",
+        "version": report.header.harness.version,
+        "rules": rules,
+    }
+    if re.fullmatch(r"\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?", driver["version"]):
+        driver["semanticVersion"] = driver["version"]
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [invocation],
+                "results": results,
+                "properties": {
+                    "runId": report.header.run_id,
+                    "suites": list(report.header.suites),
+                },
+            }
+        ],
+    }
+
+
+def render(report: Report | Mapping[str, Any]) -> str:
+    """The `report.sarif` view."""
+    return json.dumps(sarif(report), indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m conformance.reporting.sarif --report R --out FILE [--uri PATH]`: write the SARIF of a
+    report with every result located at PATH (the GitHub Action's `sarif-uri`)."""
+    parser = argparse.ArgumentParser(prog="python -m conformance.reporting.sarif", description=main.__doc__)
+    parser.add_argument("--report", required=True, metavar="R", help="report.json or its folder")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the SARIF file to write")
+    parser.add_argument("--uri", metavar="PATH", help="file every result points at (repository-relative)")
+    args = parser.parse_args(argv)
+    from conformance.reporting import model
+
+    try:
+        report = model.load(Path(args.report))
+        Path(args.out).write_text(
+            json.dumps(sarif(report, args.uri or None), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    except (OSError, ValueError) as exc:
+        print(f"mcp-conformance: cannot write SARIF from {args.report}: {exc}", file=sys.stderr)
+        return 2
+    print(f"sarif: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
