@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.reporting import canonical, sarif
+from conformance.reporting import sarif
 from tests.conftest import cli, stdio
 
 RAW = "tests.servers.raw_server"
@@ -48,10 +48,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"failing": root / "failing", "known": root / "known"}
 
 
+def _report(folder: Path) -> dict[str, Any]:
+    """The canonical report as JSON, to edit as a server could have made it."""
+    data: dict[str, Any] = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return data
+
+
 def test_a_failing_run_writes_valid_sarif_naming_its_failures(runs: dict[str, Path]) -> None:
     log = json.loads((runs["failing"] / "report.sarif").read_text(encoding="utf-8"))
     _valid(log)
-    report = canonical.load(runs["failing"])
+    report = _report(runs["failing"])
     assert log["version"] == "2.1.0" and len(log["runs"]) == 1
     run = log["runs"][0]
     driver = run["tool"]["driver"]
@@ -94,7 +100,7 @@ def test_a_baselined_failure_is_a_suppressed_note(runs: dict[str, Path]) -> None
 
 
 def test_server_text_stays_data(runs: dict[str, Path]) -> None:
-    report = copy.deepcopy(canonical.load(runs["failing"]))
+    report = copy.deepcopy(_report(runs["failing"]))
     case = next(c for c in report["cases"] if c["verdict"] == "FAIL")
     case["message"] = "see [the fix](1) <script>x</script> {0} \x1b[31mred\\ \u202eevil\nline"
     log = sarif.sarif(report)
@@ -107,7 +113,7 @@ def test_server_text_stays_data(runs: dict[str, Path]) -> None:
 
 
 def test_the_location_is_the_target_file_or_the_given_uri(runs: dict[str, Path]) -> None:
-    report = copy.deepcopy(canonical.load(runs["failing"]))
+    report = copy.deepcopy(_report(runs["failing"]))
     report["header"]["command"] = ["mcp-conformance", "run", "--server", "deploy/my-server.toml", "--quiet"]
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
