@@ -47,6 +47,32 @@ FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
 STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: What each exit code means, in one sentence: every view's result line (the HTML banner, the
+#: Markdown's first line, the terminal summary's last) reads it here; README.md's table says the same.
+EXIT_MEANING: dict[int, str] = {
+    EXIT_OK: "every MUST-level check passed (WARN and SKIP do not fail a run), and at least one case "
+    "judged something",
+    EXIT_FAILED: "the run failed: a check FAILed or could not be judged (ERROR), a baseline entry is stale "
+    "(XPASS), the run did not complete, or no case judged anything",
+    EXIT_USAGE: "usage or configuration error: a bad option, suite or target file (no report is written)",
+    EXIT_UNREACHABLE: "a target could not be reached at all; the report holds the ERROR with its evidence",
+    EXIT_INTERRUPTED: "the run was interrupted; the partial report is written and marked incomplete",
+}
+
+#: Verdicts worst first: views list the cases that did not pass in this order (FAIL, ERROR and XPASS
+#: block the run, WARN is a missed SHOULD) and a requirement's matrix cell shows its worst case.
+WORST_FIRST: tuple[Verdict, ...] = (
+    Verdict.FAIL,
+    Verdict.ERROR,
+    Verdict.XPASS,
+    Verdict.WARN,
+    Verdict.XFAIL,
+    Verdict.SKIP,
+    Verdict.PASS,
+)
+
+#: A run's result in words, one per way it can end (`result`).
+Result = Literal["passed", "failed", "not judged", "unreachable", "interrupted", "incomplete"]
 
 
 def level_fails(level: str) -> bool:
@@ -95,6 +121,25 @@ def exit_code(*, unreachable: bool, complete: bool, verdicts: Iterable[str]) -> 
     if nothing_judged(seen) or any(v in BLOCKING for v in seen):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def result(
+    *, unreachable: bool, complete: bool, interrupted: bool, verdicts: Iterable[str]
+) -> tuple[Result, int]:
+    """The run's result in words and its exit code (`exit_code`, or 130 when it was interrupted):
+    interrupted, unreachable, incomplete and not judged say why a run that may hold no FAIL still
+    fails; otherwise it failed (a blocking verdict) or passed."""
+    if interrupted:
+        return "interrupted", EXIT_INTERRUPTED
+    seen = list(verdicts)
+    code = exit_code(unreachable=unreachable, complete=complete, verdicts=seen)
+    if unreachable:
+        return "unreachable", code
+    if not complete:
+        return "incomplete", code
+    if nothing_judged(seen):
+        return "not judged", code
+    return ("failed" if code != EXIT_OK else "passed"), code
 
 
 PytestOutcome = Literal["passed", "warned", "skipped", "xfailed", "failed"]

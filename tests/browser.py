@@ -87,6 +87,8 @@ class Browser:
 
     def __enter__(self) -> Browser:
         self.profile.mkdir(parents=True, exist_ok=True)
+        # A profile used before holds its old port: wait for the one this browser writes.
+        (self.profile / "DevToolsActivePort").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
             stdin=subprocess.DEVNULL,
@@ -218,7 +220,16 @@ class Browser:
                 found.append(f"log ({entry.get('source')}): {entry.get('text')}")
         return found
 
-    def screenshot(self, path: Path) -> Path:
-        data = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})["data"]
+    def viewport(self, width: int, height: int = 900) -> None:
+        """Lay the page out `width` CSS pixels wide (a phone, a laptop), as a window that size would."""
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+
+    def screenshot(self, path: Path, *, full: bool = True) -> Path:
+        """A PNG of the whole page, or (`full=False`) of what the window shows now."""
+        params = {"format": "png", "captureBeyondViewport": full}
+        data = self.send("Page.captureScreenshot", params)["data"]
         path.write_bytes(base64.b64decode(data))
         return path

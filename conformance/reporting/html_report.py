@@ -6,9 +6,13 @@ with hashes of the page's own style and script: every server-provided string is 
 an escaping bug slipped through, an injected `<script>`, inline handler or remote image would be
 refused by the browser (and show as a console error, which the browser test looks for).
 
-The page shows the run's summary, a matrix of requirements by verdict per suite, the cases with
-filters by verdict and level, and for every case that did not pass its quoted requirement, evidence
-and wire transcript. With scripts off every row is simply shown.
+The page opens on the outcome: a banner with the result in words and colour and what its exit code
+means, the verdict tiles (a zero is grey), then the cases that did not pass, worst first (FAIL, ERROR,
+XPASS, WARN, blocked SKIP, XFAIL, SKIP), each showing its finding (message, quoted requirement, the
+evidence that shows the fault) with the wire transcript and large evidence folded below; the PASS
+cases folded away; and a matrix of requirements (problems first) by transport and revision of each
+target whose cells link to their cases. The filters by verdict and level work on every case. With
+scripts off every case is shown, PASS still folded, and the links still lead to their cases.
 """
 
 from __future__ import annotations
@@ -19,74 +23,175 @@ import hashlib
 import html
 import json
 import re
-from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import bytes_text, readable
-from conformance.verdicts import BASELINE_VERDICTS, BLOCKING, LEVELS, VERDICTS, Verdict
+from conformance.verdicts import (
+    BASELINE_VERDICTS,
+    BLOCKING,
+    EXIT_INTERRUPTED,
+    EXIT_MEANING,
+    LEVELS,
+    VERDICTS,
+    WORST_FIRST,
+    Result,
+    Verdict,
+    result,
+)
 
 #: Characters shown per transcript entry or evidence value; the canonical report keeps the rest.
 TEXT_CAP = 20_000
+#: An evidence value longer than this (characters or lines, as shown) is folded, with its size.
+LARGE_CHARS, LARGE_LINES = 800, 16
+#: Evidence keys that show the fault, the first one present shown first: what the check named as
+#: wrong, then what the server answered (`call.excerpt()`: response, HTTP status and headers).
+FAULT_KEYS = (
+    "why",
+    "violations",
+    "errors",
+    "differing",
+    "ghosts",
+    "unblocked",
+    "diagnostics",
+    "traceback",
+    "response",
+    "http_status",
+    "headers",
+)
+#: How cases are listed, problems first: a blocked SKIP (another case's defect) comes before the
+#: expected failures and the SKIPs that are simply not applicable.
+BLOCKED_SKIP = "SKIP-blocked"
+CASE_ORDER: tuple[str, ...] = (
+    Verdict.FAIL,
+    Verdict.ERROR,
+    Verdict.XPASS,
+    Verdict.WARN,
+    BLOCKED_SKIP,
+    Verdict.XFAIL,
+    Verdict.SKIP,
+    Verdict.PASS,
+)
+#: The verdicts a reader must act on: the views' "problems".
+PROBLEMS = frozenset({*BLOCKING, Verdict.WARN})
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 CSS = """
 :root { --fg:#1b1f24; --muted:#57606a; --line:#d0d7de; --bg:#fff; --soft:#f6f8fa; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
-       background: var(--bg); margin: 0 auto; max-width: 1200px; padding: 16px 24px 48px; }
-h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 18px; margin-top: 28px; } h3 { font-size: 15px; }
-.meta { color: var(--muted); }
+       background: var(--bg); margin: 0 auto; max-width: 1200px; padding: 12px 20px 48px; }
+h1 { font-size: 20px; margin: 4px 0; } h2 { font-size: 18px; margin: 28px 0 8px; }
+h3 { font-size: 15px; margin: 0 0 6px; overflow-wrap: anywhere; } h4 { margin: 10px 0 2px; font-size: 13px; }
+.meta { color: var(--muted); margin: 2px 0; overflow-wrap: anywhere; }
+a { color: #0969da; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; }
 .verdict { display: inline-block; min-width: 52px; padding: 1px 6px; border-radius: 4px; font-weight: 600;
            text-align: center; font-size: 12px; }
 .v-PASS { background: #dafbe1; color: #116329; } .v-FAIL { background: #ffebe9; color: #a40e26; }
 .v-WARN { background: #fff8c5; color: #7d4e00; } .v-SKIP { background: #eaeef2; color: #424a53; }
-.v-ERROR { background: #ffd8b5; color: #8a3100; } .v-XFAIL { background: #ddf4ff; color: #0a3069; }
+.v-ERROR { background: #ffebe9; color: #8a3100; } .v-XFAIL { background: #ddf4ff; color: #0a3069; }
 .v-XPASS { background: #fbefff; color: #6e2d94; }
-td.zero { color: #afb8c1; }
+.banner { border: 2px solid; border-radius: 8px; padding: 12px 16px; margin: 12px 0; }
+.banner .result { font-size: 26px; font-weight: 700; margin: 0; letter-spacing: .02em; }
+.banner p { margin: 4px 0; } .banner .exit { font-size: 13px; }
+.r-passed { background: #dafbe1; border-color: #1a7f37; color: #0f4d1f; }
+.r-failed, .r-unreachable { background: #ffebe9; border-color: #cf222e; color: #82071e; }
+.r-not-judged, .r-incomplete, .r-interrupted { background: #fff8c5; border-color: #bf8700; color: #5c3c00; }
+.banner nav a { color: inherit; font-weight: 600; margin-right: 14px; white-space: nowrap; }
 .tiles { display: flex; gap: 8px; flex-wrap: wrap; margin: 12px 0; }
-.tile { border: 1px solid var(--line); border-radius: 6px; padding: 6px 12px; min-width: 84px; }
+.tile { border: 1px solid var(--line); border-radius: 6px; padding: 6px 12px; min-width: 84px;
+        background: var(--soft); color: #424a53; }
 .tile b { display: block; font-size: 20px; }
-#filters { display: flex; gap: 16px; flex-wrap: wrap; margin: 8px 0; align-items: flex-start; }
+.tile.zero { background: #fff; color: #8c959f; border-color: #eaeef2; }
+.tile.t-bad { background: #ffebe9; color: #a40e26; border-color: #ff8182; }
+.tile.t-warn { background: #fff8c5; color: #7d4e00; border-color: #d4a72c; }
+.tile.t-good { background: #dafbe1; color: #116329; border-color: #4ac26b; }
+.tile.t-note { background: #ddf4ff; color: #0a3069; border-color: #54aeff; }
+#filters { display: flex; gap: 12px; flex-wrap: wrap; margin: 8px 0; align-items: flex-start; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
-fieldset label { margin-right: 10px; white-space: nowrap; }
+fieldset label { margin-right: 10px; white-space: nowrap; display: inline-block; }
 #shown { color: var(--muted); align-self: center; }
+article.case { border: 1px solid var(--line); border-left: 6px solid #8c959f; border-radius: 6px;
+               padding: 10px 14px; margin: 10px 0; scroll-margin-top: 8px; }
+article.c-FAIL, article.c-ERROR, article.c-XPASS { border-left-color: #cf222e; }
+article.c-WARN { border-left-color: #bf8700; } article.c-XFAIL { border-left-color: #54aeff; }
+.case:target { outline: 3px solid #0969da; outline-offset: 2px; }
+.finding { font-size: 15px; font-weight: 600; margin: 6px 0; overflow-wrap: anywhere; white-space: pre-wrap; }
+.req { margin: 4px 0; }
 pre { background: var(--soft); border: 1px solid var(--line); padding: 6px 8px; overflow-x: auto;
       white-space: pre-wrap; word-break: break-word; margin: 4px 0; font-size: 12px; }
+pre.lead { max-height: 22em; overflow-y: auto; border-color: #ff8182; }
 blockquote { margin: 6px 0; padding: 4px 12px; border-left: 4px solid var(--line); color: var(--muted); }
-details summary { cursor: pointer; color: #0969da; }
+details { margin: 6px 0; } details > summary { cursor: pointer; color: #0969da; }
+details.fold { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
+details.fold[open] > summary { margin-bottom: 4px; }
+#passed > summary { font-size: 16px; font-weight: 600; padding: 4px 0; }
 dl { margin: 4px 0; } dt { font-weight: 600; margin-top: 4px; } dd { margin: 0 0 0 12px; }
-.state-ok { color: #116329; font-weight: 600; } .state-bad { color: #a40e26; font-weight: 600; }
+code { overflow-wrap: anywhere; }
+table.matrix td.cell { text-align: center; white-space: nowrap; padding: 2px 4px; }
+table.matrix td.cell a { display: block; text-decoration: none; font-weight: 600; font-size: 12px;
+                         padding: 2px 4px; border-radius: 4px; }
+table.matrix td.none { color: #afb8c1; text-align: center; }
+table.matrix tbody th { font-weight: normal; } table.matrix tbody th b { font-weight: 600; }
+table.matrix .title { color: var(--muted); font-size: 12px; }
+table.matrix thead th { text-align: center; font-size: 12px; }
+.level { color: var(--muted); font-size: 12px; white-space: nowrap; }
 [hidden] { display: none !important; }
+@media (max-width: 600px) {
+  body { padding: 8px 10px 32px; } .banner .result { font-size: 22px; }
+  .tile { min-width: 56px; padding: 3px 8px; } .tile b { font-size: 17px; } .hide-narrow { display: none; }
+  table.targets thead { display: none; } table.targets tr, table.targets td { display: block; border: 0; }
+  table.targets tr { border: 1px solid var(--line); padding: 4px 0; }
+  table.targets td { padding: 1px 8px; overflow-wrap: anywhere; }
+  table.targets td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+}
 """
 
 JS = """
 (function () {
   "use strict";
   var boxes = Array.prototype.slice.call(document.querySelectorAll("input.filter"));
-  var rows = Array.prototype.slice.call(document.querySelectorAll("#case-table tbody tr.case"));
+  var cases = Array.prototype.slice.call(document.querySelectorAll(".case[data-verdict]"));
   var matrixRows = Array.prototype.slice.call(document.querySelectorAll("table.matrix tbody tr"));
   var shown = document.getElementById("shown");
   function apply() {
     var on = {verdict: {}, level: {}};
     boxes.forEach(function (box) { if (box.checked) { on[box.dataset.kind][box.value] = true; } });
     var count = 0;
-    rows.forEach(function (row) {
-      var visible = !!(on.verdict[row.dataset.verdict] && on.level[row.dataset.level]);
-      row.hidden = !visible;
-      var detail = row.dataset.detail ? document.getElementById(row.dataset.detail) : null;
-      if (detail) { detail.hidden = !visible; }
+    cases.forEach(function (el) {
+      var visible = !!(on.verdict[el.dataset.verdict] && on.level[el.dataset.level]);
+      el.hidden = !visible;
       if (visible) { count += 1; }
     });
     matrixRows.forEach(function (row) { row.hidden = !on.level[row.dataset.level]; });
-    shown.textContent = count + " of " + rows.length + " cases shown";
+    shown.textContent = count + " of " + cases.length + " cases shown";
+  }
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id ? document.getElementById(id) : null;
+    if (!el || !el.classList.contains("case")) { return; }
+    if (el.hidden) {
+      boxes.forEach(function (box) {
+        if (box.value === el.dataset[box.dataset.kind]) { box.checked = true; }
+      });
+      apply();
+    }
+    for (var up = el.parentElement; up; up = up.parentElement) {
+      if (up.tagName === "DETAILS") { up.open = true; }
+    }
+    el.scrollIntoView();
   }
   boxes.forEach(function (box) { box.addEventListener("change", apply); });
+  window.addEventListener("hashchange", reveal);
   apply();
+  reveal();
 })();
 """
 
@@ -135,10 +240,137 @@ def _requirement(req_id: str) -> tuple[str, str]:
     return row.quote, row.source
 
 
+def _size(text: str) -> str:
+    """How big a folded value is, as shown: bytes and lines."""
+    size, lines = len(text.encode("utf-8")), text.count("\n") + 1
+    amount = f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} kB"
+    return f"{amount}, {lines} line{'' if lines == 1 else 's'}"
+
+
+def _large(text: str) -> bool:
+    return len(text) > LARGE_CHARS or text.count("\n") >= LARGE_LINES
+
+
+# --- what every view says first: the outcome ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The run's result in a word, its exit code and what that code means, and one sentence of why
+    (plain text: each view escapes it). The HTML banner, the Markdown's first lines and the terminal
+    summary's last line all say this."""
+
+    result: Result
+    code: int
+    meaning: str
+    why: str
+
+    @property
+    def line(self) -> str:
+        """`FAILED (exit 1): <meaning>`: the terminal summary's last line."""
+        return f"{self.result.upper()} (exit {self.code}): {self.meaning}"
+
+
+def _tally(counts: Mapping[str, int], verdicts: Iterable[str]) -> str:
+    return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
+
+
+def outcome(report: Report | Mapping[str, Any]) -> Outcome:
+    """The run's outcome (`verdicts.result`), read from the report alone: interrupted when the run
+    stamped 130 or its footer says so, else the exit code recomputed from the cases."""
+    model = coerce(report)
+    footer, cases = model.footer, model.cases
+    interrupted = footer.exit_code == EXIT_INTERRUPTED or (
+        not footer.complete and footer.reason == "interrupted"
+    )
+    word, code = result(
+        unreachable=model.unreachable,
+        complete=footer.complete,
+        interrupted=interrupted,
+        verdicts=(case.verdict for case in cases),
+    )
+    counts = Counter(case.verdict for case in cases)
+    blocking = sum(counts[v] for v in BLOCKING)
+    plural = "" if len(cases) == 1 else "s"
+    if word == "unreachable":
+        lost = [t for t in model.targets if t.unreachable]
+        why = "; ".join(
+            f"target {t.index} ({t.spec}) could not be reached"
+            + (f": {t.unreachable}" if isinstance(t.unreachable, str) else "")
+            for t in lost
+        )
+        why += "."
+    elif word in ("interrupted", "incomplete"):
+        why = (
+            f"The run stopped before it finished ({footer.reason}): the report holds the {len(cases)} "
+            f"case{plural} judged until then, and the rest were never run."
+        )
+    elif word == "not judged":
+        why = (
+            f"All {len(cases)} case{plural} are SKIP: the run judged nothing, so it cannot vouch "
+            "for the server."
+        )
+    elif word == "failed":
+        why = (
+            f"{blocking} case{'' if blocking == 1 else 's'} block{'s' if blocking == 1 else ''} the run "
+            f"({_tally(counts, (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS))})."
+        )
+    else:
+        why = f"{len(cases)} case{plural}, none blocking"
+        rest = _tally(counts, (Verdict.WARN, Verdict.XFAIL, Verdict.SKIP))
+        why += f" ({rest} do not fail a run)." if rest else "."
+    return Outcome(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)
+
+
+# --- ordering: problems first ----------------------------------------------------------------------
+
+
+def case_group(case: Case) -> str:
+    """The case's place in `CASE_ORDER`: its verdict, or `SKIP-blocked` for a SKIP another case caused."""
+    return BLOCKED_SKIP if case.verdict == Verdict.SKIP and case.blocked_by else str(case.verdict)
+
+
+def problems_first(cases: Iterable[Case]) -> list[Case]:
+    """The cases in `CASE_ORDER`, report order within each group (a bucket pass: linear)."""
+    buckets: dict[str, list[Case]] = {group: [] for group in CASE_ORDER}
+    for case in cases:
+        buckets[case_group(case)].append(case)
+    return [case for group in CASE_ORDER for case in buckets[group]]
+
+
+def evidence_items(case: Case) -> list[tuple[str, Any]]:
+    """The case's evidence, the item that shows the fault first (the first of `FAULT_KEYS` present),
+    then the rest in report order."""
+    items = list(case.evidence.items())
+    lead = next((key for key in FAULT_KEYS if key in case.evidence), None)
+    if lead is None:
+        return items
+    return [(lead, case.evidence[lead])] + [(k, v) for k, v in items if k != lead]
+
+
+def _anchors(cases: Sequence[Case]) -> dict[str, str]:
+    """Each case key's element id, `case-<key as a slug>`: stable across runs of the same checks, so a
+    link into a report (from a PR comment, say) keeps working; a repeated slug gets a number."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for case in cases:
+        base = "case-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", case.key).strip("-") or "x")
+        anchor, number = base, 2
+        while anchor in taken:
+            anchor, number = f"{base}-{number}", number + 1
+        taken.add(anchor)
+        out.setdefault(case.key, anchor)
+    return out
+
+
+# --- the parts of the page ------------------------------------------------------------------------
+
+
 def _transcript(entries: Sequence[Mapping[str, Any]]) -> str:
     if not entries:
         return '<p class="meta">No wire traffic was recorded for this case.</p>'
     out = []
+    total = 0
     for entry in entries:
         head = [f"[{entry.get('t', 0):.3f}s]", str(entry.get("dir", "?"))]
         for key in ("channel", "status", "note"):
@@ -157,14 +389,49 @@ def _transcript(entries: Sequence[Mapping[str, Any]]) -> str:
         elif "base64" in entry:
             # Not UTF-8: the bytes as text with escapes (the report keeps them exactly, in base64).
             body += "(not UTF-8) " + bytes_text(base64.b64decode(entry["base64"]))
+        total += len(body.encode("utf-8"))
         out.append(f"<pre>{_e(' '.join(head))}\n{_capped(body)}</pre>")
-    return "".join(out)
+    amount = f"{total} bytes" if total < 1024 else f"{total / 1024:.1f} kB"
+    n = len(entries)
+    return (
+        f'<details class="fold transcript"><summary>Wire transcript: {n} entr{"y" if n == 1 else "ies"}, '
+        f"{amount}</summary>{''.join(out)}</details>"
+    )
 
 
-def _detail(case: Case) -> str:
+def _evidence(case: Case) -> str:
+    """The evidence: the item that shows the fault first, shown even when long (in a box of its own
+    height), the other small items after it, and every other large value folded, with its size."""
+    items = evidence_items(case)
+    if not items:
+        return ""
+    lead = items[0][0] if items[0][0] in FAULT_KEYS else None
+    shown, folded = [], []
+    for key, value in items:
+        text = _pretty(value)
+        if key == lead:
+            shown.append(f'<dt>{_e(key)}</dt><dd><pre class="lead">{_capped(text)}</pre></dd>')
+        elif _large(text):
+            folded.append(
+                f'<details class="fold evidence"><summary>Evidence <code>{_e(key)}</code>: '
+                f"{_e(_size(text))}</summary><pre>{_capped(text)}</pre></details>"
+            )
+        else:
+            shown.append(f"<dt>{_e(key)}</dt><dd><pre>{_capped(text)}</pre></dd>")
+    listed = f"<h4>Evidence</h4><dl>{''.join(shown)}</dl>" if shown else ""
+    return listed + "".join(folded)
+
+
+def _case(case: Case, anchors: Mapping[str, str]) -> str:
+    """A case that did not pass: the finding first (message, requirement and its quote, the evidence
+    that shows the fault), the transcript and large evidence folded below."""
     quote, source = _requirement(case.requirement)
+    attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
     parts = [
-        f"<p><b>{_e(case.requirement)}</b> ({_e(case.level)}): {_e(case.title)}</p>",
+        f'<article class="case c-{_e(case.verdict)}" id="{_e(anchors[case.key])}" {attrs}>',
+        f"<h3>{_verdict(case.verdict)} <code>{_e(case.key)}</code></h3>",
+        f'<p class="finding">{_e(case.message) or "<i>no message</i>"}</p>',
+        f'<p class="req"><b>{_e(case.requirement)}</b> ({_e(case.level)}): {_e(case.title)}</p>',
     ]
     if quote:
         parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
@@ -175,41 +442,102 @@ def _detail(case: Case) -> str:
             f"{_e(b.reason)}</p>"
         )
     if case.blocked_by:
+        target = anchors.get(case.blocked_by)
+        link = f' (<a href="#{_e(target)}">that case</a>)' if target else ""
         parts.append(
-            f"<p>Blocked by <code>{_e(case.blocked_by)}</code>: that case's verdict (the defect it "
+            f"<p>Blocked by <code>{_e(case.blocked_by)}</code>{link}: its verdict (the defect it "
             "reports) left this one nothing to judge.</p>"
         )
-    parts.append(f"<p>{_e(case.message) or '<i>no message</i>'}</p>")
-    if case.evidence:
-        parts.append("<h4>Evidence</h4><dl>")
-        for key, value in case.evidence.items():
-            parts.append(f"<dt>{_e(key)}</dt><dd><pre>{_capped(_pretty(value))}</pre></dd>")
-        parts.append("</dl>")
-    parts.append(f"<h4>Wire transcript</h4>{_transcript(case.transcript)}")
+    parts.append(_evidence(case))
+    parts.append(_transcript(case.transcript))
+    parts.append(
+        f'<p class="meta">target {_e(case.target)} · {_e(case.transport)}@{_e(case.revision)} · '
+        f"check {_e(case.check)} · {case.duration * 1000:.0f} ms</p></article>"
+    )
     return "".join(parts)
 
 
-def _matrix(cases: Sequence[Case], verdicts: Sequence[str]) -> str:
-    by_suite: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-    info: dict[str, tuple[str, str]] = {}
+def _passed(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
+    """The PASS cases, folded away (a closed `<details>` with the count): a table row each."""
+    if not cases:
+        return ""
+    rows = []
     for case in cases:
-        by_suite[case.suite][case.requirement][case.verdict] += 1
+        attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
+        rows.append(
+            f'<tr class="case" id="{_e(anchors[case.key])}" {attrs}><td>{_verdict(case.verdict)}</td>'
+            f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}</td>"
+            f'<td class="hide-narrow">{_e(case.level)}</td>'
+            f'<td class="hide-narrow">{_e(case.first_line(240))}</td>'
+            f'<td class="n hide-narrow">{case.duration * 1000:.0f}</td></tr>'
+        )
+    n = len(cases)
+    return (
+        f'<details id="passed"><summary>{n} PASS case{"" if n == 1 else "s"} (folded)</summary>'
+        '<div class="scroll"><table id="pass-table"><thead><tr><th>verdict</th><th>case</th>'
+        '<th>requirement</th><th class="hide-narrow">level</th><th class="hide-narrow">message</th>'
+        f'<th class="n hide-narrow">ms</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+        "</details>"
+    )
+
+
+def _matrix(model: Report, anchors: Mapping[str, str]) -> str:
+    """Requirements (problems first, then by ID) by transport@revision of each target; a cell is the
+    verdict of that requirement's case there, linking to it; several cases show the worst and a count."""
+    rank = {verdict: number for number, verdict in enumerate(WORST_FIRST)}
+    several_targets = len({case.target for case in model.cases}) > 1
+    columns: dict[tuple[int, str, str], None] = {}
+    cells: dict[tuple[str, tuple[int, str, str]], list[Case]] = {}
+    info: dict[str, tuple[str, str]] = {}
+    worst: dict[str, int] = {}
+    for case in model.cases:
+        column = (case.target, case.transport, case.revision)
+        columns.setdefault(column, None)
+        cells.setdefault((case.requirement, column), []).append(case)
         info.setdefault(case.requirement, (case.level, case.title))
-    out = []
-    for suite in sorted(by_suite):
-        out.append(f'<h3>Suite {_e(suite)}</h3><table class="matrix"><thead><tr><th>requirement</th>')
-        heads = "".join(f"<th>{_verdict(v)}</th>" for v in verdicts)
-        out.append(f"<th>level</th><th>title</th>{heads}</tr></thead><tbody>")
-        for req in sorted(by_suite[suite]):
-            level, _ = info[req]
-            counts = by_suite[suite][req]
-            cells = "".join(f'<td class="n{"" if counts[v] else " zero"}">{counts[v]}</td>' for v in verdicts)
+        worst[case.requirement] = min(
+            worst.get(case.requirement, len(rank)), rank.get(case.verdict, len(rank))
+        )
+    ordered = sorted(columns, key=lambda column: column[0])  # by target, then as the cases list them
+    if not info:
+        return '<p class="meta">No cases.</p>'
+    out = ['<div class="scroll"><table class="matrix"><thead><tr><th>requirement</th>']
+    for target, transport, revision in ordered:
+        prefix = f"#{target} " if several_targets else ""
+        out.append(f"<th>{_e(prefix + transport)}@<br>{_e(revision)}</th>")
+    out.append("</tr></thead><tbody>")
+    for req in sorted(info, key=lambda r: (worst[r], r)):
+        level, title = info[req]
+        out.append(
+            f'<tr data-level="{_e(level)}"><th scope="row"><b>{_e(req)}</b> '
+            f'<span class="level">{_e(level)}</span><div class="title hide-narrow">{_e(title)}</div></th>'
+        )
+        for column in ordered:
+            here = cells.get((req, column))
+            if not here:
+                out.append('<td class="none">&ndash;</td>')
+                continue
+            first = min(here, key=lambda c: rank.get(c.verdict, len(rank)))
+            count = f" &times;{len(here)}" if len(here) > 1 else ""
+            tally = ", ".join(f"{v} {n}" for v, n in Counter(c.verdict for c in here).items())
             out.append(
-                f'<tr data-level="{_e(level)}"><td>{_e(req)}</td><td>{_e(level)}</td>'
-                f"<td>{_e(info[req][1])}</td>{cells}</tr>"
+                f'<td class="cell"><a class="verdict v-{_e(first.verdict)}" href="#{_e(anchors[first.key])}" '
+                f'title="{_e(first.key)}: {_e(tally)}">{_e(first.verdict)}{count}</a></td>'
             )
-        out.append("</tbody></table>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
     return "".join(out)
+
+
+_TILE_TONE = {
+    Verdict.FAIL: "t-bad",
+    Verdict.ERROR: "t-bad",
+    Verdict.XPASS: "t-bad",
+    Verdict.WARN: "t-warn",
+    Verdict.PASS: "t-good",
+    Verdict.XFAIL: "t-note",
+    Verdict.SKIP: "t-skip",
+}
 
 
 def render(report: Report | Mapping[str, Any]) -> str:
@@ -222,12 +550,13 @@ def render(report: Report | Mapping[str, Any]) -> str:
     verdicts = [v for v in VERDICTS if v not in BASELINE_VERDICTS or counts[v] or footer.baseline]
     levels = [lv for lv in LEVELS if any(c.level == lv for c in cases)]
     levels += sorted({c.level for c in cases} - set(levels))
-    code = footer.exit_code
-    state = (
-        '<span class="state-ok">complete</span>'
-        if footer.complete
-        else f'<span class="state-bad">INCOMPLETE ({_e(footer.reason)})</span>'
-    )
+    anchors = _anchors(cases)
+    ordered = problems_first(cases)
+    not_passed = [c for c in ordered if c.verdict != Verdict.PASS]
+    passed = [c for c in ordered if c.verdict == Verdict.PASS]
+    problems = sum(c.verdict in PROBLEMS for c in cases)
+    end = outcome(model)
+    state = "complete" if footer.complete else f"INCOMPLETE ({footer.reason})"
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
@@ -235,27 +564,34 @@ def render(report: Report | Mapping[str, Any]) -> str:
         f"<title>MCP conformance report {_e(head.run_id)}</title><style>{CSS}</style></head><body>",
         f'<header><h1>MCP conformance report</h1><p class="meta">Run {_e(head.run_id)} · harness '
         f"{_e(head.harness.version)} · suites {_e(', '.join(head.suites))} · started "
-        f"{_e(head.started)} · {state}"
-        + (f" · exit code {_e(code)}" if code is not None else "")
-        + "</p></header>",
-        '<section id="summary"><h2>Summary</h2><div class="tiles">',
+        f"{_e(head.started)} · {_e(state)}</p></header>",
+        f'<section id="outcome" class="banner r-{end.result.replace(" ", "-")}">',
+        f'<p class="result">{_e(end.result.capitalize())}</p><p class="why">{_e(end.why)}</p>',
+        f'<p class="exit">Exit code {end.code}: {_e(end.meaning)}.</p><nav>',
+        f'<a href="#cases">{problems} problem{"" if problems == 1 else "s"}</a>',
+        '<a href="#matrix">Requirement matrix</a>',
+        f'<a href="#passed">{len(passed)} passed</a>' if passed else "",
+        "</nav></section>",
+        '<section id="summary"><div class="tiles">',
     ]
     for verdict in verdicts:
         count = totals.get(verdict, counts[verdict])
-        out.append(f'<div class="tile v-{_e(verdict)}">{_e(verdict)}<b>{_e(count)}</b></div>')
+        tone = _TILE_TONE.get(verdict, "") if count else "zero"
+        out.append(f'<div class="tile {tone} v-{_e(verdict)}">{_e(verdict)}<b>{_e(count)}</b></div>')
     out.append(f'<div class="tile">cases<b>{len(cases)}</b></div></div>')
     out.append(
-        "<table><thead><tr><th>target</th><th>transport</th><th>server</th><th>revisions spoken</th>"
-        "</tr></thead><tbody>"
+        '<div class="scroll"><table class="targets"><thead><tr><th>target</th><th>transport</th>'
+        "<th>server</th><th>revisions spoken</th></tr></thead><tbody>"
     )
     for target in model.targets:
         unreachable = " (unreachable)" if target.unreachable else ""
         out.append(
             f"<tr><td>{_e(target.index)}: {_e(target.spec)}{_e(unreachable)}</td>"
-            f"<td>{_e(target.transport)}</td><td>{_e(target.server_label)}</td>"
-            f"<td>{_e(', '.join(target.revisions_spoken) or 'none')}</td></tr>"
+            f'<td data-label="transport">{_e(target.transport)}</td>'
+            f'<td data-label="server">{_e(target.server_label)}</td>'
+            f'<td data-label="revisions spoken">{_e(", ".join(target.revisions_spoken) or "none")}</td></tr>'
         )
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     if footer.baseline:
         b = footer.baseline
         unmatched = ", ".join(b.unmatched) or "none"
@@ -263,8 +599,8 @@ def render(report: Report | Mapping[str, Any]) -> str:
             f"<p>Baseline {_e(b.path)} ({_e(b.entries)} entries; matching no case: {_e(unmatched)})</p>"
         )
     out.append("</section>")
-    out.append(f'<section id="matrix"><h2>Requirements by verdict</h2>{_matrix(cases, verdicts)}</section>')
-    out.append('<section id="cases"><h2>Cases</h2><div id="filters"><fieldset><legend>Verdict</legend>')
+    out.append('<section id="cases"><h2>Cases that did not pass, worst first</h2><div id="filters">')
+    out.append("<fieldset><legend>Verdict</legend>")
     for verdict in verdicts:
         out.append(
             f'<label><input type="checkbox" class="filter" data-kind="verdict" value="{_e(verdict)}" '
@@ -278,25 +614,15 @@ def render(report: Report | Mapping[str, Any]) -> str:
             f"{_e(level)} {n}</label>"
         )
     out.append(f'</fieldset><span id="shown">{len(cases)} cases</span></div>')
+    if not not_passed:
+        out.append('<p class="meta">Every case passed.</p>')
+    out.extend(_case(case, anchors) for case in not_passed)
+    out.append(_passed(passed, anchors))
+    out.append("</section>")
     out.append(
-        '<table id="case-table"><thead><tr><th>verdict</th><th>case</th><th>requirement</th><th>level</th>'
-        "<th>message</th><th>ms</th></tr></thead><tbody>"
+        '<section id="matrix"><h2>Requirements by transport and revision</h2><p class="meta">Problems '
+        "first; each cell is the verdict of that requirement's case (the worst, with a count, where "
+        f"there are several) and links to it.</p>{_matrix(model, anchors)}</section>"
     )
-    for number, case in enumerate(cases):
-        has_detail = case.verdict != Verdict.PASS
-        detail_id = f"detail-{number}"
-        attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
-        link = f' data-detail="{detail_id}"' if has_detail else ""
-        out.append(
-            f'<tr class="case" id="case-{number}" {attrs}{link}><td>{_verdict(case.verdict)}</td>'
-            f"<td>{_e(case.key)}</td><td>{_e(case.requirement)}</td><td>{_e(case.level)}</td>"
-            f'<td>{_e(case.first_line(240))}</td><td class="n">{case.duration * 1000:.0f}</td></tr>'
-        )
-        if has_detail:
-            out.append(
-                f'<tr class="detail" id="{detail_id}" {attrs}><td colspan="6">'
-                f"<details{' open' if case.verdict in BLOCKING else ''}><summary>"
-                f"Requirement, evidence and wire transcript</summary>{_detail(case)}</details></td></tr>"
-            )
-    out.append(f"</tbody></table></section><script>{JS}</script></body></html>\n")
+    out.append(f"<script>{JS}</script></body></html>\n")
     return "".join(out)
