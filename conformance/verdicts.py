@@ -52,8 +52,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 
 EXIT_MEANING: dict[int, str] = {
     EXIT_OK: "every MUST-level check passed (WARN and SKIP do not fail a run), and at least one case "
     "judged something",
-    EXIT_FAILED: "the run failed: a check FAILed or could not be judged (ERROR), a baseline entry is stale "
-    "(XPASS), the run did not complete, or no case judged anything",
+    EXIT_FAILED: "a check FAILed or could not be judged (ERROR), a baseline entry is stale (XPASS), the run "
+    "did not complete, or no case judged anything",
     EXIT_USAGE: "usage or configuration error: a bad option, suite or target file (no report is written)",
     EXIT_UNREACHABLE: "a target could not be reached at all; the report holds the ERROR with its evidence",
     EXIT_INTERRUPTED: "the run was interrupted; the partial report is written and marked incomplete",

@@ -141,12 +141,14 @@ table.matrix td.cell a { display: block; text-decoration: none; font-weight: 600
 table.matrix td.none { color: #afb8c1; text-align: center; }
 table.matrix tbody th { font-weight: normal; } table.matrix tbody th b { font-weight: 600; }
 table.matrix .title { color: var(--muted); font-size: 12px; }
-table.matrix thead th { text-align: center; font-size: 12px; }
+table.matrix thead th { text-align: center; font-size: 12px; white-space: nowrap; }
+table.matrix thead th:first-child { text-align: left; }
 .level { color: var(--muted); font-size: 12px; white-space: nowrap; }
 [hidden] { display: none !important; }
 @media (max-width: 600px) {
   body { padding: 8px 10px 32px; } .banner .result { font-size: 22px; }
-  .tile { min-width: 56px; padding: 3px 8px; } .tile b { font-size: 17px; } .hide-narrow { display: none; }
+  .tiles { gap: 6px; } .tile { flex: 1 1 0; min-width: 52px; padding: 3px 6px; } .tile b { font-size: 17px; }
+  .hide-narrow { display: none; }
   table.targets thead { display: none; } table.targets tr, table.targets td { display: block; border: 0; }
   table.targets tr { border: 1px solid var(--line); padding: 4px 0; }
   table.targets td { padding: 1px 8px; overflow-wrap: anywhere; }
@@ -267,11 +269,17 @@ class Outcome:
 
     @property
     def line(self) -> str:
-        """`FAILED (exit 1): <meaning>`: the terminal summary's last line."""
-        return f"{self.result.upper()} (exit {self.code}): {self.meaning}"
+        """`FAILED: <why> Exit code 1: <meaning>.`: the terminal summary's last line."""
+        return f"{self.result.upper()}: {self.why} Exit code {self.code}: {self.meaning}."
+
+    @property
+    def quotes_the_report(self) -> bool:
+        """Whether `why` quotes text from the report (a target's spec or reason, the footer's reason),
+        which a view must escape; otherwise it is the harness's own words and counts."""
+        return self.result in ("unreachable", "incomplete", "interrupted")
 
 
-def _tally(counts: Mapping[str, int], verdicts: Iterable[str]) -> str:
+def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
     return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
 
 

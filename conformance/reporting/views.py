@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.reporting import html_report, sarif
+from conformance.reporting.html_report import PROBLEMS, evidence_items, outcome, problems_first
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable
 from conformance.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
@@ -41,7 +42,8 @@ def _t(text: Any) -> str:
 
 
 def summary_text(report: AnyReport, *, limit: int = 60) -> str:
-    """The terminal summary: one line per target, each non-PASS case, totals and the verdict."""
+    """The terminal summary: one line per target, each non-PASS case (worst first), totals, and last
+    the result with what its exit code means, in one line."""
     model = coerce(report)
     lines = []
     for target in model.targets:
@@ -49,7 +51,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         name = (target.server_info or {}).get("name", "?")
         lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={spoken}"))
     shown = 0
-    for case in model.cases:
+    for case in problems_first(model.cases):
         if case.verdict == Verdict.PASS:
             continue
         if shown < limit:
@@ -72,6 +74,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     base = model.footer.baseline
     if base and base.unmatched:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
+    lines.append(_t(outcome(model).line))
     return "\n".join(lines)
 
 
@@ -97,12 +100,58 @@ def _md(text: Any) -> str:
     return out
 
 
+def _md_case(case: Case) -> list[str]:
+    """One case that did not pass: its verdict and key, requirement, message, evidence (the item that
+    shows the fault first), as Markdown text."""
+    out = [f"### {case.verdict} {_md(case.key)}", ""]
+    out.append(
+        f"Requirement {_md(case.requirement)} ({_md(case.level)}): {_md(case.title)}. {_md(case.message)}"
+    )
+    if case.blocked_by:
+        out += ["", f"Blocked by {_md(case.blocked_by)}: its verdict left this case nothing to judge."]
+    if case.baseline:
+        b = case.baseline
+        out += ["", f"Baseline entry {_md(b.entry)} (the check said {b.verdict}): {_md(b.reason)}"]
+    if case.evidence:
+        out.append("")
+    for key, value in evidence_items(case):
+        out.append(f"- {_md(key)}: {_md(_evidence_text(value)[:600])}")
+    out.append("")
+    return out
+
+
 def markdown(report: AnyReport) -> str:
+    """The Markdown summary: the result and what its exit code means, the totals, the problems (FAIL,
+    ERROR and XPASS, then WARN) with their keys and messages, then the run, the other cases that did
+    not pass, and every case."""
     model = coerce(report)
     head, footer = model.header, model.footer
-    totals = footer.totals
+    totals = footer.totals or model.counts()
+    end = outcome(model)
+    ordered = problems_first(model.cases)
+    problems = [c for c in ordered if c.verdict in PROBLEMS]
+    others = [c for c in ordered if c.verdict not in PROBLEMS and c.verdict != Verdict.PASS]
+    columns: list[str] = [*model.shown_verdicts(), "cases"]
     out = [
         f"# MCP conformance report {_md(head.run_id)}",
+        "",
+        # The why is the harness's words and counts, or quotes the report (then escaped); the exit
+        # code's meaning is the verdict module's sentence.
+        f"Result: {end.result.upper()}. {_md(end.why) if end.quotes_the_report else end.why}",
+        "",
+        f"Exit code {end.code}: {end.meaning}.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+        "| " + " | ".join(str(totals.get(k, 0)) for k in columns) + " |",
+        "",
+    ]
+    if problems:
+        out += ["## Problems", ""]
+        for case in problems:
+            out += _md_case(case)
+    out += [
+        "## Run",
         "",
         f"Harness {_md(head.harness.version)}, suites {_md(', '.join(head.suites))}, "
         f"started {_md(head.started)}, "
@@ -116,14 +165,7 @@ def markdown(report: AnyReport) -> str:
             f"| {_md(t.spec)} | {_md(t.transport)} | {_md(t.server_label)} | "
             f"{_md(', '.join(t.revisions_spoken) or 'none')} |"
         )
-    columns: list[str] = [*model.shown_verdicts(), "cases"]
-    out += [
-        "",
-        "| " + " | ".join(columns) + " |",
-        "|" + "---|" * len(columns),
-        "| " + " | ".join(str(totals.get(k, 0)) for k in columns) + " |",
-        "",
-    ]
+    out.append("")
     base = footer.baseline
     if base:
         out += [
@@ -131,26 +173,10 @@ def markdown(report: AnyReport) -> str:
             f"{_md(', '.join(base.unmatched) or 'none')}.",
             "",
         ]
-    problems = [c for c in model.cases if c.verdict != Verdict.PASS]
-    if problems:
-        out += ["## Cases that did not pass", ""]
-        for case in problems:
-            out.append(f"### {case.verdict} {_md(case.key)}")
-            out.append("")
-            out.append(
-                f"Requirement {_md(case.requirement)} ({_md(case.level)}): {_md(case.title)}. "
-                f"{_md(case.message)}"
-            )
-            if case.blocked_by:
-                out.append("")
-                out.append(f"Blocked by {_md(case.blocked_by)}: its verdict left this case nothing to judge.")
-            if case.baseline:
-                b = case.baseline
-                out.append("")
-                out.append(f"Baseline entry {_md(b.entry)} (the check said {b.verdict}): {_md(b.reason)}")
-            for key, value in case.evidence.items():
-                out.append(f"- {_md(key)}: {_md(_evidence_text(value)[:600])}")
-            out.append("")
+    if others:
+        out += ["## Other cases that did not pass", ""]
+        for case in others:
+            out += _md_case(case)
     out += ["## All cases", "", "| verdict | case | requirement | ms |", "|---|---|---|---|"]
     for case in model.cases:
         out.append(
