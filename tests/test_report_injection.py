@@ -137,7 +137,12 @@ def test_hostile_page_runs_nothing_in_chromium(
         browser.open(page.as_uri())
         assert browser.evaluate("typeof window.__pwned") == "undefined"
         assert browser.evaluate("document.scripts.length") == 1
-        assert browser.evaluate("document.images.length + document.links.length") == 0
+        assert browser.evaluate("document.images.length") == 0
+        # The page's own links (matrix cells, the banner) lead to its own elements; server text adds none.
+        assert browser.evaluate(
+            "Array.from(document.links).every(a => a.getAttribute('href').startsWith('#')"
+            " && document.getElementById(a.getAttribute('href').slice(1)) !== null)"
+        )
         assert browser.evaluate("document.body.textContent.includes('window.__pwned')") is True
         browser.screenshot(tmp_path / "hostile.png")
         assert browser.errors() == []

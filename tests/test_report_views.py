@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from conformance import schemas
-from conformance.reporting import canonical, views
+from conformance.reporting import canonical, html_report, views
+from conformance.verdicts import EXIT_MEANING
 from tests.conftest import run, stdio
 
 
@@ -94,3 +95,42 @@ def test_exit_codes_follow_the_verdicts(report: dict[str, Any]) -> None:
     assert canonical.exit_code(clean) == 1
     clean["targets"][0]["unreachable"] = True
     assert canonical.exit_code(clean) == 3
+
+
+def test_markdown_leads_with_the_result_totals_and_the_problems_worst_first(report: dict[str, Any]) -> None:
+    text = views.markdown(report)
+    lines = text.splitlines()
+    assert lines[2] == "Result: FAILED. " + html_report.outcome(report).why
+    assert lines[4] == f"Exit code 1: {EXIT_MEANING[1]}."
+    assert lines[6].startswith("| PASS | FAIL | WARN | SKIP | ERROR | cases |")
+    assert lines[10] == "## Problems"
+    headings = [line for line in lines if line.startswith("### ")]
+    problems = text[text.index("## Problems") : text.index("## Run")]
+    verdicts = [h.split()[1] for h in headings if h in problems]
+    assert verdicts == sorted(verdicts, key=["FAIL", "ERROR", "XPASS", "WARN"].index) and "FAIL" in verdicts
+    assert "WARN" in verdicts and "SKIP" not in verdicts
+    # Then the rest: the run and its targets, the other cases that did not pass (SKIP), every case.
+    assert text.index("## Run") < text.index("## Other cases that did not pass") < text.index("## All cases")
+    skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert text.count("### SKIP ") == len(skipped)
+
+
+def test_markdown_shows_the_evidence_that_shows_the_fault_first(report: dict[str, Any]) -> None:
+    data = json.loads(json.dumps(report))
+    failed = next(c for c in data["cases"] if c["verdict"] == "FAIL")
+    failed["evidence"] = {"tool_calls": {"calls": 2}, "request": "{}", "response": '{"result": 1}'}
+    section = views.markdown(data).split(f"### FAIL {views._md(failed['key'])}")[1]
+    assert section.index("- response:") < section.index("- tool\\_calls:") < section.index("- request:")
+
+
+def test_the_terminal_summary_ends_with_the_result_and_what_the_exit_code_means(
+    report: dict[str, Any],
+) -> None:
+    lines = views.summary_text(report).splitlines()
+    assert lines[-1] == f"FAILED: {html_report.outcome(report).why} Exit code 1: {EXIT_MEANING[1]}."
+    listed = [line.split()[0] for line in lines if line.startswith("  ")]
+    assert listed == sorted(listed, key=["FAIL", "ERROR", "XPASS", "WARN", "XFAIL", "SKIP"].index)
+    clean = json.loads(json.dumps(report))
+    clean["cases"] = [c for c in clean["cases"] if c["verdict"] != "FAIL"]
+    assert views.summary_text(clean).splitlines()[-1].startswith("PASSED: ")
+    assert views.summary_text(clean).splitlines()[-1].endswith(f"Exit code 0: {EXIT_MEANING[0]}.")
