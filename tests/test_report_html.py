@@ -356,3 +356,26 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
     for shot in shots:
         data = shot.read_bytes()
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+
+def test_in_chromium_with_scripts_off_every_case_is_there_and_a_link_opens_its_fold(
+    chromium: str, report_dir: Path, report: dict[str, Any], tmp_path: Path
+) -> None:
+    with Browser(chromium, tmp_path / "profile") as browser:
+        browser.send("Emulation.setScriptExecutionDisabled", {"value": True})
+        browser.viewport(1280, 900)
+        browser.open((report_dir / "report.html").as_uri())
+        assert (
+            browser.evaluate("document.getElementById('shown').textContent")
+            == f"{len(report['cases'])} cases"
+        )
+        assert browser.evaluate("document.querySelectorAll('.case[hidden]').length") == 0
+        assert browser.evaluate("document.getElementById('passed').open") is False
+        target = browser.evaluate("document.querySelector('table.matrix a.v-PASS').getAttribute('href')")
+        browser.click("table.matrix a.v-PASS")
+        assert browser.evaluate("location.hash") == target
+        assert browser.evaluate("document.getElementById('passed').open") is True, (
+            "the browser opens the fold"
+        )
+        assert _in_view(browser, target[1:])
+        assert browser.errors() == []
