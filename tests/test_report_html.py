@@ -379,3 +379,17 @@ def test_in_chromium_with_scripts_off_every_case_is_there_and_a_link_opens_its_f
         )
         assert _in_view(browser, target[1:])
         assert browser.errors() == []
+
+
+def test_a_cell_with_several_cases_shows_the_worst_with_a_count(report: dict[str, Any]) -> None:
+    data = copy.deepcopy(report)
+    passed = next(c for c in data["cases"] if c["verdict"] == "PASS")
+    twin = copy.deepcopy(passed) | {"key": passed["key"] + "-again", "verdict": "WARN", "message": "weak"}
+    data["cases"].append(twin)
+    page = html_report.render(data)
+    anchor = "case-" + re.sub(r"[^A-Za-z0-9._-]+", "-", twin["key"]).strip("-")
+    assert f'id="{anchor}"' in page
+    cell = re.search(
+        rf'<a class="verdict v-WARN" href="#{re.escape(anchor)}" title="[^"]*">WARN &times;2</a>', page
+    )
+    assert cell is not None and "PASS 1" in cell.group() and "WARN 1" in cell.group()
