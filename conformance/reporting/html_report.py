@@ -562,7 +562,6 @@ def render(report: Report | Mapping[str, Any]) -> str:
     ordered = problems_first(cases)
     not_passed = [c for c in ordered if c.verdict != Verdict.PASS]
     passed = [c for c in ordered if c.verdict == Verdict.PASS]
-    problems = sum(c.verdict in PROBLEMS for c in cases)
     end = outcome(model)
     state = "complete" if footer.complete else f"INCOMPLETE ({footer.reason})"
     out = [
@@ -576,7 +575,7 @@ def render(report: Report | Mapping[str, Any]) -> str:
         f'<section id="outcome" class="banner r-{end.result.replace(" ", "-")}">',
         f'<p class="result">{_e(end.result.capitalize())}</p><p class="why">{_e(end.why)}</p>',
         f'<p class="exit">Exit code {end.code}: {_e(end.meaning)}.</p><nav>',
-        f'<a href="#cases">{problems} problem{"" if problems == 1 else "s"}</a>',
+        f'<a href="#cases">{len(not_passed)} did not pass</a>',
         '<a href="#matrix">Requirement matrix</a>',
         f'<a href="#passed">{len(passed)} passed</a>' if passed else "",
         "</nav></section>",
