@@ -29,7 +29,9 @@ from conformance_reference.map_state import P7, compact
 from tests.map_helpers import DECISION_RACES, checks, non_pass, target
 
 REPO = Path(__file__).resolve().parent.parent
-REQUIREMENTS = json.loads((REPO / "suites" / "map_review" / "requirements.json").read_text(encoding="utf-8"))
+REQUIREMENTS = json.loads(
+    (REPO / "conformance_packs" / "map_review" / "requirements.json").read_text("utf-8")
+)
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},

@@ -28,7 +28,7 @@ from conformance.requirements import table
 from conformance.targets import reference_targets
 
 REPO = Path(__file__).resolve().parent.parent
-REQUIREMENTS = json.loads((REPO / "suites" / "uwmd" / "requirements.json").read_text(encoding="utf-8"))
+REQUIREMENTS = json.loads((REPO / "conformance_packs" / "uwmd" / "requirements.json").read_text("utf-8"))
 PARKVIEW = "sha256:98cf81a8927d6449fee516f0412f76df43b20b54bf49d89ffbd0ddd10b5b9fb7"
 
 
