@@ -26,10 +26,8 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -38,9 +36,14 @@ import mcp_types as types
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import is_version_at_least
 
-from conformance_reference import base_server
+from conformance_reference.handlers import (
+    NoLeakMiddleware,
+    format_validators,
+    refuse_before_sep1303,
+    refuse_cursor,
+    structured_result,
+)
 from conformance_reference.map_state import (
     DEFAULT_CLOCK,
     ENV_ACCOUNT,
@@ -53,6 +56,7 @@ from conformance_reference.map_state import (
     Principal,
     ServiceError,
 )
+from conformance_reference.serving import log_to_stderr, serve_with_state, stateful_parser
 
 __all__ = ["MapService", "build_server", "main", "seed_tools"]
 
@@ -130,7 +134,7 @@ class MapService:
 
 
 def _result(body: JSON, text: str | None = None, *, error: bool = False) -> types.CallToolResult:
-    return base_server.structured_result(body, error=error, text=text)
+    return structured_result(body, error=error, text=text)
 
 
 def build_server(service: MapService) -> Server[Any]:
@@ -149,19 +153,13 @@ def build_server(service: MapService) -> Server[Any]:
         )
         for t in service.tools()
     ]
-    validators = {
-        t["name"]: jsonschema.Draft202012Validator(
-            t["inputSchema"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-        )
-        for t in tools
-    }
+    validators = format_validators(tools)
     schemas_by_name = {t["name"]: t["inputSchema"] for t in tools}
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(
@@ -174,9 +172,7 @@ def build_server(service: MapService) -> Server[Any]:
         problem = service.validate(name, validators[name], arguments)
         if problem is not None:
             body = {"status": 400, "code": "invalid_argument", "message": problem}
-            # SEP-1303: from 2025-11-25 input validation failures are tool-execution errors.
-            if not is_version_at_least(ctx.protocol_version, "2025-11-25"):
-                raise MCPError(code=types.INVALID_PARAMS, message=problem, data=body)
+            refuse_before_sep1303(ctx.protocol_version, problem, body)
             return _result(body, error=True)
         principal = service.principal(ctx)
         try:
@@ -197,17 +193,14 @@ def build_server(service: MapService) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-    server.middleware.append(base_server._NoLeakMiddleware())
+    server.middleware.append(NoLeakMiddleware())
     return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = base_server.serving_parser(
+    parser = stateful_parser(
         "python -m conformance_reference.map_server",
         "Run the reference MAP review service (stdio by default).",
-    )
-    parser.add_argument(
-        "--db", help="SQLite file shared by every process of one service (created if missing)"
     )
     parser.add_argument(
         "--clock",
@@ -225,20 +218,22 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    base_server.log_to_stderr()
+    log_to_stderr()
     default = Principal(
         account=os.environ.get(ENV_ACCOUNT, PRIMARY_ACCOUNT),
         tenant=os.environ.get(ENV_TENANT, PRIMARY_TENANT),
     )
-    with tempfile.TemporaryDirectory(prefix="map-reference-") as scratch:
-        path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
+
+    def build(path: str | None) -> Server[Any]:
         try:
             store = store_class(path, clock=args.clock)
         except ValueError as exc:
             raise SystemExit(
                 f"map_server: --clock {args.clock!r} is not an RFC 3339 instant or 'system' ({exc})"
             ) from None
-        return base_server.serve(build_server(service_class(store, default)), args)
+        return build_server(service_class(store, default))
+
+    return serve_with_state(args, "map-reference-", build)
 
 
 if __name__ == "__main__":

@@ -28,10 +28,8 @@ import logging
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -40,11 +38,19 @@ import mcp_types as types
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from conformance_reference import base_server
 from conformance_reference import uwmd_codecs as codecs
+from conformance_reference.handlers import (
+    RESOURCE_NOT_FOUND_LEGACY,
+    NoLeakMiddleware,
+    format_validators,
+    refuse_before_sep1303,
+    refuse_cursor,
+    structured_result,
+)
 from conformance_reference.jsontext import compact
+from conformance_reference.serving import log_to_stderr, serve_with_state, stateful_parser
 from conformance_reference.uwmd_state import (
     ENV_PRINCIPAL,
     HEADER_PRINCIPAL,
@@ -69,7 +75,6 @@ VALIDATE: Final = "uwmd.validate"
 CONVERT: Final = "uwmd.convert"
 APPLY_EDIT: Final = "uwmd.apply_edit"
 LIST_REPRESENTATIONS: Final = "uwmd.list_representations"
-RESOURCE_NOT_FOUND_LEGACY: Final = -32002
 
 
 def _edit_operation_defs() -> JSON:
@@ -409,8 +414,7 @@ class UwmdService:
 
     def refusal(self, exc: ServiceError) -> types.CallToolResult:
         """isError with `{ok, code, status, message, ...details}` as structuredContent and as compact text."""
-        body = exc.body()
-        return base_server.structured_result(body, error=True)
+        return structured_result(exc.body(), error=True)
 
     # ----------------------------------------------------------------- resources
 
@@ -510,12 +514,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         )
         for t in service.tools()
     ]
-    validators = {
-        t["name"]: jsonschema.Draft202012Validator(
-            t["inputSchema"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-        )
-        for t in definitions
-    }
+    validators = format_validators(definitions)
     schemas_by_name = {t["name"]: t["inputSchema"] for t in definitions}
     template = types.ResourceTemplate(
         uri_template=codecs.TEMPLATE,
@@ -528,8 +527,7 @@ def build_server(service: UwmdService) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(
@@ -545,9 +543,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         problem = _argument_problem(name, validators[name], arguments)
         if problem is not None:
             body = {"ok": False, "code": "invalid_argument", "status": 400, "message": problem}
-            # SEP-1303: from 2025-11-25 input validation failures are tool-execution errors.
-            if not is_version_at_least(ctx.protocol_version, "2025-11-25"):
-                raise MCPError(code=types.INVALID_PARAMS, message=problem, data=body)
+            refuse_before_sep1303(ctx.protocol_version, problem, body)
             return service.refusal(ServiceError(400, "invalid_argument", problem))
         principal = service.principal(ctx)
         try:
@@ -559,8 +555,7 @@ def build_server(service: UwmdService) -> Server[Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         principal = service.principal(ctx)
         return types.ListResourcesResult(
             resources=await anyio.to_thread.run_sync(service.resources, principal)
@@ -569,8 +564,7 @@ def build_server(service: UwmdService) -> Server[Any]:
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
     async def read_resource(
@@ -601,17 +595,14 @@ def build_server(service: UwmdService) -> Server[Any]:
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
-    server.middleware.append(base_server._NoLeakMiddleware())
+    server.middleware.append(NoLeakMiddleware())
     return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = base_server.serving_parser(
+    parser = stateful_parser(
         "python -m conformance_reference.uwmd_server",
         "Run the reference UW Markdown MCP binding server (stdio by default).",
-    )
-    parser.add_argument(
-        "--db", help="SQLite file shared by every process of one service (created if missing)"
     )
     parser.add_argument(
         "--principal",
@@ -629,10 +620,10 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    base_server.log_to_stderr()
-    with tempfile.TemporaryDirectory(prefix="uwmd-reference-") as scratch:
-        path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
-        return base_server.serve(build_server(service_class(store_class(path), args.principal)), args)
+    log_to_stderr()
+    return serve_with_state(
+        args, "uwmd-reference-", lambda path: build_server(service_class(store_class(path), args.principal))
+    )
 
 
 if __name__ == "__main__":
