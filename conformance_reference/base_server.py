@@ -35,13 +35,12 @@ from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
     JSON,
-    REFERENCE_VERSION,
-    NoLeakMiddleware,
     argument_error_text,
     clip,
     invalid_arguments,
     object_schema,
     paginate,
+    reference_server,
     resource_not_found,
     structured_result,
 )
@@ -235,9 +234,8 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         spec = by_name.get(tool_name)
         return spec.tool.input_schema if spec is not None else None
 
-    server: Server[Any] = Server(
+    return reference_server(
         name,
-        version=REFERENCE_VERSION,
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
         get_tool_input_schema=tool_input_schema,
@@ -247,8 +245,6 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
-    server.middleware.append(NoLeakMiddleware())
-    return server
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

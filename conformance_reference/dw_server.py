@@ -36,12 +36,12 @@ from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
     REFERENCE_VERSION,
-    NoLeakMiddleware,
     argument_error_text,
     clip,
     invalid_arguments,
     object_schema,
     paginate,
+    reference_server,
     resource_not_found,
     structured_result,
 )
@@ -434,9 +434,8 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
         entry = by_name().get(tool_name)
         return entry[1].input_schema if entry is not None else None
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-dw-reference",
-        version=REFERENCE_VERSION,
         title="MCP conformance Durable Workflow reference server",
         instructions="Reference target of the dw-discovery suite; the discovery document is at "
         f"{DISCOVERY_URI} and from get_mcp_discovery.",
@@ -447,8 +446,6 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
-    server.middleware.append(NoLeakMiddleware())
-    return server
 
 
 def _parse_args(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import jsonschema
 import mcp_types as types
-from mcp.server import ServerRequestContext
+from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
@@ -35,6 +35,7 @@ __all__ = [
     "invalid_arguments",
     "object_schema",
     "paginate",
+    "reference_server",
     "refuse_before_sep1303",
     "refuse_cursor",
     "resource_not_found",
@@ -179,3 +180,14 @@ def invalid_arguments(protocol_version: str, text: str) -> types.CallToolResult:
     whose one text block says what is wrong."""
     refuse_before_sep1303(protocol_version, text)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def reference_server(name: str, *, title: str, instructions: str, **handlers: Any) -> Server[Any]:
+    """An SDK `Server` of the reference family: its version, its `handlers` (the SDK's `on_*` and
+    `get_tool_input_schema` keywords), and the guard every reference server has against leaking an
+    exception's text (`NoLeakMiddleware`)."""
+    server: Server[Any] = Server(
+        name, version=REFERENCE_VERSION, title=title, instructions=instructions, **handlers
+    )
+    server.middleware.append(NoLeakMiddleware())
+    return server

@@ -38,8 +38,8 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
-    NoLeakMiddleware,
     format_validators,
+    reference_server,
     refuse_before_sep1303,
     refuse_cursor,
     structured_result,
@@ -184,17 +184,14 @@ def build_server(service: MapService) -> Server[Any]:
         except ServiceError as exc:
             return service.refusal(exc)
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-map-reference",
-        version=REFERENCE_VERSION,
         title="MCP conformance reference MAP review service",
         instructions="Reference target of the map-review suite: an example publication-approval service.",
         get_tool_input_schema=schemas_by_name.get,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-    server.middleware.append(NoLeakMiddleware())
-    return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

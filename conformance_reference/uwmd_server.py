@@ -43,8 +43,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from conformance_reference import uwmd_codecs as codecs
 from conformance_reference.handlers import (
     RESOURCE_NOT_FOUND_LEGACY,
-    NoLeakMiddleware,
     format_validators,
+    reference_server,
     refuse_before_sep1303,
     refuse_cursor,
     structured_result,
@@ -580,9 +580,8 @@ def build_server(service: UwmdService) -> Server[Any]:
             raise _resource_error(ctx.protocol_version, exc, params.uri) from None
         return types.ReadResourceResult(contents=[contents])
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-uwmd-reference",
-        version=REFERENCE_VERSION,
         title="MCP conformance reference UW Markdown binding server",
         instructions=(
             "Reference target of the uwmd suite. Prefer a named view (get_document with view) before the "
@@ -595,8 +594,6 @@ def build_server(service: UwmdService) -> Server[Any]:
         on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
     )
-    server.middleware.append(NoLeakMiddleware())
-    return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
