@@ -29,23 +29,20 @@ from typing import Any, Final
 
 import jsonschema
 import mcp_types as types
-from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
     JSON,
-    argument_error_text,
+    checked_call,
     clip,
-    invalid_arguments,
     object_schema,
     paginate,
     reference_server,
     resource_not_found,
-    structured_result,
+    unknown_tool,
 )
 from conformance_reference.jsontext import compact
-from conformance_reference.serving import ERAS, log_to_stderr, serve, serving_parser
+from conformance_reference.serving import ERAS, serve, serving_parser
 
 __all__ = ["build_server", "main"]
 
@@ -187,16 +184,9 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
     ) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
-            # Unknown tool is a protocol error in every era (not a tool-execution error).
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {clip(params.name, 128)}")
+            raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
-        error = best_match(spec.validator.iter_errors(arguments))
-        if error is not None:
-            return invalid_arguments(ctx.protocol_version, argument_error_text(spec.tool.name, error))
-        outcome = spec.run(arguments)
-        if isinstance(outcome, types.CallToolResult):
-            return outcome
-        return structured_result(outcome)
+        return checked_call(ctx.protocol_version, spec.tool.name, spec.validator, arguments, spec.run)
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -236,14 +226,10 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
 
     return reference_server(
         name,
+        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
-        get_tool_input_schema=tool_input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        tool_input_schema=tool_input_schema,
     )
 
 
@@ -264,7 +250,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry point; returns the process exit status (0 on EOF, SIGTERM or SIGINT)."""
     args = _parse_args(argv)
-    log_to_stderr()
     return serve(build_server(page_size=args.page_size), args, sse=args.sse)
 
 

@@ -30,23 +30,20 @@ from typing import Any, Final
 
 import jsonschema
 import mcp_types as types
-from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
     REFERENCE_VERSION,
-    argument_error_text,
-    clip,
-    invalid_arguments,
+    checked_call,
     object_schema,
     paginate,
     reference_server,
     resource_not_found,
     structured_result,
+    unknown_tool,
 )
 from conformance_reference.jsontext import compact
-from conformance_reference.serving import log_to_stderr, serve, serving_parser
+from conformance_reference.serving import serve, serving_parser
 
 __all__ = ["DISCOVERY_URI", "DwReference", "DwTool", "build_server", "main"]
 
@@ -392,19 +389,17 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
     ) -> types.CallToolResult:
         spec, tool = by_name().get(params.name, (None, None))
         if tool is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {clip(params.name, 128)}")
+            raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
         validator_cls = jsonschema.validators.validator_for(
             tool.input_schema, default=jsonschema.Draft202012Validator
         )
-        error = best_match(validator_cls(tool.input_schema).iter_errors(arguments))
-        if error is not None:
-            return invalid_arguments(ctx.protocol_version, argument_error_text(tool.name, error))
-        # A listed tool without an implementation exists only in mutants (an undocumented extra tool).
-        outcome = spec.run(ref, arguments) if spec is not None else {"ok": True}
-        if isinstance(outcome, types.CallToolResult):
-            return outcome
-        return structured_result(outcome)
+
+        def run(args: JSON) -> JSON | types.CallToolResult:
+            # A listed tool without an implementation exists only in mutants (an undocumented extra tool).
+            return spec.run(ref, args) if spec is not None else {"ok": True}
+
+        return checked_call(ctx.protocol_version, tool.name, validator_cls(tool.input_schema), arguments, run)
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -436,15 +431,11 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
 
     return reference_server(
         "mcp-conformance-dw-reference",
+        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
         title="MCP conformance Durable Workflow reference server",
         instructions="Reference target of the dw-discovery suite; the discovery document is at "
         f"{DISCOVERY_URI} and from get_mcp_discovery.",
-        get_tool_input_schema=tool_input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        tool_input_schema=tool_input_schema,
     )
 
 
@@ -469,7 +460,6 @@ def main(
     args = _parse_args(argv, prog)
     if args.preview_limit < 0:
         raise SystemExit("--preview-limit must be 0 or more")
-    log_to_stderr()
     return serve(build_server(reference(args.preview_limit), page_size=args.page_size), args)
 
 

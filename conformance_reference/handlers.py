@@ -11,11 +11,12 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import jsonschema
 import mcp_types as types
+from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
@@ -30,16 +31,19 @@ __all__ = [
     "RESOURCE_NOT_FOUND_LEGACY",
     "NoLeakMiddleware",
     "argument_error_text",
+    "checked_call",
     "clip",
     "format_validators",
     "invalid_arguments",
     "object_schema",
+    "one_page_tools",
     "paginate",
     "reference_server",
     "refuse_before_sep1303",
     "refuse_cursor",
     "resource_not_found",
     "structured_result",
+    "unknown_tool",
 ]
 
 logger = logging.getLogger("conformance_reference")
@@ -154,6 +158,19 @@ def refuse_cursor(params: types.PaginatedRequestParams | None) -> None:
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
 
 
+def one_page_tools(listed: Sequence[types.Tool]) -> Callable[..., Any]:
+    """The `list_tools` handler of a server whose tools fit one page: all of them, and any cursor
+    refused (`refuse_cursor`)."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        refuse_cursor(params)
+        return types.ListToolsResult(tools=list(listed))
+
+    return list_tools
+
+
 def format_validators(definitions: Iterable[JSON]) -> dict[str, jsonschema.protocols.Validator]:
     """Each tool's inputSchema compiled as 2020-12 with `format` asserted, by tool name (the profile
     servers refuse a malformed date or URI where the schema names a format)."""
@@ -182,12 +199,50 @@ def invalid_arguments(protocol_version: str, text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-def reference_server(name: str, *, title: str, instructions: str, **handlers: Any) -> Server[Any]:
-    """An SDK `Server` of the reference family: its version, its `handlers` (the SDK's `on_*` and
-    `get_tool_input_schema` keywords), and the guard every reference server has against leaking an
-    exception's text (`NoLeakMiddleware`)."""
+def reference_server(
+    name: str,
+    *,
+    handlers: Iterable[Callable[..., Any]],
+    title: str,
+    instructions: str,
+    tool_input_schema: Callable[[str], Mapping[str, Any] | None],
+) -> Server[Any]:
+    """An SDK `Server` of the reference family: its version, its request handlers, each named after the
+    request it answers (`list_tools` is the SDK's `on_list_tools`), and the guard every reference
+    server has against leaking an exception's text (`NoLeakMiddleware`).
+
+    `tool_input_schema` lets the SDK's Mcp-Param-* header check (2026-07-28 HTTP) look a tool's schema
+    up directly instead of paging through tools/list on every tools/call.
+    """
+    on: dict[str, Any] = {f"on_{handler.__name__}": handler for handler in handlers}
     server: Server[Any] = Server(
-        name, version=REFERENCE_VERSION, title=title, instructions=instructions, **handlers
+        name,
+        version=REFERENCE_VERSION,
+        title=title,
+        instructions=instructions,
+        get_tool_input_schema=tool_input_schema,
+        **on,
     )
     server.middleware.append(NoLeakMiddleware())
     return server
+
+
+def unknown_tool(name: str) -> MCPError:
+    """A tools/call naming no tool: a protocol error in every revision, never a tool-execution error."""
+    return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {clip(name, 128)}")
+
+
+def checked_call(
+    protocol_version: str,
+    name: str,
+    validator: jsonschema.protocols.Validator,
+    arguments: JSON,
+    run: Callable[[JSON], JSON | types.CallToolResult],
+) -> types.CallToolResult:
+    """Run a tool on arguments its schema admits: invalid ones are answered as the revision wants
+    (`invalid_arguments`), and a plain result becomes structuredContent with its JSON text."""
+    error = best_match(validator.iter_errors(arguments))
+    if error is not None:
+        return invalid_arguments(protocol_version, argument_error_text(name, error))
+    outcome = run(arguments)
+    return outcome if isinstance(outcome, types.CallToolResult) else structured_result(outcome)

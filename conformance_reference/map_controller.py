@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from conformance.fixtures import Controller, HookError
-from conformance_reference.controllers import (
-    controller_parser,
-    guarded,
-    serve_controller,
-)
+from conformance_reference.controllers import controller_parser, guarded, serve_controller
 from conformance_reference.map_state import (
     DEFAULT_CLOCK,
     ENV_ACCOUNT,
@@ -57,16 +53,6 @@ def build_controller(store: MapStore) -> Controller:
 
     @controller.hook
     @guarded()
-    def withdraw(params: JSON) -> JSON:
-        return store.withdraw(params["review_id"])
-
-    @controller.hook
-    @guarded()
-    def expire(params: JSON) -> JSON:
-        return store.expire(params["review_id"])
-
-    @controller.hook
-    @guarded()
     def set_clock(params: JSON) -> JSON:
         now = params["now"]
         if now is not None and not isinstance(now, str):
@@ -87,17 +73,20 @@ def build_controller(store: MapStore) -> Controller:
             "headers": {HEADER_ACCOUNT: SECOND_ACCOUNT},
         }
 
-    @controller.hook
-    @guarded()
-    def publication_jobs(params: JSON) -> JSON:
-        return store.publication_jobs(params["review_id"])
-
-    @controller.hook
-    @guarded()
-    def review_state(params: JSON) -> JSON:
-        return store.review_state(params["review_id"])
-
+    # The hooks that name one review and nothing else: the store's method of the same name.
+    for name in ("withdraw", "expire", "publication_jobs", "review_state"):
+        controller.add(name, guarded()(_of_review(getattr(store, name))))
     return controller
+
+
+def _of_review(method: Callable[[str], JSON]) -> Callable[[JSON], JSON]:
+    """A hook calling `method` with the review its params name (`review_id`)."""
+
+    def run(params: JSON) -> JSON:
+        return method(params["review_id"])
+
+    run.__name__ = method.__name__
+    return run
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -38,10 +37,11 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from conformance_reference.handlers import (
+    JSON,
     format_validators,
+    one_page_tools,
     reference_server,
     refuse_before_sep1303,
-    refuse_cursor,
     structured_result,
 )
 from conformance_reference.map_state import (
@@ -56,15 +56,11 @@ from conformance_reference.map_state import (
     Principal,
     ServiceError,
 )
-from conformance_reference.serving import log_to_stderr, serve_with_state, stateful_parser
+from conformance_reference.serving import serve_with_state, stateful_parser
 
 __all__ = ["MapService", "build_server", "main", "seed_tools"]
 
-logger = logging.getLogger("conformance_reference.map")
-
-JSON = dict[str, Any]
 SCHEMA_ID: Final = "urn:mcp-conformance:map-review:1"
-REFERENCE_VERSION: Final = "0.1.0"
 
 
 def seed_tools() -> list[JSON]:
@@ -156,11 +152,7 @@ def build_server(service: MapService) -> Server[Any]:
     validators = format_validators(tools)
     schemas_by_name = {t["name"]: t["inputSchema"] for t in tools}
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        refuse_cursor(params)
-        return types.ListToolsResult(tools=listed)
+    list_tools = one_page_tools(listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -186,11 +178,10 @@ def build_server(service: MapService) -> Server[Any]:
 
     return reference_server(
         "mcp-conformance-map-reference",
+        handlers=(list_tools, call_tool),
         title="MCP conformance reference MAP review service",
         instructions="Reference target of the map-review suite: an example publication-approval service.",
-        get_tool_input_schema=schemas_by_name.get,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        tool_input_schema=schemas_by_name.get,
     )
 
 
@@ -215,7 +206,6 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    log_to_stderr()
     default = Principal(
         account=os.environ.get(ENV_ACCOUNT, PRIMARY_ACCOUNT),
         tenant=os.environ.get(ENV_TENANT, PRIMARY_TENANT),

@@ -617,7 +617,8 @@ def log_to_stderr() -> None:
 
 def serve(server: Server[Any], args: argparse.Namespace, *, sse: bool = False) -> int:
     """Serve as `serving_parser`'s options say: Streamable HTTP until SIGTERM/SIGINT, or stdio until
-    EOF (or those signals); the process exit status."""
+    EOF (or those signals), logging warnings to stderr; the process exit status."""
+    log_to_stderr()
     era = cast(Era, args.era)
     if args.http:
         for signum in (signal.SIGTERM, signal.SIGINT):

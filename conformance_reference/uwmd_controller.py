@@ -24,17 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.fixtures import Controller, HookError
-from conformance_reference.controllers import (
-    controller_parser,
-    guarded,
-    serve_controller,
-)
-from conformance_reference.uwmd_state import (
-    ENV_PRINCIPAL,
-    HEADER_PRINCIPAL,
-    SECOND,
-    UwmdStore,
-)
+from conformance_reference.controllers import controller_parser, guarded, serve_controller
+from conformance_reference.uwmd_state import ENV_PRINCIPAL, HEADER_PRINCIPAL, SECOND, UwmdStore
 
 JSON = dict[str, Any]
 #: A hostile body may be larger than any codec limit (it exists to be refused); this only bounds the hook.

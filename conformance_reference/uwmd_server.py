@@ -24,7 +24,6 @@ Racers over stdio are separate processes: give them one `--db FILE` (the embedde
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import os
 import sys
@@ -42,15 +41,17 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from conformance_reference import uwmd_codecs as codecs
 from conformance_reference.handlers import (
+    JSON,
     RESOURCE_NOT_FOUND_LEGACY,
     format_validators,
+    one_page_tools,
     reference_server,
     refuse_before_sep1303,
     refuse_cursor,
     structured_result,
 )
 from conformance_reference.jsontext import compact
-from conformance_reference.serving import log_to_stderr, serve_with_state, stateful_parser
+from conformance_reference.serving import serve_with_state, stateful_parser
 from conformance_reference.uwmd_state import (
     ENV_PRINCIPAL,
     HEADER_PRINCIPAL,
@@ -64,11 +65,7 @@ from conformance_reference.uwmd_state import (
 
 __all__ = ["UwmdService", "build_server", "main", "tool_definitions"]
 
-logger = logging.getLogger("conformance_reference.uwmd")
-
-JSON = dict[str, Any]
 PROFILE_ID: Final = "urn:mcp-conformance:uwmd:1"
-REFERENCE_VERSION: Final = "0.1.0"
 MAX_TEXT: Final = 200
 GET_DOCUMENT: Final = "uwmd.get_document"
 VALIDATE: Final = "uwmd.validate"
@@ -524,11 +521,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         mime_type=codecs.REPRESENTATIONS[codecs.DEFAULT_REPRESENTATION]["media_type"],
     )
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        refuse_cursor(params)
-        return types.ListToolsResult(tools=listed)
+    list_tools = one_page_tools(listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -582,17 +575,13 @@ def build_server(service: UwmdService) -> Server[Any]:
 
     return reference_server(
         "mcp-conformance-uwmd-reference",
+        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
         title="MCP conformance reference UW Markdown binding server",
         instructions=(
             "Reference target of the uwmd suite. Prefer a named view (get_document with view) before the "
             "complete envelope; read documents through their resource links."
         ),
-        get_tool_input_schema=schemas_by_name.get,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        tool_input_schema=schemas_by_name.get,
     )
 
 
@@ -617,7 +606,6 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    log_to_stderr()
     return serve_with_state(
         args, "uwmd-reference-", lambda path: build_server(service_class(store_class(path), args.principal))
     )

@@ -10,23 +10,6 @@ import math
 import re
 from typing import Any, Final
 
-__all__ = [
-    "CSV_MEDIA_TYPE",
-    "DEFAULT_REPRESENTATION",
-    "ENVELOPE_MEMBERS",
-    "GENERATOR",
-    "JSON",
-    "MAX_DEPTH",
-    "REPRESENTATIONS",
-    "REPRESENTATION_VERSION",
-    "VIEWS",
-    "VOLATILE",
-    "CodecError",
-    "limit",
-    "number_value",
-    "utf8",
-]
-
 JSON = dict[str, Any]
 
 GENERATOR: Final = "mcp-conformance uwmd reference"
