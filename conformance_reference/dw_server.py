@@ -12,7 +12,7 @@ tools, the preview cut. The fixture workflow's payloads cover a small payload, e
 limit plus one byte, ten times the limit, and 2-, 3- and 4-byte UTF-8 characters that straddle the
 limit at every offset, so a wrong cut shows.
 
-Built on the `mcp` SDK's low-level `Server` and on the base reference's transport helpers (stdio with
+Built on the `mcp` SDK's low-level `Server` and on the shared serving framework (`serving`) (stdio with
 JSON-RPC error answers, loopback-only Streamable HTTP, both protocol eras, clean exit on signals).
 
     python -m conformance_reference.dw_server                     # stdio
@@ -30,24 +30,20 @@ from typing import Any, Final
 
 import jsonschema
 import mcp_types as types
-from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import is_version_at_least
 
-from conformance_reference.base_server import (
+from conformance_reference.handlers import (
     REFERENCE_VERSION,
-    _argument_error_text,
-    _clip,
-    _NoLeakMiddleware,
-    _page,
-    _resource_not_found,
-    compact,
-    log_to_stderr,
-    serve,
-    serving_parser,
+    checked_call,
+    object_schema,
+    paginate,
+    reference_server,
+    resource_not_found,
     structured_result,
+    unknown_tool,
 )
+from conformance_reference.jsontext import compact
+from conformance_reference.serving import serve, serving_parser
 
 __all__ = ["DISCOVERY_URI", "DwReference", "DwTool", "build_server", "main"]
 
@@ -70,14 +66,6 @@ Run = Callable[["DwReference", JSON], "JSON | types.CallToolResult"]
 def encode(payload: Any) -> str:
     """The one payload encoding: compact JSON, UTF-8, nothing escaped that need not be."""
     return compact(payload)
-
-
-def _object_schema(properties: JSON, required: Sequence[str] = (), **extra: Any) -> JSON:
-    schema: JSON = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = list(required)
-    schema.update(extra)
-    return schema
 
 
 def _without_descriptions(schema: JSON) -> JSON:
@@ -149,13 +137,13 @@ class DwReference:
             DwTool(
                 "get_mcp_discovery",
                 "Return this server's Durable Workflow MCP discovery document.",
-                _object_schema({}),
+                object_schema({}),
                 lambda ref, _a: ref.document(),
             ),
             DwTool(
                 "list_workflows",
                 "List workflow types and, with show_recent, recent workflow runs.",
-                _object_schema(
+                object_schema(
                     {
                         "show_recent": {"type": "boolean", "description": "Include recent workflow runs."},
                         "limit": {"type": "integer", "minimum": 1, "maximum": 50},
@@ -169,7 +157,7 @@ class DwReference:
             DwTool(
                 "get_workflow_result",
                 "Return the status and output of a workflow run.",
-                _object_schema(
+                object_schema(
                     {"workflow_id": {"type": "string"}, "run_id": {"type": "string"}},
                     ["workflow_id"],
                     examples=[{"workflow_id": WORKFLOW_ID}],
@@ -181,7 +169,7 @@ class DwReference:
             DwTool(
                 "get_workflow_history",
                 "Inspect a bounded slice of typed history, with byte-limited payload previews.",
-                _object_schema(
+                object_schema(
                     {
                         "workflow_id": {"type": "string", "description": "Workflow instance id."},
                         "run_id": {"type": "string"},
@@ -393,7 +381,7 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        page, next_cursor = _page(listed(), params.cursor if params else None, page_size)
+        page, next_cursor = paginate(listed(), params.cursor if params else None, page_size)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(
@@ -401,27 +389,22 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
     ) -> types.CallToolResult:
         spec, tool = by_name().get(params.name, (None, None))
         if tool is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {_clip(params.name, 128)}")
+            raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
         validator_cls = jsonschema.validators.validator_for(
             tool.input_schema, default=jsonschema.Draft202012Validator
         )
-        error = best_match(validator_cls(tool.input_schema).iter_errors(arguments))
-        if error is not None:
-            text = _argument_error_text(tool.name, error)
-            if not is_version_at_least(ctx.protocol_version, "2025-11-25"):
-                raise MCPError(code=types.INVALID_PARAMS, message=text)
-            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-        # A listed tool without an implementation exists only in mutants (an undocumented extra tool).
-        outcome = spec.run(ref, arguments) if spec is not None else {"ok": True}
-        if isinstance(outcome, types.CallToolResult):
-            return outcome
-        return structured_result(outcome)
+
+        def run(args: JSON) -> JSON | types.CallToolResult:
+            # A listed tool without an implementation exists only in mutants (an undocumented extra tool).
+            return spec.run(ref, args) if spec is not None else {"ok": True}
+
+        return checked_call(ctx.protocol_version, tool.name, validator_cls(tool.input_schema), arguments, run)
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        page, next_cursor = _page(
+        page, next_cursor = paginate(
             [r for r, _ in ref.resources()], params.cursor if params else None, page_size
         )
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
@@ -435,7 +418,7 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
                     uri=params.uri, mime_type=resource.mime_type, text=body()
                 )
                 return types.ReadResourceResult(contents=[contents])
-        raise _resource_not_found(ctx.protocol_version, params.uri)
+        raise resource_not_found(ctx.protocol_version, params.uri)
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -446,21 +429,14 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
         entry = by_name().get(tool_name)
         return entry[1].input_schema if entry is not None else None
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-dw-reference",
-        version=REFERENCE_VERSION,
+        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
         title="MCP conformance Durable Workflow reference server",
         instructions="Reference target of the dw-discovery suite; the discovery document is at "
         f"{DISCOVERY_URI} and from get_mcp_discovery.",
-        get_tool_input_schema=tool_input_schema,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        tool_input_schema=tool_input_schema,
     )
-    server.middleware.append(_NoLeakMiddleware())
-    return server
 
 
 def _parse_args(argv: Sequence[str] | None, prog: str) -> argparse.Namespace:
@@ -484,7 +460,6 @@ def main(
     args = _parse_args(argv, prog)
     if args.preview_limit < 0:
         raise SystemExit("--preview-limit must be 0 or more")
-    log_to_stderr()
     return serve(build_server(reference(args.preview_limit), page_size=args.page_size), args)
 
 

@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from conformance.fixtures import Controller, HookError
+from conformance_reference.controllers import controller_parser, guarded, serve_controller
 from conformance_reference.map_state import (
     DEFAULT_CLOCK,
     ENV_ACCOUNT,
     HEADER_ACCOUNT,
     SECOND_ACCOUNT,
-    FixtureError,
     MapStore,
 )
 
@@ -33,25 +33,13 @@ def build_controller(store: MapStore) -> Controller:
     """Every hook the MAP suite knows, over one store."""
     controller = Controller("mcp-conformance MAP reference controller")
 
-    def guarded(func: Callable[[JSON], JSON]) -> Callable[[JSON], JSON]:
-        def run(params: JSON) -> JSON:
-            try:
-                return func(params)
-            except FixtureError as exc:
-                raise HookError(exc.code, exc.message) from None
-            except (KeyError, TypeError, ValueError) as exc:
-                raise HookError("invalid_params", f"{type(exc).__name__}: {exc}") from None
-
-        run.__name__ = func.__name__
-        return run
-
     @controller.hook
-    @guarded
+    @guarded()
     def reset(params: JSON) -> JSON:
         return store.reset()
 
     @controller.hook
-    @guarded
+    @guarded()
     def create_review(params: JSON) -> JSON:
         unknown = set(params) - CREATE_PARAMS
         if unknown:
@@ -59,22 +47,12 @@ def build_controller(store: MapStore) -> Controller:
         return store.create_review(params)
 
     @controller.hook
-    @guarded
+    @guarded()
     def mutate_terms(params: JSON) -> JSON:
         return store.mutate_terms(params["review_id"], params["term"])
 
     @controller.hook
-    @guarded
-    def withdraw(params: JSON) -> JSON:
-        return store.withdraw(params["review_id"])
-
-    @controller.hook
-    @guarded
-    def expire(params: JSON) -> JSON:
-        return store.expire(params["review_id"])
-
-    @controller.hook
-    @guarded
+    @guarded()
     def set_clock(params: JSON) -> JSON:
         now = params["now"]
         if now is not None and not isinstance(now, str):
@@ -82,12 +60,12 @@ def build_controller(store: MapStore) -> Controller:
         return store.set_clock(now)
 
     @controller.hook
-    @guarded
+    @guarded()
     def revoke_permission(params: JSON) -> JSON:
         return store.revoke_permission(params["review_id"], params.get("account", "primary"))
 
     @controller.hook
-    @guarded
+    @guarded()
     def second_account(params: JSON) -> JSON:
         return {
             "account": SECOND_ACCOUNT,
@@ -95,42 +73,37 @@ def build_controller(store: MapStore) -> Controller:
             "headers": {HEADER_ACCOUNT: SECOND_ACCOUNT},
         }
 
-    @controller.hook
-    @guarded
-    def publication_jobs(params: JSON) -> JSON:
-        return store.publication_jobs(params["review_id"])
-
-    @controller.hook
-    @guarded
-    def review_state(params: JSON) -> JSON:
-        return store.review_state(params["review_id"])
-
+    # The hooks that name one review and nothing else: the store's method of the same name.
+    for name in ("withdraw", "expire", "publication_jobs", "review_state"):
+        controller.add(name, guarded()(_of_review(getattr(store, name))))
     return controller
 
 
+def _of_review(method: Callable[[str], JSON]) -> Callable[[JSON], JSON]:
+    """A hook calling `method` with the review its params name (`review_id`)."""
+
+    def run(params: JSON) -> JSON:
+        return method(params["review_id"])
+
+    run.__name__ = method.__name__
+    return run
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance_reference.map_controller",
-        description="Fixture controller of the reference MAP review service (JSON lines on stdio).",
+    parser = controller_parser(
+        "python -m conformance_reference.map_controller",
+        "Fixture controller of the reference MAP review service (JSON lines on stdio).",
+        "the service's SQLite file (shared with its processes)",
     )
-    parser.add_argument("--db", required=True, help="the service's SQLite file (shared with its processes)")
     parser.add_argument(
         "--clock", default=DEFAULT_CLOCK, help="clock of a new database (ISO instant or system)"
     )
-    parser.add_argument(
-        "--http", action="store_true", help="serve POST /fixture on loopback instead of stdio"
-    )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None, store_class: type[MapStore] = MapStore) -> int:
     args = parse_args(argv)
-    controller = build_controller(store_class(args.db, clock=args.clock))
-    if args.http:
-        return controller.serve_http(args.host, args.port)
-    return controller.serve_stdio()
+    return serve_controller(build_controller(store_class(args.db, clock=args.clock)), args)
 
 
 if __name__ == "__main__":

@@ -23,13 +23,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -38,9 +35,15 @@ import mcp_types as types
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import is_version_at_least
 
-from conformance_reference import base_server
+from conformance_reference.handlers import (
+    JSON,
+    format_validators,
+    one_page_tools,
+    reference_server,
+    refuse_before_sep1303,
+    structured_result,
+)
 from conformance_reference.map_state import (
     DEFAULT_CLOCK,
     ENV_ACCOUNT,
@@ -53,14 +56,11 @@ from conformance_reference.map_state import (
     Principal,
     ServiceError,
 )
+from conformance_reference.serving import serve_with_state, stateful_parser
 
 __all__ = ["MapService", "build_server", "main", "seed_tools"]
 
-logger = logging.getLogger("conformance_reference.map")
-
-JSON = dict[str, Any]
 SCHEMA_ID: Final = "urn:mcp-conformance:map-review:1"
-REFERENCE_VERSION: Final = "0.1.0"
 
 
 def seed_tools() -> list[JSON]:
@@ -130,7 +130,7 @@ class MapService:
 
 
 def _result(body: JSON, text: str | None = None, *, error: bool = False) -> types.CallToolResult:
-    return base_server.structured_result(body, error=error, text=text)
+    return structured_result(body, error=error, text=text)
 
 
 def build_server(service: MapService) -> Server[Any]:
@@ -149,20 +149,10 @@ def build_server(service: MapService) -> Server[Any]:
         )
         for t in service.tools()
     ]
-    validators = {
-        t["name"]: jsonschema.Draft202012Validator(
-            t["inputSchema"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-        )
-        for t in tools
-    }
+    validators = format_validators(tools)
     schemas_by_name = {t["name"]: t["inputSchema"] for t in tools}
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
-        return types.ListToolsResult(tools=listed)
+    list_tools = one_page_tools(listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -174,9 +164,7 @@ def build_server(service: MapService) -> Server[Any]:
         problem = service.validate(name, validators[name], arguments)
         if problem is not None:
             body = {"status": 400, "code": "invalid_argument", "message": problem}
-            # SEP-1303: from 2025-11-25 input validation failures are tool-execution errors.
-            if not is_version_at_least(ctx.protocol_version, "2025-11-25"):
-                raise MCPError(code=types.INVALID_PARAMS, message=problem, data=body)
+            refuse_before_sep1303(ctx.protocol_version, problem, body)
             return _result(body, error=True)
         principal = service.principal(ctx)
         try:
@@ -188,26 +176,19 @@ def build_server(service: MapService) -> Server[Any]:
         except ServiceError as exc:
             return service.refusal(exc)
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-map-reference",
-        version=REFERENCE_VERSION,
+        handlers=(list_tools, call_tool),
         title="MCP conformance reference MAP review service",
         instructions="Reference target of the map-review suite: an example publication-approval service.",
-        get_tool_input_schema=schemas_by_name.get,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        tool_input_schema=schemas_by_name.get,
     )
-    server.middleware.append(base_server._NoLeakMiddleware())
-    return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = base_server.serving_parser(
+    parser = stateful_parser(
         "python -m conformance_reference.map_server",
         "Run the reference MAP review service (stdio by default).",
-    )
-    parser.add_argument(
-        "--db", help="SQLite file shared by every process of one service (created if missing)"
     )
     parser.add_argument(
         "--clock",
@@ -225,20 +206,21 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    base_server.log_to_stderr()
     default = Principal(
         account=os.environ.get(ENV_ACCOUNT, PRIMARY_ACCOUNT),
         tenant=os.environ.get(ENV_TENANT, PRIMARY_TENANT),
     )
-    with tempfile.TemporaryDirectory(prefix="map-reference-") as scratch:
-        path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
+
+    def build(path: str | None) -> Server[Any]:
         try:
             store = store_class(path, clock=args.clock)
         except ValueError as exc:
             raise SystemExit(
                 f"map_server: --clock {args.clock!r} is not an RFC 3339 instant or 'system' ({exc})"
             ) from None
-        return base_server.serve(build_server(service_class(store, default)), args)
+        return build_server(service_class(store, default))
+
+    return serve_with_state(args, "map-reference-", build)
 
 
 if __name__ == "__main__":

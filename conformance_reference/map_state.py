@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance_reference.jsontext import compact
-from conformance_reference.sqlite_store import SqliteStore
+from conformance_reference.sqlite_store import FixtureError, SqliteStore
 
 JSON = dict[str, Any]
 
@@ -132,15 +132,6 @@ class ServiceError(Exception):
         return {"status": self.status, "code": self.code, "message": self.message}
 
 
-class FixtureError(Exception):
-    """A fixture request that cannot be honoured (unknown review, unsupported params)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @dataclass(frozen=True)
 class Principal:
     account: str = PRIMARY_ACCOUNT
@@ -196,22 +187,15 @@ class MapStore(SqliteStore):
 
     # ----------------------------------------------------------------- tables and seed data
 
+    SCHEMA = _SCHEMA
+
     def _initialise(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            if conn.execute("SELECT 1 FROM clock WHERE id = 1").fetchone() is None:
-                conn.execute(
-                    "INSERT INTO clock (id, spec, offset_ms) VALUES (1, ?, ?)",
-                    (self.clock_spec, self._offset_for(self.clock_spec)),
-                )
-                self._seed(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        if conn.execute("SELECT 1 FROM clock WHERE id = 1").fetchone() is None:
+            conn.execute(
+                "INSERT INTO clock (id, spec, offset_ms) VALUES (1, ?, ?)",
+                (self.clock_spec, self._offset_for(self.clock_spec)),
+            )
+            self._seed(conn)
 
     def _seed(self, conn: sqlite3.Connection) -> None:
         self._insert(conn, P7, generation=P7_GENERATION)

@@ -12,24 +12,42 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from typing import Final
+from typing import ClassVar, Final
 
 BUSY_TIMEOUT_MS: Final = 15000
 
 
+class FixtureError(Exception):
+    """A fixture request a store cannot honour (an unknown review or deal, unsupported params); the
+    fixture controller answers it as the hook error `code`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class SqliteStore:
-    """A file (shared across processes) or in-memory database; subclasses create their tables."""
+    """A file (shared across processes) or in-memory database; subclasses name their tables (`SCHEMA`)
+    and seed a new database (`_initialise`)."""
+
+    #: The tables, as statements separated by `;`, each created if missing when a store opens.
+    SCHEMA: ClassVar[str] = ""
 
     def __init__(self, path: str | None) -> None:
         self.path = path or ":memory:"
         self._local = threading.local()
         self._memory_lock = threading.RLock() if self.path == ":memory:" else None
         self._memory_conn: sqlite3.Connection | None = None
-        with self._connection() as conn:
+        # One write transaction: of the processes that open a new file at once, exactly one seeds it.
+        with self.transaction() as conn:
+            for statement in self.SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
             self._initialise(conn)
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
-        """Create the tables and seed data (subclasses)."""
+        """Seed a new database (subclasses), inside the transaction that created the tables."""
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
@@ -60,11 +78,19 @@ class SqliteStore:
             conn = self._local.conn = self._open()
         yield conn
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """`BEGIN IMMEDIATE` ... `COMMIT`: the write lock is held from the first read to the commit."""
+        return self._within("BEGIN IMMEDIATE")
+
+    def snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """A read transaction: one consistent view across several reads, without the write lock."""
+        return self._within("BEGIN")
+
+    @contextlib.contextmanager
+    def _within(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """One transaction opened with `begin`: committed, or rolled back when the body raises."""
         with self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(begin)
             try:
                 yield conn
             except BaseException:

@@ -20,11 +20,12 @@ import argparse
 import base64
 import binascii
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from conformance.fixtures import Controller, HookError
-from conformance_reference.uwmd_state import ENV_PRINCIPAL, HEADER_PRINCIPAL, SECOND, FixtureError, UwmdStore
+from conformance_reference.controllers import controller_parser, guarded, serve_controller
+from conformance_reference.uwmd_state import ENV_PRINCIPAL, HEADER_PRINCIPAL, SECOND, UwmdStore
 
 JSON = dict[str, Any]
 #: A hostile body may be larger than any codec limit (it exists to be refused); this only bounds the hook.
@@ -34,24 +35,6 @@ MAX_BODY = 8 * 1024 * 1024
 def build_controller(store: UwmdStore) -> Controller:
     """Every hook the uwmd suite knows, over one store."""
     controller = Controller("mcp-conformance UWMD reference controller")
-
-    def guarded(known: frozenset[str]) -> Callable[[Callable[[JSON], JSON]], Callable[[JSON], JSON]]:
-        def wrap(func: Callable[[JSON], JSON]) -> Callable[[JSON], JSON]:
-            def run(params: JSON) -> JSON:
-                unknown = set(params) - known
-                if unknown:
-                    raise HookError("unsupported", f"unknown params: {', '.join(sorted(unknown))}")
-                try:
-                    return func(params)
-                except FixtureError as exc:
-                    raise HookError(exc.code, exc.message) from None
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise HookError("invalid_params", f"{type(exc).__name__}: {exc}") from None
-
-            run.__name__ = func.__name__
-            return run
-
-        return wrap
 
     @controller.hook
     @guarded(frozenset())
@@ -91,25 +74,16 @@ def build_controller(store: UwmdStore) -> Controller:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m conformance_reference.uwmd_controller",
-        description="Fixture controller of the reference UWMD server (JSON lines on stdio).",
-    )
-    parser.add_argument("--db", required=True, help="the server's SQLite file (shared with its processes)")
-    parser.add_argument(
-        "--http", action="store_true", help="serve POST /fixture on loopback instead of stdio"
-    )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    return parser.parse_args(argv)
+    return controller_parser(
+        "python -m conformance_reference.uwmd_controller",
+        "Fixture controller of the reference UWMD server (JSON lines on stdio).",
+        "the server's SQLite file (shared with its processes)",
+    ).parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None, store_class: type[UwmdStore] = UwmdStore) -> int:
     args = parse_args(argv)
-    controller = build_controller(store_class(args.db))
-    if args.http:
-        return controller.serve_http(args.host, args.port)
-    return controller.serve_stdio()
+    return serve_controller(build_controller(store_class(args.db)), args)
 
 
 if __name__ == "__main__":

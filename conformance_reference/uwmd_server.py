@@ -24,14 +24,11 @@ Racers over stdio are separate processes: give them one `--db FILE` (the embedde
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -40,11 +37,21 @@ import mcp_types as types
 from jsonschema.exceptions import best_match
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from conformance_reference import base_server
 from conformance_reference import uwmd_codecs as codecs
+from conformance_reference.handlers import (
+    JSON,
+    RESOURCE_NOT_FOUND_LEGACY,
+    format_validators,
+    one_page_tools,
+    reference_server,
+    refuse_before_sep1303,
+    refuse_cursor,
+    structured_result,
+)
 from conformance_reference.jsontext import compact
+from conformance_reference.serving import serve_with_state, stateful_parser
 from conformance_reference.uwmd_state import (
     ENV_PRINCIPAL,
     HEADER_PRINCIPAL,
@@ -58,18 +65,13 @@ from conformance_reference.uwmd_state import (
 
 __all__ = ["UwmdService", "build_server", "main", "tool_definitions"]
 
-logger = logging.getLogger("conformance_reference.uwmd")
-
-JSON = dict[str, Any]
 PROFILE_ID: Final = "urn:mcp-conformance:uwmd:1"
-REFERENCE_VERSION: Final = "0.1.0"
 MAX_TEXT: Final = 200
 GET_DOCUMENT: Final = "uwmd.get_document"
 VALIDATE: Final = "uwmd.validate"
 CONVERT: Final = "uwmd.convert"
 APPLY_EDIT: Final = "uwmd.apply_edit"
 LIST_REPRESENTATIONS: Final = "uwmd.list_representations"
-RESOURCE_NOT_FOUND_LEGACY: Final = -32002
 
 
 def _edit_operation_defs() -> JSON:
@@ -409,8 +411,7 @@ class UwmdService:
 
     def refusal(self, exc: ServiceError) -> types.CallToolResult:
         """isError with `{ok, code, status, message, ...details}` as structuredContent and as compact text."""
-        body = exc.body()
-        return base_server.structured_result(body, error=True)
+        return structured_result(exc.body(), error=True)
 
     # ----------------------------------------------------------------- resources
 
@@ -510,12 +511,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         )
         for t in service.tools()
     ]
-    validators = {
-        t["name"]: jsonschema.Draft202012Validator(
-            t["inputSchema"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-        )
-        for t in definitions
-    }
+    validators = format_validators(definitions)
     schemas_by_name = {t["name"]: t["inputSchema"] for t in definitions}
     template = types.ResourceTemplate(
         uri_template=codecs.TEMPLATE,
@@ -525,12 +521,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         mime_type=codecs.REPRESENTATIONS[codecs.DEFAULT_REPRESENTATION]["media_type"],
     )
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
-        return types.ListToolsResult(tools=listed)
+    list_tools = one_page_tools(listed)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -545,9 +536,7 @@ def build_server(service: UwmdService) -> Server[Any]:
         problem = _argument_problem(name, validators[name], arguments)
         if problem is not None:
             body = {"ok": False, "code": "invalid_argument", "status": 400, "message": problem}
-            # SEP-1303: from 2025-11-25 input validation failures are tool-execution errors.
-            if not is_version_at_least(ctx.protocol_version, "2025-11-25"):
-                raise MCPError(code=types.INVALID_PARAMS, message=problem, data=body)
+            refuse_before_sep1303(ctx.protocol_version, problem, body)
             return service.refusal(ServiceError(400, "invalid_argument", problem))
         principal = service.principal(ctx)
         try:
@@ -559,8 +548,7 @@ def build_server(service: UwmdService) -> Server[Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         principal = service.principal(ctx)
         return types.ListResourcesResult(
             resources=await anyio.to_thread.run_sync(service.resources, principal)
@@ -569,8 +557,7 @@ def build_server(service: UwmdService) -> Server[Any]:
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        if params is not None and params.cursor is not None:
-            raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        refuse_cursor(params)
         return types.ListResourceTemplatesResult(resource_templates=[template])
 
     async def read_resource(
@@ -586,32 +573,22 @@ def build_server(service: UwmdService) -> Server[Any]:
             raise _resource_error(ctx.protocol_version, exc, params.uri) from None
         return types.ReadResourceResult(contents=[contents])
 
-    server: Server[Any] = Server(
+    return reference_server(
         "mcp-conformance-uwmd-reference",
-        version=REFERENCE_VERSION,
+        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
         title="MCP conformance reference UW Markdown binding server",
         instructions=(
             "Reference target of the uwmd suite. Prefer a named view (get_document with view) before the "
             "complete envelope; read documents through their resource links."
         ),
-        get_tool_input_schema=schemas_by_name.get,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
+        tool_input_schema=schemas_by_name.get,
     )
-    server.middleware.append(base_server._NoLeakMiddleware())
-    return server
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = base_server.serving_parser(
+    parser = stateful_parser(
         "python -m conformance_reference.uwmd_server",
         "Run the reference UW Markdown MCP binding server (stdio by default).",
-    )
-    parser.add_argument(
-        "--db", help="SQLite file shared by every process of one service (created if missing)"
     )
     parser.add_argument(
         "--principal",
@@ -629,10 +606,9 @@ def main(
 ) -> int:
     """CLI entry point; `store_class`/`service_class` let the project's tests plant one defect each."""
     args = parse_args(argv)
-    base_server.log_to_stderr()
-    with tempfile.TemporaryDirectory(prefix="uwmd-reference-") as scratch:
-        path = args.db or (str(Path(scratch) / "state.db") if args.http else None)
-        return base_server.serve(build_server(service_class(store_class(path), args.principal)), args)
+    return serve_with_state(
+        args, "uwmd-reference-", lambda path: build_server(service_class(store_class(path), args.principal))
+    )
 
 
 if __name__ == "__main__":

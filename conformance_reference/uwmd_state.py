@@ -16,18 +16,16 @@ This module imports no MCP code: the fixture controller (`uwmd_controller`) uses
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance_reference import uwmd_codecs as codecs
-from conformance_reference.sqlite_store import SqliteStore
+from conformance_reference.sqlite_store import FixtureError, SqliteStore
 from conformance_reference.uwmd_codecs import CodecError
 
 JSON = dict[str, Any]
@@ -89,15 +87,6 @@ class ServiceError(Exception):
         }
 
 
-class FixtureError(Exception):
-    """A fixture request that cannot be honoured (unknown deal, unsupported params)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -145,31 +134,14 @@ class UwmdStore(SqliteStore):
     """Deals, grants and every rule of the binding; the hooks (`authorize`, `check_if_match`, `decode`, ...)
     let the project's tests plant exactly one defect each without copying the service."""
 
-    # ----------------------------------------------------------------- transactions
+    # ----------------------------------------------------------------- tables and seed data
 
-    @contextlib.contextmanager
-    def snapshot(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: one consistent view of the deal and its grants."""
-        with self._connection() as conn:
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
+    SCHEMA = _SCHEMA
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            if conn.execute("SELECT 1 FROM seeded WHERE id = 1").fetchone() is None:
-                self._seed(conn)
-                conn.execute("INSERT INTO seeded (id) VALUES (1)")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        if conn.execute("SELECT 1 FROM seeded WHERE id = 1").fetchone() is None:
+            self._seed(conn)
+            conn.execute("INSERT INTO seeded (id) VALUES (1)")
 
     def _seed(self, conn: sqlite3.Connection) -> None:
         for vector in example_deals():

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,31 +151,29 @@ class Browser:
         self._next_id += 1
         wanted = self._next_id
         self.ws.send(json.dumps({"id": wanted, "method": method, "params": params or {}}))
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise CdpError(f"no answer to {method} in time")
-            message = json.loads(self.ws.recv(timeout=remaining))
-            if message.get("id") == wanted:
-                if "error" in message:
-                    raise CdpError(f"{method}: {message['error']}")
-                return message.get("result", {})
-            if "method" in message:
-                self.events.append(message)
+        message = self._receive(lambda m: m.get("id") == wanted, f"answer to {method}", timeout)
+        if "error" in message:
+            raise CdpError(f"{method}: {message['error']}")
+        return message.get("result", {})
 
     def wait_event(self, method: str, *, timeout: float | None = None) -> dict[str, Any]:
         for event in self.events:
             if event["method"] == method:
                 self.events.remove(event)
                 return event
+        return self._receive(lambda m: m.get("method") == method, f"{method} event", timeout)
+
+    def _receive(
+        self, wanted: Callable[[dict[str, Any]], bool], what: str, timeout: float | None
+    ) -> dict[str, Any]:
+        """The next message `wanted` accepts, within the timeout; events met on the way are kept."""
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise CdpError(f"no {method} event in time")
-            message = json.loads(self.ws.recv(timeout=remaining))
-            if message.get("method") == method:
+                raise CdpError(f"no {what} in time")
+            message: dict[str, Any] = json.loads(self.ws.recv(timeout=remaining))
+            if wanted(message):
                 return message
             if "method" in message:
                 self.events.append(message)

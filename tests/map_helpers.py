@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from tests.profile_helpers import MODERN, StatefulProfile, cases, non_pass
 
-PROFILE = StatefulProfile(
-    suite="map-review",
-    reference="conformance_reference.map_server",
-    controller="conformance_reference.map_controller",
-    mutants="tests.servers.map_mutants",
-    label="map",
-)
+PROFILE = StatefulProfile.of("map-review", "map")
 SUITE = PROFILE.suite
 CONTROLLER = PROFILE.controller_argv
 #: The three decision races: the costly checks (N racer processes each over stdio).
@@ -25,6 +19,7 @@ __all__ = [
     "CONTROLLER",
     "DECISION_RACES",
     "MODERN",
+    "PROFILE",
     "SUITE",
     "cases",
     "checks",

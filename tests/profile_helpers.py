@@ -9,11 +9,15 @@ server's processes and its fixture controller, exactly as the embedded default a
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conformance import api
 from conformance.engine.checks import Check, load_suite
@@ -22,6 +26,7 @@ from conformance.targets import Target
 
 PY = sys.executable
 MODERN = "2026-07-28"
+REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,18 @@ class StatefulProfile:
     controller: str
     mutants: str
     label: str
+
+    @classmethod
+    def of(cls, suite: str, label: str) -> StatefulProfile:
+        """The profile whose programs follow the project's naming: `conformance_reference.<label>_server`
+        and `_controller`, and `tests.servers.<label>_mutants`."""
+        return cls(
+            suite,
+            f"conformance_reference.{label}_server",
+            f"conformance_reference.{label}_controller",
+            f"tests.servers.{label}_mutants",
+            label,
+        )
 
     @property
     def reference_argv(self) -> tuple[str, ...]:
@@ -102,6 +119,29 @@ class StatefulProfile:
         asyncio.run(api.run_plan_async(plan, RunOptions(timeout=timeout, protocol=protocol), builder))
         return api.finish(builder)
 
+    def mutant_reports(
+        self,
+        request: pytest.FixtureRequest,
+        tmp_path_factory: pytest.TempPathFactory,
+        test_file: str,
+        expected: Iterable[str],
+        selection: Callable[[str], list[Check]],
+        *,
+        parallel: int = 2,
+    ) -> dict[str, dict[str, Any]]:
+        """The reports of the mutants (`defect` parameters of `test_file`) this session selected among
+        `expected`, each over its own state file with the checks `selection` names for it."""
+        known = set(expected)
+        plans = {
+            defect: (
+                [self.target(tmp_path_factory.mktemp(defect) / "state.db", defect=defect)],
+                selection(defect),
+            )
+            for defect in selected_params(request, test_file, "defect")
+            if defect in known
+        }
+        return self.run_many(plans, parallel=parallel)
+
     @staticmethod
     def run_many(
         plans: dict[str, tuple[list[Target], list[Check]]], *, parallel: int = 2, protocol: str = MODERN
@@ -135,3 +175,80 @@ def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
 
 def cases(report: dict[str, Any], check_id: str) -> list[dict[str, Any]]:
     return [c for c in report["cases"] if c["check"] == check_id]
+
+
+#: The revisions the profiles judge (they bind structured tool output, 2025-06-18 on), newest first.
+PROFILE_REVISIONS = ["2026-07-28", "2025-11-25", "2025-06-18"]
+
+
+def assert_reference_passes(
+    report: dict[str, Any], explained: Callable[[dict[str, Any]], bool] = lambda case: False
+) -> None:
+    """A profile's reference, over stdio and HTTP, in the revisions the profile judges: every case PASS
+    but those `explained` says are expected."""
+    assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
+    for info in report["targets"]:
+        # The SDK speaks 2025-03-26 and (over stdio) 2024-11-05 too; the profile judges 2025-06-18 on.
+        assert info["revisions_spoken"][:3] == PROFILE_REVISIONS
+    assert {c["revision"] for c in report["cases"]} <= set(PROFILE_REVISIONS)
+    unexplained = [
+        (c["check"], c["transport"], c["revision"], c["verdict"], c["message"])
+        for c in report["cases"]
+        if c["verdict"] != "PASS" and not explained(c)
+    ]
+    assert unexplained == []
+
+
+def selected_params(request: pytest.FixtureRequest, test_file: str, name: str) -> list[str]:
+    """The values of the parameter `name` that this session selected in `test_file` (after -k and
+    friends), sorted: what a module-scoped fixture must run, and no more."""
+    return sorted(
+        {
+            item.callspec.params[name]
+            for item in request.session.items
+            if item.path == Path(test_file) and hasattr(item, "callspec") and name in item.callspec.params
+        }
+    )
+
+
+def plain_target() -> Target:
+    """The base reference server: a server that shows no profile at all."""
+    return Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
+
+
+def assert_profile_row_blocks_the_rest(report: dict[str, Any], row: str) -> None:
+    """A server that does not show the profile: one FAIL on its profile row `row` (a check id), every
+    other case SKIP blocked by that row's case, exit 1."""
+    assert (row, "FAIL") in {(c["check"], c["verdict"]) for c in report["cases"]}
+    others = [c for c in report["cases"] if c["check"] != row]
+    assert others and all(c["verdict"] == "SKIP" for c in others)
+    assert all(f"blocked by {row}[" in c["message"] for c in others)
+    assert all(c["blocked_by"] == f"{row}[{c['transport']}@{c['revision']}]" for c in others)
+    assert report["footer"]["exit_code"] == 1
+
+
+@contextlib.contextmanager
+def python_module(*argv: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m <argv>` from the repository with piped stdio, for raw wire tests; on exit stdin is
+    closed (EOF ends a reference server) and the process is waited for, killed if it lingers."""
+    proc = subprocess.Popen(
+        [PY, "-m", *argv], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        yield proc
+    finally:
+        if proc.stdin and not proc.stdin.closed:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def assert_http_binds_loopback_only(module: str) -> None:
+    """A reference server asked to serve HTTP on a non-loopback address refuses to start, saying why."""
+    proc = subprocess.run(
+        [PY, "-m", module, "--http", "--host", "0.0.0.0"], cwd=REPO, capture_output=True, timeout=30
+    )
+    assert proc.returncode != 0 and b"loopback" in proc.stderr

@@ -15,12 +15,12 @@ measured, each side won at least 3 of the 20 rounds, and a mutant failed 17 or m
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.map_helpers import DECISION_RACES, checks, non_pass, run_many, target
+from conformance.engine.checks import Check
+from tests.map_helpers import DECISION_RACES, PROFILE, checks, non_pass
 from tests.servers.map_mutants import DEFECTS
 
 EXPLAINED = {("map-review.read.publication-details", "WARN")}
@@ -138,28 +138,19 @@ def test_every_check_but_one_has_a_mutant_that_fails_it() -> None:
 
 @pytest.fixture(scope="module")
 def reports(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Run the mutants this session selected, two at a time, once for the module."""
-    wanted = sorted(
-        {
-            item.callspec.params["defect"]
-            for item in request.session.items
-            if item.path == Path(__file__) and hasattr(item, "callspec") and "defect" in item.callspec.params
-        }
-        & set(EXPECTED)
-    )
-    plans = {}
-    for defect in wanted:
-        db: Path = tmp_path_factory.mktemp(defect) / "state.db"
-        if defect == "lost-lock":
-            selected = checks(
-                only=(*DECISION_RACES, "map-review.decide.approve", "map-review.decide.already-decided")
-            )
-        elif defect in RACE_MUTANTS:
-            selected = checks()
-        else:
-            selected = checks(without=DECISION_RACES)
-        plans[defect] = ([target(db, defect=defect)], selected)
-    return run_many(plans, parallel=3)
+    """Run the mutants this session selected, three at a time, once for the module."""
+    return PROFILE.mutant_reports(request, tmp_path_factory, __file__, EXPECTED, selection, parallel=3)
+
+
+def selection(defect: str) -> list[Check]:
+    """The checks a mutant runs: the decision races only where its defect is about them."""
+    if defect == "lost-lock":
+        return checks(
+            only=(*DECISION_RACES, "map-review.decide.approve", "map-review.decide.already-decided")
+        )
+    if defect in RACE_MUTANTS:
+        return checks()
+    return checks(without=DECISION_RACES)
 
 
 @pytest.mark.slow

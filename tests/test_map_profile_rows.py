@@ -10,25 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from conformance.targets import Target
 from tests.map_helpers import PROFILE, checks, run, target
-from tests.profile_helpers import PY
+from tests.profile_helpers import assert_profile_row_blocks_the_rest, plain_target
 
 MUTANTS = list(PROFILE.mutants_argv)
 
 
 def test_a_server_without_the_map_tools_fails_the_profile_row_once() -> None:
-    plain = Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
-    report = run([plain])
-    verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
-    assert ("map-review.profile.shown", "FAIL") in verdicts
-    others = [c for c in report["cases"] if c["check"] != "map-review.profile.shown"]
-    assert others and all(c["verdict"] == "SKIP" for c in others)
-    assert all("blocked by map-review.profile.shown[" in c["message"] for c in others)
-    assert all(
-        c["blocked_by"] == f"map-review.profile.shown[{c['transport']}@{c['revision']}]" for c in others
-    )
-    assert report["footer"]["exit_code"] == 1
+    assert_profile_row_blocks_the_rest(run([plain_target()]), "map-review.profile.shown")
 
 
 def test_the_reference_shows_the_profile(tmp_path: Path) -> None:

@@ -14,7 +14,6 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from conformance.targets import reference_targets
 from conformance_reference import map_server
 from conformance_reference.map_state import P7, compact
 from tests.map_helpers import DECISION_RACES, checks, non_pass, target
+from tests.profile_helpers import assert_http_binds_loopback_only, assert_reference_passes, python_module
 
 REPO = Path(__file__).resolve().parent.parent
 REQUIREMENTS = json.loads(
@@ -45,20 +45,11 @@ def default_report() -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_reference_passes_every_map_check(default_report: dict[str, Any]) -> None:
-    report = default_report
-    assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
-    for info in report["targets"]:
-        # The SDK speaks 2025-03-26 and (over stdio) 2024-11-05 too; the profile judges 2025-06-18 on.
-        assert info["revisions_spoken"][:3] == ["2026-07-28", "2025-11-25", "2025-06-18"]
-    assert {c["revision"] for c in report["cases"]} <= {"2026-07-28", "2025-11-25", "2025-06-18"}
-    unexplained = [
-        (c["check"], c["transport"], c["revision"], c["verdict"], c["message"])
-        for c in report["cases"]
-        if c["verdict"] != "PASS"
-        and not (c["requirement"] == "MAP-READ-006" and "contract-revision-unverified" in c["message"])
-    ]
-    assert unexplained == []
-    assert report["footer"]["exit_code"] == 0
+    assert_reference_passes(
+        default_report,
+        lambda c: c["requirement"] == "MAP-READ-006" and "contract-revision-unverified" in c["message"],
+    )
+    assert default_report["footer"]["exit_code"] == 0
 
 
 @pytest.mark.slow
@@ -105,25 +96,8 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
 # --------------------------------------------------------------------------- the wire, raw
 
 
-@contextlib.contextmanager
-def reference(*args: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "conformance_reference.map_server", *args],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.stdin and not proc.stdin.closed:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+def reference(*args: str) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
+    return python_module("conformance_reference.map_server", *args)
 
 
 def exchange(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> bytes:
@@ -170,14 +144,8 @@ def test_p7_approval_after_expiry_is_410(tmp_path: Path) -> None:
         assert again["structuredContent"]["status"] == 410  # still open, still expired: nothing committed
 
 
-def test_http_binds_loopback_only(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance_reference.map_server", "--http", "--host", "0.0.0.0"],
-        cwd=REPO,
-        capture_output=True,
-        timeout=30,
-    )
-    assert proc.returncode != 0 and b"loopback" in proc.stderr
+def test_http_binds_loopback_only() -> None:
+    assert_http_binds_loopback_only("conformance_reference.map_server")
 
 
 def test_bad_clock_is_refused() -> None:

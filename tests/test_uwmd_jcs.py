@@ -1,5 +1,6 @@
 """The semantic digest: RFC 8785 canonical JSON and `sha256:` + SHA-256, in both of the project's
-implementations (the harness's oracle, suites/uwmd/jcs.py, and the reference server's codec), pinned to
+implementations (the harness's oracle, conformance/jcs.py through conformance_packs/uwmd/jcs.py, and the
+reference server's own, conformance_reference/uwmd_codecs/jcs.py), pinned to
 the digest vectors, to RFC 8785's examples, to the example deals' pinned digests and, when ../shared is
 present, to the catalog's Parkview digest recomputed from the upstream envelope.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conformance import jcs as core
 from conformance import vectors
 from conformance_packs.uwmd import jcs
 from conformance_reference import uwmd_codecs as reference
@@ -28,7 +30,7 @@ DEALS = [v for v in vectors.load("uwmd", "deals.json") if v["kind"] == "deal"]
 def both(value: Any, envelope: bool = False) -> tuple[str, str]:
     if envelope:
         value = {k: v for k, v in value.items() if k not in jcs.VOLATILE}
-    return jcs.canonicalize(value), reference.canonical_json(value)
+    return core.canonicalize(value), reference.canonical_json(value)
 
 
 @pytest.mark.parametrize("vector", DIGESTS, ids=[v["id"] for v in DIGESTS])
@@ -71,7 +73,7 @@ def test_number_forms_agree_with_each_other_and_round_trip() -> None:
         value = struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0]
         if not math.isfinite(value):
             continue
-        text = jcs.number(value)
+        text = core.number(value)
         assert text == reference.es_number(value), value
         assert float(text) == value
         checked += 1
@@ -98,13 +100,13 @@ def test_number_forms_agree_with_each_other_and_round_trip() -> None:
     ],
 )
 def test_ecmascript_numbers(value: float, text: str) -> None:
-    assert jcs.number(value) == reference.es_number(value) == text
+    assert core.number(value) == reference.es_number(value) == text
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "\ud800", {"k": "\udfff"}, {1: 2}, object()])
 def test_values_without_a_canonical_form_are_refused(bad: Any) -> None:
     with pytest.raises((ValueError, TypeError)):
-        jcs.canonicalize(bad)
+        core.canonicalize(bad)
     with pytest.raises((ValueError, TypeError)):
         reference.canonical_json(bad)
 
@@ -113,4 +115,4 @@ def test_key_order_is_utf16_not_code_points() -> None:
     """U+1F600 is a surrogate pair D83D DE00 in UTF-16, so it sorts before U+FB33 (code points say after)."""
     keys = ["\ufb33", "\U0001f600"]
     assert sorted(keys) == ["\ufb33", "\U0001f600"]
-    assert jcs.canonicalize(dict.fromkeys(keys, 0)) == '{"\U0001f600":0,"\ufb33":0}'
+    assert core.canonicalize(dict.fromkeys(keys, 0)) == '{"\U0001f600":0,"\ufb33":0}'

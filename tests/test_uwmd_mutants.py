@@ -14,13 +14,12 @@ own), which `uwmd.result.text-agrees` checks for the five uwmd tools.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.servers.uwmd_mutants import DEFECTS
-from tests.uwmd_helpers import COSTLY, checks, non_pass, run_many, target
+from tests.uwmd_helpers import COSTLY, PROFILE, checks, non_pass
 
 F = "FAIL"
 W = "WARN"
@@ -154,19 +153,7 @@ def test_every_check_has_a_mutant_that_it_catches() -> None:
 @pytest.fixture(scope="module")
 def reports(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Run the mutants this session selected, two at a time, once for the module."""
-    wanted = sorted(
-        {
-            item.callspec.params["defect"]
-            for item in request.session.items
-            if item.path == Path(__file__) and hasattr(item, "callspec") and "defect" in item.callspec.params
-        }
-        & set(EXPECTED)
-    )
-    plans = {}
-    for defect in wanted:
-        db: Path = tmp_path_factory.mktemp(defect) / "state.db"
-        plans[defect] = ([target(db, defect=defect)], selection(defect))
-    return run_many(plans)
+    return PROFILE.mutant_reports(request, tmp_path_factory, __file__, EXPECTED, selection)
 
 
 @pytest.mark.slow

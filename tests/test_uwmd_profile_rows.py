@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets import Target
-from tests.profile_helpers import PY
+from tests.profile_helpers import assert_profile_row_blocks_the_rest, plain_target
 from tests.uwmd_helpers import COSTLY, checks, non_pass, run, target
 
 
@@ -33,15 +32,7 @@ def test_one_second_timestamps_pass_retry_safety(tmp_path: Path) -> None:
 def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
     """Item 6: `--suite uwmd` against a plain server claims a binding it does not show: one FAIL on
     UWMD-PROFILE-001, every other row SKIP blocked by it, exit 1."""
-    plain = Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
-    report = run([plain])
-    verdicts = {(c["check"], c["verdict"]) for c in report["cases"]}
-    assert ("uwmd.profile.shown", "FAIL") in verdicts
-    others = [c for c in report["cases"] if c["check"] != "uwmd.profile.shown"]
-    assert others and all(c["verdict"] == "SKIP" for c in others)
-    assert all("blocked by uwmd.profile.shown[" in c["message"] for c in others)
-    assert all(c["blocked_by"] == f"uwmd.profile.shown[{c['transport']}@{c['revision']}]" for c in others)
-    assert report["footer"]["exit_code"] == 1
+    assert_profile_row_blocks_the_rest(run([plain_target()]), "uwmd.profile.shown")
 
 
 def test_the_reference_shows_the_binding(tmp_path: Path) -> None:

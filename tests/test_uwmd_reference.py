@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from conformance.engine.checks import load_suite
 from conformance.engine.context import RunOptions
 from conformance.requirements import table
 from conformance.targets import reference_targets
+from tests.profile_helpers import assert_http_binds_loopback_only, assert_reference_passes, python_module
 
 REPO = Path(__file__).resolve().parent.parent
 REQUIREMENTS = json.loads(
@@ -41,19 +39,8 @@ def default_report() -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_reference_passes_every_uwmd_check(default_report: dict[str, Any]) -> None:
-    report = default_report
-    assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
-    for info in report["targets"]:
-        # The SDK speaks 2025-03-26 and (over stdio) 2024-11-05 too; the profile judges 2025-06-18 on.
-        assert info["revisions_spoken"][:3] == ["2026-07-28", "2025-11-25", "2025-06-18"]
-    assert {c["revision"] for c in report["cases"]} <= {"2026-07-28", "2025-11-25", "2025-06-18"}
-    not_passed = [
-        (c["check"], c["transport"], c["revision"], c["verdict"], c["message"])
-        for c in report["cases"]
-        if c["verdict"] != "PASS"
-    ]
-    assert not_passed == []
-    assert report["footer"]["exit_code"] == 0
+    assert_reference_passes(default_report)
+    assert default_report["footer"]["exit_code"] == 0
 
 
 @pytest.mark.slow
@@ -122,37 +109,10 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
 
 
 def test_http_binds_loopback_only() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance_reference.uwmd_server", "--http", "--host", "0.0.0.0"],
-        cwd=REPO,
-        capture_output=True,
-        timeout=30,
-    )
-    assert proc.returncode != 0 and b"loopback" in proc.stderr
+    assert_http_binds_loopback_only("conformance_reference.uwmd_server")
 
 
 # --------------------------------------------------------------------------- the wire, raw
-
-
-@contextlib.contextmanager
-def process(*argv: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *argv],
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.stdin and not proc.stdin.closed:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
 
 
 class Wire:
@@ -198,7 +158,7 @@ def hook(proc: subprocess.Popen[bytes], name: str, **params: Any) -> dict[str, A
 
 def test_results_have_the_binding_shape_on_the_wire(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    with process("conformance_reference.uwmd_server", "--db", db) as proc:
+    with python_module("conformance_reference.uwmd_server", "--db", db) as proc:
         wire = Wire(proc)
         result = wire.call("uwmd.get_document", {"deal_id": "deal / 1"})
         sc = result["structuredContent"]
@@ -232,7 +192,7 @@ def test_if_match_outcomes_match_the_upstream_reference(tmp_path: Path, shared_d
     upstream = json.loads(
         (shared_dir / "upstream" / "uwmd" / "uwmd-reference-outputs.json").read_text("utf-8")
     )
-    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with python_module("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         wire = Wire(proc)
         deal = "uw_demo_harbor"
         e0 = (
@@ -281,7 +241,7 @@ def test_list_representations_matches_the_upstream_reference(tmp_path: Path, sha
         (shared_dir / "upstream" / "uwmd" / "uwmd-reference-outputs.json").read_text("utf-8")
     )
     expected = upstream["list_representations"]["structuredContent"]
-    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with python_module("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         got = Wire(proc).call("uwmd.list_representations", {})["structuredContent"]
     assert got["resource_template"] == expected["resource_template"]
     assert got["views"] == expected["views"]
@@ -302,10 +262,10 @@ def test_parkview_keeps_the_catalogs_digest_through_the_reference(tmp_path: Path
     catalog's golden digest (the reference does not alter a UW representation: UWMD-SCOPE-001)."""
     document = json.loads((shared_dir / "upstream" / "uwmd" / "parkview.uw.json").read_text("utf-8"))
     db = str(tmp_path / "s.db")
-    with process("conformance_reference.uwmd_controller", "--db", db) as controller:
+    with python_module("conformance_reference.uwmd_controller", "--db", db) as controller:
         loaded = hook(controller, "load_deal", document=document)
     assert loaded["semantic_digest"] == PARKVIEW
-    with process("conformance_reference.uwmd_server", "--db", db) as proc:
+    with python_module("conformance_reference.uwmd_server", "--db", db) as proc:
         wire = Wire(proc)
         for selection in (
             {},
@@ -335,7 +295,7 @@ def test_arguments_no_codec_can_carry_are_refused_not_crashed(tmp_path: Path) ->
     400 tool error, not -32603: the protections of every entry point include the tool arguments."""
     meta = json.dumps(Wire.META)
     context = '{"actor": "test", "source": "user"}'
-    with process("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
+    with python_module("conformance_reference.uwmd_server", "--db", str(tmp_path / "s.db")) as proc:
         assert proc.stdin and proc.stdout
         for index, value in enumerate(("[" * 40 + "]" * 40, "1e400")):
             operation = f'{{"kind": "frontmatter_set", "path": "notes", "value": {value}}}'

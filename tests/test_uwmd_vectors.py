@@ -171,10 +171,10 @@ def naive_decode(vector: dict[str, Any], body: bytes) -> Any:
     if check == "utf8":
         text = body.decode("utf-8", errors="replace")
         if vector["representation"] == "uw-xml":
-            return codecs._xml_object(ElementTree.fromstring(text), 0)
+            return codecs.xml_object(ElementTree.fromstring(text), 0)
         return json.loads(text)
     if check == "xml-entities":
-        return codecs._xml_object(ElementTree.fromstring(body.decode("utf-8")), 0)
+        return codecs.xml_object(ElementTree.fromstring(body.decode("utf-8")), 0)
     if check == "zip-limits":
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
             return codecs.bundle_to_envelope({n: archive.read(n).decode("utf-8") for n in archive.namelist()})

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from tests.profile_helpers import MODERN, StatefulProfile, cases, non_pass
 
-PROFILE = StatefulProfile(
-    suite="uwmd",
-    reference="conformance_reference.uwmd_server",
-    controller="conformance_reference.uwmd_controller",
-    mutants="tests.servers.uwmd_mutants",
-    label="uwmd",
-)
+PROFILE = StatefulProfile.of("uwmd", "uwmd")
 SUITE = PROFILE.suite
 #: The checks that cost more than the rest together: racer processes, second-principal sessions, the
 #: one-second wait of CONC-007. A mutant run includes them only when its defect is about them.
@@ -28,4 +22,4 @@ checks = PROFILE.checks
 run = PROFILE.run
 run_many = PROFILE.run_many
 
-__all__ = ["COSTLY", "MODERN", "SUITE", "cases", "checks", "non_pass", "run", "run_many", "target"]
+__all__ = ["COSTLY", "MODERN", "PROFILE", "SUITE", "cases", "checks", "non_pass", "run", "run_many", "target"]

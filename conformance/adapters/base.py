@@ -19,6 +19,9 @@ from typing import Any
 
 from conformance.protocol.jsonrpc import Frame
 
+#: Extra HTTP headers of one request, or None.
+Headers = Mapping[str, str] | None
+
 #: A sentinel for `exchange(expect_id=NO_RESPONSE)`: the message is a notification or a raw probe.
 NO_RESPONSE: Any = object()
 
@@ -210,7 +213,6 @@ class Adapter(abc.ABC):
     async def start(self) -> None:
         """Start or connect; raise TargetUnreachable when that is impossible."""
 
-    @abc.abstractmethod
     async def exchange(
         self,
         message: bytes,
@@ -219,7 +221,15 @@ class Adapter(abc.ABC):
         timeout: float,
         headers: Mapping[str, str] | None = None,
     ) -> Reply:
-        """Send one message; wait (bounded) for the response whose id is `expect_id`, unless NO_RESPONSE."""
+        """Send one message; wait (bounded) for the response whose id is `expect_id`, unless NO_RESPONSE.
+
+        The one public signature of every transport; each implements `_exchange`.
+        """
+        return await self._exchange(message, expect_id, timeout, headers)
+
+    @abc.abstractmethod
+    async def _exchange(self, message: bytes, expect_id: Any, timeout: float, headers: Headers) -> Reply:
+        """The transport's `exchange`: `headers` are extra HTTP request headers (None: none)."""
 
     @abc.abstractmethod
     async def close(self) -> None:

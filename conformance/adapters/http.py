@@ -20,6 +20,7 @@ from conformance.adapters.base import (
     FRAMES_PER_REPLY,
     NO_RESPONSE,
     Adapter,
+    Headers,
     Reply,
     TargetUnreachable,
     Transcript,
@@ -79,14 +80,7 @@ class HttpAdapter(Adapter):
                     headers[key] = value
         return headers
 
-    async def exchange(
-        self,
-        message: bytes,
-        *,
-        expect_id: Any,
-        timeout: float,
-        headers: Mapping[str, str] | None = None,
-    ) -> Reply:
+    async def _exchange(self, message: bytes, expect_id: Any, timeout: float, headers: Headers) -> Reply:
         return await self.request("POST", message, expect_id=expect_id, timeout=timeout, headers=headers)
 
     async def request(

@@ -19,6 +19,7 @@ import httpx
 from conformance.adapters.asyncio_net import async_client
 from conformance.adapters.base import (
     NO_RESPONSE,
+    Headers,
     Reply,
     StreamAdapter,
     TargetUnreachable,
@@ -107,14 +108,7 @@ class LegacySseAdapter(StreamAdapter):
         self.endpoint = endpoint
         self._endpoint_ready.set()
 
-    async def exchange(
-        self,
-        message: bytes,
-        *,
-        expect_id: Any,
-        timeout: float,
-        headers: Mapping[str, str] | None = None,
-    ) -> Reply:
+    async def _exchange(self, message: bytes, expect_id: Any, timeout: float, headers: Headers) -> Reply:
         assert self._client is not None and self.endpoint is not None
         started = time.monotonic()
         self.drain_pending()

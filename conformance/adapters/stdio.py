@@ -16,7 +16,14 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.adapters.base import NO_RESPONSE, Reply, StreamAdapter, TargetUnreachable, Transcript
+from conformance.adapters.base import (
+    NO_RESPONSE,
+    Headers,
+    Reply,
+    StreamAdapter,
+    TargetUnreachable,
+    Transcript,
+)
 from conformance.protocol.jsonrpc import Frame, classify
 
 STDERR_TAIL_BYTES = 8 * 1024
@@ -158,14 +165,7 @@ class StdioAdapter(StreamAdapter):
             parts.append("stderr tail:\n" + tail.rstrip())
         return "\n".join(parts)
 
-    async def exchange(
-        self,
-        message: bytes,
-        *,
-        expect_id: Any,
-        timeout: float,
-        headers: Mapping[str, str] | None = None,
-    ) -> Reply:
+    async def _exchange(self, message: bytes, expect_id: Any, timeout: float, headers: Headers) -> Reply:
         assert self.proc and self.proc.stdin
         started = time.monotonic()
         if b"\n" in message:

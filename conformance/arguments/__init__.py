@@ -1,5 +1,6 @@
-"""Tool arguments built from a tool's inputSchema, for every suite that calls tools.
+"""Tool arguments built from a tool's inputSchema, for every pack that calls tools.
 
-One compiler and one set of hypothesis strategies (`strategies.py`): valid and one-rule-broken
-arguments for the fuzz suite, and the few careful candidates the base suite sends (`candidates.py`).
+One compiler (`compiler.py`), generation of valid values (`generate.py`) and of one-rule-broken ones for
+the fuzz pack (`mutate.py`), joined in one `Model` (`strategies.py`), and the few careful, derandomized
+candidates the base pack sends (`candidates.py`).
 """

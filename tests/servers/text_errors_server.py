@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from conformance_reference import base_server
+from conformance_reference import base_server, serving
 
 TEXT = b"method not found\n"
 
@@ -61,12 +61,12 @@ class TextMethodNotFound:
 
 
 def main(argv: list[str] | None = None) -> int:
-    build = base_server.build_http_app
+    build = serving.build_http_app
 
     def build_with_defect(server: Any, *, era: Any = "both") -> ASGIApp:
         return TextMethodNotFound(build(server, era=era))
 
-    base_server.build_http_app = build_with_defect  # type: ignore[assignment]
+    serving.build_http_app = build_with_defect  # type: ignore[assignment]
     return base_server.main(argv)
 
 

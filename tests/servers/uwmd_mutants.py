@@ -29,7 +29,8 @@ from conformance.fixtures import Controller
 from conformance_reference import uwmd_codecs as codecs
 from conformance_reference import uwmd_controller, uwmd_server
 from conformance_reference import uwmd_state as state
-from conformance_reference.uwmd_codecs import CodecError
+from conformance_reference.uwmd_codecs import CodecError, uris, xml_codec
+from conformance_reference.uwmd_codecs import envelope as envelopes
 from conformance_reference.uwmd_server import Outcome, UwmdService
 from conformance_reference.uwmd_state import Row, ServiceError, UwmdStore
 
@@ -273,7 +274,7 @@ def _naive_xml(text: str) -> tuple[JSON, str]:
     """uw-xml parsed without refusing the DTD: the parser expands internal entities (the defect)."""
     try:
         root = ElementTree.fromstring(text)
-        envelope = codecs.check_envelope(codecs._xml_object(root, 0))
+        envelope = codecs.check_envelope(codecs.xml_object(root, 0))
         return envelope, codecs.verify_digest(envelope)
     except ElementTree.ParseError:
         raise ServiceError(
@@ -722,12 +723,12 @@ SERVICES: dict[str, type[UwmdService]] = {
 
 
 def _no_size_limit() -> None:
-    codecs._limit = lambda representation, body: None  # type: ignore[assignment]
+    envelopes.limit = lambda representation, body: None  # type: ignore[assignment]
 
 
 def _digest_unchecked() -> None:
     """A stored document's embedded semantic_digest is never compared with its content."""
-    codecs.verify_digest = codecs.semantic_digest  # type: ignore[assignment]
+    codecs.verify_digest = envelopes.verify_digest = codecs.semantic_digest  # type: ignore[assignment]
 
 
 def _replace_agent_in_place() -> None:
@@ -736,12 +737,12 @@ def _replace_agent_in_place() -> None:
 
 def _id_not_encoded() -> None:
     """resource_uri carries the raw deal id (no RFC 6570 percent-encoding)."""
-    codecs.encode_deal_id = lambda deal_id: deal_id  # type: ignore[assignment]
+    codecs.encode_deal_id = uris.encode_deal_id = lambda deal_id: deal_id  # type: ignore[assignment]
 
 
 def _xml_without_namespace() -> None:
     """uw-xml is written (and read) in a namespace that is not the binding's."""
-    codecs.XML_NS = "urn:example:not-uwmd"  # type: ignore[misc]
+    codecs.XML_NS = xml_codec.XML_NS = "urn:example:not-uwmd"  # type: ignore[misc]
 
 
 def _validate_needs_nothing() -> None:
