@@ -29,7 +29,9 @@ REVISION = "2026-07-28"
 
 def fuzz_round(examples: int, seed: int) -> dict[str, float]:
     """One run of the fuzz suite; examples per second of each mode, as its cases report them."""
-    options = RunOptions(timeout=10.0, protocol=REVISION, fuzz_examples=examples, fuzz_seed=seed)
+    options = RunOptions(
+        timeout=10.0, protocol=REVISION, pack_options={"fuzz_examples": examples, "fuzz_seed": seed}
+    )
     report = api.run_report(["stdio:" + shlex.join(SERVER)], ["fuzz"], options=options)
     bad = [c for c in report["cases"] if c["verdict"] != "PASS"]
     if bad:

@@ -103,7 +103,7 @@ def test_raw_reference_over_http_passes(tmp_path: Path) -> None:
     target = tmp_path / "raw-http.toml"
     command = [sys.executable, "-m", "tests.servers.raw_server", "--http"]
     target.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
-    report = run([str(target)], FUZZ, timeout=5.0, fuzz_examples=5)
+    report = run([str(target)], FUZZ, timeout=5.0, pack_options={"fuzz_examples": 5})
     assert non_pass(report) == set()
     assert _cases(report)["fuzz.valid.answered"]["evidence"]["fuzz"]["valid"]["examples"] == 10
 
@@ -144,7 +144,12 @@ def test_none_mutant_passes_and_never_calls_the_destructive_tool() -> None:
 
 def test_all_policy_fuzzes_the_destructive_tool_and_says_how_to_replay_it() -> None:
     report = run(
-        [_mutant("none")], FUZZ, timeout=TIMEOUT, protocol=REVISION, call_tools="all", fuzz_examples=10
+        [_mutant("none")],
+        FUZZ,
+        timeout=TIMEOUT,
+        protocol=REVISION,
+        call_tools="all",
+        pack_options={"fuzz_examples": 10},
     )
     assert non_pass(report) == {("fuzz.valid.answered", "FAIL"), ("fuzz.invalid.answered", "FAIL")}
     case = _cases(report)["fuzz.valid.answered"]
@@ -166,15 +171,19 @@ def test_a_schema_the_converter_cannot_honour_is_skipped_with_the_reason() -> No
         FUZZ,
         timeout=TIMEOUT,
         protocol=REVISION,
-        fuzz_examples=10,
+        pack_options={"fuzz_examples": 10},
     )
     assert non_pass(report) == set()
     assert "not fuzzed: merge: keyword 'allOf'" in _cases(report)["fuzz.valid.answered"]["message"]
 
 
 def test_the_seed_repeats_the_exploration() -> None:
-    first = run([_mutant("deep-object")], FUZZ, timeout=TIMEOUT, protocol=REVISION, fuzz_seed=1234)
-    again = run([_mutant("deep-object")], FUZZ, timeout=TIMEOUT, protocol=REVISION, fuzz_seed=1234)
+    first = run(
+        [_mutant("deep-object")], FUZZ, timeout=TIMEOUT, protocol=REVISION, pack_options={"fuzz_seed": 1234}
+    )
+    again = run(
+        [_mutant("deep-object")], FUZZ, timeout=TIMEOUT, protocol=REVISION, pack_options={"fuzz_seed": 1234}
+    )
     a, b = (_cases(r)["fuzz.valid.no-internal-error"]["evidence"] for r in (first, again))
     assert a["seed"] == b["seed"] == 1234
     assert a["arguments"] == b["arguments"] and a["replay"] == b["replay"]
@@ -185,11 +194,11 @@ def test_the_seed_repeats_the_exploration() -> None:
 
 def test_examples_and_budget_bound_the_run() -> None:
     raw = stdio("tests.servers.raw_server")
-    report = run([raw], FUZZ, timeout=TIMEOUT, protocol=REVISION, fuzz_examples=7)
+    report = run([raw], FUZZ, timeout=TIMEOUT, protocol=REVISION, pack_options={"fuzz_examples": 7})
     tools = _cases(report)["fuzz.valid.answered"]["evidence"]["fuzz"]["valid"]["tools"]
     assert all(t["examples"] <= 7 for t in tools.values())
     started = time.monotonic()
-    report = run([raw], FUZZ, timeout=TIMEOUT, protocol=REVISION, fuzz_budget=0.05)
+    report = run([raw], FUZZ, timeout=TIMEOUT, protocol=REVISION, pack_options={"fuzz_budget": 0.05})
     assert time.monotonic() - started < 15
     assert non_pass(report) <= {(c, "SKIP") for c in CHECKS}
     assert any("the fuzz time budget ran out" in c["message"] for c in report["cases"])
