@@ -81,7 +81,15 @@ async def run_plan_async(
     builder: ReportBuilder,
     sinks: Sequence[Sink] = (),
 ) -> None:
-    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway)."""
+    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway).
+
+    With `-j` above 1 and more than one target, each target runs in a worker process of its own
+    (`conformance.engine.workers`) and `builder` receives their reports joined in plan order."""
+    from conformance.engine import workers
+
+    if workers.spread(plan, options):
+        await workers.run_spread(plan, options, builder, sinks)
+        return
     await run_all(plan, Runner(options, Fanout([builder, *sinks])))
 
 

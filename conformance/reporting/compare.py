@@ -174,13 +174,69 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
     first_name, first = reports[0]
     for name, report in reports[1:]:
         _same(first_name, first, name, report)
+    merged_targets, merged_cases = _join(reports, by_spec=True)
+    header = dict(first["header"])
+    header["run_id"] = canonical.new_run_id()
+    header["started"] = min(r["header"]["started"] for _, r in reports)
+    header["command"] = ["mcp-conformance", "merge", *(name for name, _ in reports)]
+    selects = [(r["header"].get("options") or {}).get("select", "") for _, r in reports]
+    if "options" in header:
+        # `-k a,b` selects the union of `-k a` and `-k b`; one unfiltered input means all checks ran.
+        words = dict.fromkeys(w for sel in selects for w in sel.split(",") if w)
+        header["options"] = {**header["options"], "select": "" if "" in selects else ",".join(words)}
+    header["merged_from"] = [
+        {
+            "run_id": r["header"]["run_id"],
+            "select": (r["header"].get("options") or {}).get("select", ""),
+            "source": name,
+        }
+        for name, r in reports
+    ]
+    complete = all(r["footer"].get("complete") for _, r in reports)
+    incomplete = [name for name, r in reports if not r["footer"].get("complete")]
+    finished = [r["footer"]["finished"] for _, r in reports if r["footer"].get("finished")]
+    merged = {
+        "format": first["format"],
+        "format_version": first["format_version"],
+        "header": header,
+        "targets": merged_targets,
+        "cases": merged_cases,
+        "footer": {
+            "finished": max(finished) if finished else canonical.now_iso(),
+            "complete": complete,
+            "reason": "complete" if complete else "incomplete inputs: " + ", ".join(incomplete),
+        },
+    }
+    baselines = [r["footer"]["baseline"] for _, r in reports if r["footer"].get("baseline")]
+    if baselines:
+        # An entry matched in one shard is matched: only entries no shard used stay unmatched.
+        unmatched = set.intersection(*(set(b["unmatched"]) for b in baselines))
+        merged["footer"]["baseline"] = {**baselines[0], "unmatched": sorted(unmatched)}
+    return canonical.refresh(merged)
+
+
+def join_targets(
+    inputs: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The targets and cases of reports that each ran other targets of one run (the worker processes
+    of `-j`), in input order: every input's targets are new ones, numbered on from the inputs before
+    (a target named twice stays two targets, as in one process), and their case keys and `blocked_by`
+    with them, by `merge`'s rules. The inputs are canonical JSON as a worker wrote it (not re-read)."""
+    return _join([(name, copy.deepcopy(dict(report))) for name, report in inputs], by_spec=False)
+
+
+def _join(
+    reports: list[tuple[str, dict[str, Any]]], *, by_spec: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Targets and cases of `reports` renumbered into one run. `by_spec`: a target named (by its spec)
+    in several inputs is one target, its cases joined (`merge`); else every input's targets are new."""
     merged_targets: list[dict[str, Any]] = []
     index_of: dict[str, int] = {}
     identity: dict[str, tuple[str, Any]] = {}
     cases: dict[str, tuple[str, dict[str, Any]]] = {}
     target_sets: list[tuple[str, list[str]]] = []
     for name, report in reports:
-        specs = [t["spec"] for t in report["targets"]]
+        specs = [t["spec"] for t in report["targets"]] if by_spec else []
         if len(set(specs)) != len(specs):
             raise MergeError(f"{name} names one target twice; merge cannot tell its cases apart")
         for other, other_specs in target_sets:
@@ -193,7 +249,7 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
         target_sets.append((name, specs))
         renumber: dict[int, int] = {}
         for target in report["targets"]:
-            spec = target["spec"]
+            spec = target["spec"] if by_spec else f"{name}#{target['index']}"
             info = (target["transport"], target.get("server_info"))
             if spec in index_of:
                 if identity[spec][1] != info:
@@ -233,44 +289,7 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
                     )
                 continue
             cases[moved["key"]] = (name, moved)
-    header = dict(first["header"])
-    header["run_id"] = canonical.new_run_id()
-    header["started"] = min(r["header"]["started"] for _, r in reports)
-    header["command"] = ["mcp-conformance", "merge", *(name for name, _ in reports)]
-    selects = [(r["header"].get("options") or {}).get("select", "") for _, r in reports]
-    if "options" in header:
-        # `-k a,b` selects the union of `-k a` and `-k b`; one unfiltered input means all checks ran.
-        words = dict.fromkeys(w for sel in selects for w in sel.split(",") if w)
-        header["options"] = {**header["options"], "select": "" if "" in selects else ",".join(words)}
-    header["merged_from"] = [
-        {
-            "run_id": r["header"]["run_id"],
-            "select": (r["header"].get("options") or {}).get("select", ""),
-            "source": name,
-        }
-        for name, r in reports
-    ]
-    complete = all(r["footer"].get("complete") for _, r in reports)
-    incomplete = [name for name, r in reports if not r["footer"].get("complete")]
-    finished = [r["footer"]["finished"] for _, r in reports if r["footer"].get("finished")]
-    merged = {
-        "format": first["format"],
-        "format_version": first["format_version"],
-        "header": header,
-        "targets": merged_targets,
-        "cases": [case for _, case in cases.values()],
-        "footer": {
-            "finished": max(finished) if finished else canonical.now_iso(),
-            "complete": complete,
-            "reason": "complete" if complete else "incomplete inputs: " + ", ".join(incomplete),
-        },
-    }
-    baselines = [r["footer"]["baseline"] for _, r in reports if r["footer"].get("baseline")]
-    if baselines:
-        # An entry matched in one shard is matched: only entries no shard used stay unmatched.
-        unmatched = set.intersection(*(set(b["unmatched"]) for b in baselines))
-        merged["footer"]["baseline"] = {**baselines[0], "unmatched": sorted(unmatched)}
-    return canonical.refresh(merged)
+    return merged_targets, [case for _, case in cases.values()]
 
 
 def _same(name_a: str, a: dict[str, Any], name_b: str, b: dict[str, Any]) -> None:
