@@ -158,7 +158,9 @@ def test_a_table_no_installed_pack_declares(tmp_path: Path) -> None:
     line = run_with(tmp_path, SERVER + '[uwmdd]\ndeal_id = "uw_demo_harbor"\n')
     assert line == "mcp-conformance: target.toml: unknown table uwmdd (did you mean uwmd?)"
     said = problem(tmp_path, SERVER + "[nothing-like-it]\nx = 1\n")
-    assert said.startswith("unknown table nothing-like-it (known here: target, targets, timeouts, limits, controller")
+    assert said.startswith(
+        "unknown table nothing-like-it (known here: target, targets, timeouts, limits, controller"
+    )
     assert "dw-discovery" in said and "map" in said and "uwmd" in said
 
 
