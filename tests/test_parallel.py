@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,34 @@ def test_a_file_of_many_targets_runs_them_all_into_one_report(tmp_path: Path) ->
         f"base.rpc.id-echo[stdio@{rev}]#1" for rev in ("2026-07-28", "2025-11-25", "2025-06-18")
     }
     assert {c["verdict"] for c in report["cases"] if c["target"] == 0} == {"PASS"}
+
+
+def test_ctrl_c_stops_every_worker_and_keeps_what_they_judged(tmp_path: Path) -> None:
+    """Ctrl-C reaches the parent only (workers run in sessions of their own): it tells each worker to
+    stop, each hands in its partial report, and the run exits 130 with the cases judged so far."""
+    from tests.test_cli_bad_input import interrupt_after
+
+    raw = [PY, "-m", "tests.servers.raw_server"]
+    code, out, err, _ = interrupt_after(
+        [
+            "run",
+            "--server",
+            "stdio:" + shlex.join([*raw, "--defect", "wrong-id"]),
+            "--server",
+            "stdio:" + shlex.join([*raw, "--defect", "slow-tool"]),
+            "--call-tools",
+            "all",
+            "-j",
+            "2",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        "FAIL",
+    )
+    assert code == 130, err
+    assert "Traceback" not in err, err
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["footer"]["complete"] is False and report["footer"]["reason"] == "interrupted"
+    assert [t["index"] for t in report["targets"]] == [0, 1]
+    assert any(c["verdict"] == "FAIL" and c["target"] == 0 for c in report["cases"])
+    assert "INCOMPLETE" in out
