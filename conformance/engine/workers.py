@@ -14,7 +14,8 @@ A worker stops when its stdin closes: the parent closes it on Ctrl-C (each worke
 report marked incomplete, as a run in one process does) and it closes by itself if the parent dies,
 so no worker outlives its run. Workers run in sessions of their own (the terminal's Ctrl-C reaches the
 parent only, which passes it on), every wait for one is bounded once it has been told to stop, and one
-that crashes or writes no report leaves the run incomplete, saying which target and why.
+that crashes or writes no report leaves the run incomplete, saying which target and why. What a worker
+writes on stderr (the harness's own warnings) is passed on to the parent's.
 """
 
 from __future__ import annotations
@@ -139,7 +140,17 @@ async def _worker(
         limit=LINE_LIMIT,
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    stderr = asyncio.ensure_future(proc.stderr.read())
+    said = bytearray()
+
+    async def relay_stderr() -> None:
+        """What a worker says on stderr (the harness's own warnings) is the run's, as in one process."""
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(65536):
+            said[:] = (said + chunk)[-4000:]
+            sys.stderr.write(chunk.decode("utf-8", "replace"))
+            sys.stderr.flush()
+
+    stderr = asyncio.ensure_future(relay_stderr())
     report: dict[str, Any] | None = None
 
     async def read() -> None:
@@ -168,7 +179,7 @@ async def _worker(
         if not reading.done():
             reading.cancel()
         elif reading.exception() is not None:
-            raise WorkerFailed(f"wrote what is not JSON: {reading.exception()}")
+            raise WorkerFailed(f"sent a line that could not be read: {reading.exception()!r}")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), STOP_GRACE)
     finally:
@@ -178,11 +189,10 @@ async def _worker(
             await proc.wait()
         if not proc.stdin.is_closing():
             proc.stdin.close()
-    words = b""
     with contextlib.suppress(TimeoutError):
-        words = await asyncio.wait_for(stderr, 5.0)
+        await asyncio.wait_for(stderr, 5.0)
     if report is None:
-        last = [line for line in words.decode("utf-8", "replace").splitlines() if line.strip()][-1:]
+        last = [line for line in said.decode("utf-8", "replace").splitlines() if line.strip()][-1:]
         raise WorkerFailed(
             f"wrote no report (exit status {proc.returncode})"
             + (f": {last[0].strip()[:300]}" if last else "")
