@@ -139,3 +139,22 @@ def test_case_anchors_are_safe_and_tell_alike_keys_apart() -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9-]+", anchor) for anchor in anchors)
     assert anchors[0].startswith("base-rpc-id-echo-stdio-2025-11-25-")
     assert case_anchor(keys[0]) == anchors[0], "the same key, the same anchor, in any report"
+
+
+def test_the_page_loads_cleanly_in_chromium_with_its_style(
+    chromium: str, reports: Path, tmp_path: Path
+) -> None:
+    """The page's own style is allowed by its Content-Security-Policy (a refused style would leave the
+    cells uncoloured and log an error), and nothing else is loaded."""
+    from tests.browser import Browser
+
+    out = reports / "browser"
+    done = cli("compare", str(reports / "runs" / "two"), str(reports / "runs" / "one"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with Browser(chromium, tmp_path / "profile") as browser:
+        browser.open((out / "compare.html").as_uri())
+        assert browser.evaluate("document.title") == "MCP conformance, side by side"
+        assert browser.evaluate("document.querySelectorAll('#compare tbody td.cell a').length") == 6
+        colour = browser.evaluate("getComputedStyle(document.querySelector('a.v-FAIL')).backgroundColor")
+        assert colour == "rgb(255, 235, 233)"
+        assert browser.errors() == []
