@@ -20,7 +20,7 @@ from conformance.engine.events import Fanout, Sink
 from conformance.engine.runner import Runner, run_all
 from conformance.reporting import canonical
 from conformance.reporting.canonical import ReportBuilder
-from conformance.targets import Target, parse_target, reference_targets
+from conformance.targets import Target, parse_targets, reference_targets
 
 
 def select_checks(suites: Sequence[str], select: str | None = None) -> list[Check]:
@@ -36,7 +36,8 @@ def build_plan(
 ) -> list[tuple[Target, list[Check]]]:
     """With servers: every chosen check against each. Without: each suite against its own reference."""
     if servers:
-        targets = [s if isinstance(s, Target) else parse_target(s) for s in servers]
+        # A target file of `[[targets]]` is all of its targets, in file order.
+        targets = [t for s in servers for t in ([s] if isinstance(s, Target) else parse_targets(s))]
         return [(target, checks) for target in targets]
     chosen = {c.suite for c in checks}
     return [
@@ -80,7 +81,15 @@ async def run_plan_async(
     builder: ReportBuilder,
     sinks: Sequence[Sink] = (),
 ) -> None:
-    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway)."""
+    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway).
+
+    With `-j` above 1 and more than one target, each target runs in a worker process of its own
+    (`conformance.engine.workers`) and `builder` receives their reports joined in plan order."""
+    from conformance.engine import workers
+
+    if workers.spread(plan, options):
+        await workers.run_spread(plan, options, builder, sinks)
+        return
     await run_all(plan, Runner(options, Fanout([builder, *sinks])))
 
 

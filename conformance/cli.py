@@ -123,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         metavar="N",
-        help="run up to N probes and revisions at once, each over its own sessions (default 1)",
+        help="run up to N things at once: several targets each in a worker process of its own, or one "
+        "target's probes and revisions over sessions of their own (default 1: one process, in order)",
     )
 
     for pack in packs.installed().values():

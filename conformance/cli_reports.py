@@ -1,4 +1,5 @@
-"""Commands that act on canonical reports: `baseline update`, `diff`, `merge`, `badge`, `certify`, `verify`.
+"""Commands that act on canonical reports: `baseline update`, `diff`, `merge`, `compare`, `badge`, `certify`,
+`verify`.
 
 They read reports a run wrote (they never run a server), so they live apart from `run`. Only argparse
 is imported here at start-up; each command imports what it needs when it runs, which keeps `--help`
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.verdicts import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
-COMMANDS = ("baseline", "diff", "merge", "badge", "certify", "verify")
+COMMANDS = ("baseline", "diff", "merge", "compare", "badge", "certify", "verify")
 
 
 if TYPE_CHECKING:
@@ -54,6 +55,18 @@ def add_parsers(sub: Any) -> None:
         "inputs", nargs="+", metavar="REPORT", help="report.json files or folders (two or more)"
     )
 
+    compare = sub.add_parser(
+        "compare", help="many servers side by side: requirements against every target of the reports"
+    )
+    compare.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json files or folders")
+    compare.add_argument(
+        "--out",
+        default=".",
+        metavar="DIR",
+        help="folder for compare.html and compare.md (default: the current folder); the cells link to "
+        "each report's report.html, relative to it",
+    )
+
     badge = sub.add_parser("badge", help="a shields.io endpoint JSON and an SVG badge per suite")
     badge.add_argument("--report", required=True, metavar="R", help="report.json or its folder")
     badge.add_argument("--out", required=True, metavar="DIR", help="folder for badge-<suite>.json and .svg")
@@ -71,6 +84,7 @@ def main(args: argparse.Namespace) -> int:
         "baseline": cmd_baseline_update,
         "diff": cmd_diff,
         "merge": cmd_merge,
+        "compare": cmd_compare,
         "badge": cmd_badge,
         "certify": cmd_certify,
         "verify": cmd_verify,
@@ -150,6 +164,27 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print(views.summary_text(written))
     code = merged["footer"]["exit_code"]
     print(f"report: {directory / 'report.json'}  (merged {len(reports)} reports; their exit code {code})")
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from conformance.reporting import side_by_side
+
+    out = Path(args.out)
+    reports = []
+    for name in args.inputs:
+        path = Path(name)
+        reports.append((path.parent if path.suffix == ".json" else path, _load(name)))
+    data = side_by_side.table(reports, out)
+    markdown = side_by_side.markdown(data)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.html").write_text(side_by_side.page(data), encoding="utf-8")
+        (out / "compare.md").write_text(markdown, encoding="utf-8")
+    except OSError as exc:
+        raise ReportUsageError(f"cannot write to {out}: {exc}") from None
+    print(markdown, end="")
+    print(f"compare: {out / 'compare.html'}  ({len(data.columns)} servers, {len(data.rows)} requirements)")
     return EXIT_OK
 
 

@@ -73,6 +73,14 @@ class Target:
         return replace(self, request_timeout=request, start_timeout=start)
 
 
+def parse_targets(spec: str) -> list[Target]:
+    """Turn `--server` into its targets: one, or every target a `[[targets]]` file lists."""
+    stripped = spec.strip()
+    if stripped.endswith(".toml"):
+        return [replace(target, spec=stripped) for target in load_targets(Path(stripped))]
+    return [parse_target(spec)]
+
+
 def parse_target(spec: str) -> Target:
     """Turn `--server` into a Target; raise UsageError for anything malformed."""
     spec = spec.strip()
@@ -113,7 +121,18 @@ def _check_url(url: str) -> str:
 
 
 def load_target_file(path: Path) -> Target:
-    """Read a TOML target file. Secret values come from environment variables, never from the file."""
+    """Read a TOML target file of one target (`[target]`); a file of many (`[[targets]]`) is refused
+    here, with the way to run it: `load_targets` reads both."""
+    targets = load_targets(path)
+    if len(targets) != 1:
+        raise UsageError(f"{path}: lists {len(targets)} targets ([[targets]]); give it to `run --server`")
+    return targets[0]
+
+
+def load_targets(path: Path) -> list[Target]:
+    """Read a TOML target file: one `[target]`, or many `[[targets]]` in file order, each with its own
+    env, headers, label and, over the file's top-level tables, its own `timeouts`, `limits` and
+    `controller`. Secret values come from environment variables, never from the file."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -121,18 +140,35 @@ def load_target_file(path: Path) -> Target:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"cannot read target file {path}: {exc}") from None
     check_target_file(data, str(path))
-    section = data.get("target")
-    if not isinstance(section, dict):
+    if isinstance(data.get("target"), dict):
+        return [_file_target(data["target"], "target", data, path)]
+    entries = data.get("targets")
+    if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: needs a [target] table with `command` or `url`")
+    targets = [_file_target(entry, f"targets[{i}]", data, path) for i, entry in enumerate(entries)]
+    seen: dict[str, int] = {}
+    for i, target in enumerate(targets):
+        # A report names a target by this description: two alike could not be told apart (nor merged).
+        first = seen.setdefault(target.describe(), i)
+        if first != i:
+            raise UsageError(
+                f"{path}: targets[{i}] is described as targets[{first}] is "
+                f"({target.describe()!r}); give each a `label` of its own"
+            )
+    return targets
+
+
+def _file_target(section: dict[str, Any], where: str, data: dict[str, Any], path: Path) -> Target:
+    """One target of a file: `section` is its [target] table or a [[targets]] entry (`where`)."""
     secrets: list[str] = []
 
-    env = _str_table(section.get("env", {}), f"{path}: [target.env]")
-    for name, var in _str_table(section.get("env_from", {}), f"{path}: [target.env_from]").items():
+    env = _str_table(section.get("env", {}), f"{path}: [{where}.env]")
+    for name, var in _str_table(section.get("env_from", {}), f"{path}: [{where}.env_from]").items():
         env[name] = _from_environment(var, path)
         secrets.append(env[name])
-    headers = _str_table(section.get("headers", {}), f"{path}: [target.headers]")
+    headers = _str_table(section.get("headers", {}), f"{path}: [{where}.headers]")
     for name, var in _str_table(
-        section.get("headers_from_env", {}), f"{path}: [target.headers_from_env]"
+        section.get("headers_from_env", {}), f"{path}: [{where}.headers_from_env]"
     ).items():
         headers[name] = _from_environment(var, path)
         secrets.append(headers[name])
@@ -144,17 +180,22 @@ def load_target_file(path: Path) -> Target:
         if name in env:
             secrets.append(env[name])
 
-    timeouts = data.get("timeouts", {})
-    limits = data.get("limits", {})
+    # An entry's own tables replace the file's (a [[targets]] entry only: [target] has none).
+    timeouts = section.get("timeouts", data.get("timeouts", {}))
+    limits = section.get("limits", data.get("limits", {}))
+    at = "" if where == "target" else f"{where}."
+    settings = {k: v for k, v in data.items() if k not in ("target", "targets", "timeouts", "limits")}
+    if "controller" in section:
+        settings["controller"] = section["controller"]
     common: dict[str, Any] = {
         "env": env,
         "headers": headers,
         "secrets": tuple(dict.fromkeys(s for s in secrets if s)),
-        "request_timeout": _number(timeouts.get("request"), f"{path}: timeouts.request"),
-        "start_timeout": _number(timeouts.get("start"), f"{path}: timeouts.start"),
+        "request_timeout": _number(timeouts.get("request"), f"{path}: {at}timeouts.request"),
+        "start_timeout": _number(timeouts.get("start"), f"{path}: {at}timeouts.start"),
         "max_message_bytes": int(limits.get("max_message_bytes", 16 * 1024 * 1024)),
         "label": str(section.get("label", "")),
-        "settings": {k: v for k, v in data.items() if k not in ("target", "timeouts", "limits")},
+        "settings": settings,
     }
     cwd = section.get("cwd")
     if cwd is not None:
@@ -169,7 +210,7 @@ def load_target_file(path: Path) -> Target:
     if url is not None and command is None:
         kind: Kind = "sse" if transport == "sse" else "http"
         return Target(kind=kind, url=_check_url(str(url)), **common)
-    raise UsageError(f"{path}: [target] needs exactly one of `command` and `url`")
+    raise UsageError(f"{path}: [{where}] needs exactly one of `command` and `url`")
 
 
 def check_target_file(data: Mapping[str, Any], where: str) -> None:
@@ -240,8 +281,12 @@ def _say(error: Any, prefix: tuple[str, ...], extra: tuple[str, ...]) -> str:
             return f"needs a [{missing}] table with `command` or `url`"
         return f"[{key}] needs `{missing}`"
     if kind == "oneOf" and all(set(branch) == {"required"} for branch in schema["oneOf"]):
+        if not at:  # the file itself: [target] or [[targets]]
+            if "target" in value and "targets" in value:
+                return "has both [target] and [[targets]]: use [[targets]] alone for many targets"
+            return "needs a [target] table with `command` or `url` (or [[targets]] tables, one per target)"
         names = " and ".join(f"`{branch['required'][0]}`" for branch in schema["oneOf"])
-        return f"[{key}] needs exactly one of {names}"
+        return f"{key if isinstance(at[-1], int) else f'[{key}]'} needs exactly one of {names}"
     if kind == "anyOf":
         # The branch of the value's own type explains it best (an array holding a number); else
         # say every type the value may have.
@@ -252,6 +297,8 @@ def _say(error: Any, prefix: tuple[str, ...], extra: tuple[str, ...]) -> str:
             dict.fromkeys(_NOUNS.get(b.get("type", ""), "something else") for b in schema["anyOf"])
         )
         return f"{key} must be {types} (got {_shown(value)})"
+    if kind == "type" and at == ("targets",):
+        return f"targets must be an array of tables, one [[targets]] per target (got {_shown(value)})"
     if kind == "type":
         named = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         nouns = " or ".join(_NOUNS.get(str(t), str(t)) for t in named)

@@ -20,17 +20,25 @@ ARGS = ("--suite", "base", "--timeout", "5", "--quiet")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Real runs: the reference, the wrong-id mutant, and the reference split into two shards by -k."""
+    """Real runs: the reference, the wrong-id mutant, and the reference split into two shards by -k;
+    the schema-violation mutant, then again with a baseline listing its failure (FAIL -> XFAIL)."""
     root = tmp_path_factory.mktemp("runs")
-    plan = {
-        "reference": (stdio(RAW), "rpc,tools"),
-        "mutant": (stdio(RAW, "--defect", "wrong-id"), "rpc,tools"),
-        "shard-rpc": (stdio(RAW), "rpc"),
-        "shard-tools": (stdio(RAW), "tools"),
+    violation = stdio(RAW, "--defect", "schema-violation")
+    baseline = root / "baseline.json"
+    plan: dict[str, tuple[str, str, tuple[str, ...]]] = {
+        "reference": (stdio(RAW), "rpc,tools", ()),
+        "mutant": (stdio(RAW, "--defect", "wrong-id"), "rpc,tools", ()),
+        "shard-rpc": (stdio(RAW), "rpc", ()),
+        "shard-tools": (stdio(RAW), "tools", ()),
+        "violation": (violation, "CALL-001", ()),
+        "violation-baselined": (violation, "CALL-001", ("--baseline", str(baseline))),
     }
-    for name, (server, select) in plan.items():
-        done = cli("run", "--server", server, *ARGS, "-k", select, "--report-dir", str(root / name))
-        assert done.returncode == (1 if name == "mutant" else 0), done.stdout + done.stderr
+    for name, (server, select, extra) in plan.items():
+        if extra:
+            update = cli("baseline", "update", "--report", str(root / "violation"), "--out", str(baseline))
+            assert update.returncode == 0, update.stderr
+        done = cli("run", "--server", server, *ARGS, "-k", select, *extra, "--report-dir", str(root / name))
+        assert done.returncode == (1 if name in ("mutant", "violation") else 0), done.stdout + done.stderr
     return {name: root / name for name in plan}
 
 
@@ -47,22 +55,63 @@ def test_diff_finds_the_planted_regression(runs: dict[str, Path]) -> None:
     expected = {f"base.rpc.id-echo[stdio@{rev}]" for rev in ("2026-07-28", "2025-11-25", "2025-06-18")}
     assert {c["key"] for c in found["new_failures"]} == expected
     assert all(c["before"] == "PASS" and c["after"] == "FAIL" for c in found["new_failures"])
-    assert {c["key"] for c in found["changed"]} == expected
-    assert found["fixed"] == found["added"] == found["removed"] == []
+
+    assert found["changed"] == [], "a new failure is listed once, as a new failure, not also as changed"
+    assert found["fixed"] == found["added"] == found["removed"] == found["baselined"] == []
 
     text = cli("diff", str(runs["reference"]), str(runs["mutant"]))
-    assert (
-        text.returncode == 1
-        and "REGRESSION" in text.stdout
-        and "base.rpc.id-echo[stdio@2025-11-25]" in text.stdout
-    )
+    assert text.returncode == 1 and text.stdout.splitlines()[-1] == "REGRESSION"
+    for key in expected:
+        assert text.stdout.count(key) == 1, text.stdout
+    assert "new failures: 3" in text.stdout and "changed verdicts: 0" in text.stdout
 
 
 def test_the_reverse_diff_is_a_fix_not_a_regression(runs: dict[str, Path]) -> None:
     done = cli("diff", str(runs["mutant"] / "report.json"), str(runs["reference"] / "report.json"), "--json")
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
-    assert len(found["fixed"]) == 3 and found["new_failures"] == []
+    assert len(found["fixed"]) == 3 and found["new_failures"] == found["changed"] == []
+
+
+def test_a_failure_put_in_the_baseline_is_now_expected_not_fixed(runs: dict[str, Path]) -> None:
+    done = cli("diff", str(runs["violation"]), str(runs["violation-baselined"]), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    keys = {
+        f"base.call.structured-matches-schema[stdio@{rev}]"
+        for rev in ("2026-07-28", "2025-11-25", "2025-06-18")
+    }
+    assert {c["key"] for c in found["baselined"]} == keys
+    assert all(c["before"] == "FAIL" and c["after"] == "XFAIL" for c in found["baselined"])
+    assert found["fixed"] == found["changed"] == found["new_failures"] == [] and found["regression"] is False
+
+    text = cli("diff", str(runs["violation"]), str(runs["violation-baselined"]))
+    assert text.returncode == 0 and text.stdout.splitlines()[-1] == "no regression"
+    assert "now expected (baselined): 3" in text.stdout and "fixed: 0" in text.stdout
+    for key in keys:
+        assert text.stdout.count(key) == 1, text.stdout
+
+
+def test_a_baselined_failure_that_fails_again_without_the_baseline_is_a_regression(
+    runs: dict[str, Path],
+) -> None:
+    done = cli("diff", str(runs["violation-baselined"]), str(runs["violation"]), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert len(found["new_failures"]) == 3 and found["regression"] is True
+    assert all(c["before"] == "XFAIL" and c["after"] == "FAIL" for c in found["new_failures"])
+    assert found["changed"] == found["fixed"] == found["baselined"] == []
+
+
+def test_diff_text_escapes_a_servers_control_characters(runs: dict[str, Path]) -> None:
+    before = _load(runs["reference"])
+    after = copy.deepcopy(before)
+    after["cases"][0]["verdict"] = "FAIL"
+    after["cases"][0]["message"] = "\x1b]0;owned\x07\x1b[2J\u202egnp.exe\x9b1m"
+    text = compare.diff(before, after).text()
+    line = next(line for line in text.splitlines() if after["cases"][0]["key"] in line)
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text and "\x9b" not in text
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\u202egnp.exe\\x9b1m" in line
 
 
 def test_diff_reports_added_and_removed_cases(runs: dict[str, Path]) -> None:
@@ -73,8 +122,11 @@ def test_diff_reports_added_and_removed_cases(runs: dict[str, Path]) -> None:
     after["cases"].append(new)
     result = compare.diff(before, after)
     assert [c.key for c in result.removed] == [gone["key"]]
-    assert [c.key for c in result.added] == [new["key"]]
     assert [c.key for c in result.new_failures] == [new["key"]], "a new case that fails is a regression too"
+    assert result.added == [], "and it is listed once, as a new failure"
+    passing = {**copy.deepcopy(gone), "key": "base.rpc.another[stdio@2026-07-28]", "verdict": "PASS"}
+    after["cases"].append(passing)
+    assert [c.key for c in compare.diff(before, after).added] == [passing["key"]]
 
 
 def test_diff_of_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:

@@ -15,7 +15,14 @@ import pytest
 
 from conformance import packs, schemas
 from conformance.fixtures.client import ControllerConfig
-from conformance.targets import UsageError, check_target_file, load_target_file, reference_targets
+from conformance.targets import (
+    UsageError,
+    check_target_file,
+    load_target_file,
+    load_targets,
+    parse_targets,
+    reference_targets,
+)
 
 CLI = [sys.executable, "-m", "conformance"]
 SERVER = '[target]\ncommand = ["python", "-m", "my_server"]\n'
@@ -109,7 +116,17 @@ def test_a_wrong_type(tmp_path: Path) -> None:
         ),
         (SERVER + '[target.env]\n"A.B" = 5\n', 'target.env."A.B" must be a string (got integer 5)'),
         (SERVER + "[target.headers_from_env]\nAuthorization = 1\n", "target.headers_from_env.Authorization"),
-        ("[targets]\ncommand = 'x'\n", "unknown table targets (did you mean target?)"),
+        ("[targetz]\ncommand = 'x'\n", "unknown table targetz (did you mean target?)"),
+        ("[targets]\ncommand = 'x'\n", "targets must be an array of tables, one [[targets]] per target"),
+        ("targets = []\n", "targets must not be empty"),
+        ('[[targets]]\ncommand = "a"\nlable = "x"\n', "unknown key targets[0].lable (did you mean label?)"),
+        ('[[targets]]\nlabel = "x"\n', "targets[0] needs exactly one of `command` and `url`"),
+        (
+            '[[targets]]\ncommand = "x"\n[targets.timeouts]\nrequest = "ten"\n',
+            'targets[0].timeouts.request must be a number (got string "ten")',
+        ),
+        (SERVER + '[[targets]]\ncommand = "y"\n', "has both [target] and [[targets]]"),
+        ('[[targets]]\ncommand = "x"\n[[targets]]\ncommand = "x"\n', "targets[1] is described as targets[0]"),
         ("", "needs a [target] table with `command` or `url`"),
     ],
 )
@@ -141,7 +158,9 @@ def test_a_table_no_installed_pack_declares(tmp_path: Path) -> None:
     line = run_with(tmp_path, SERVER + '[uwmdd]\ndeal_id = "uw_demo_harbor"\n')
     assert line == "mcp-conformance: target.toml: unknown table uwmdd (did you mean uwmd?)"
     said = problem(tmp_path, SERVER + "[nothing-like-it]\nx = 1\n")
-    assert said.startswith("unknown table nothing-like-it (known here: target, timeouts, limits, controller")
+    assert said.startswith(
+        "unknown table nothing-like-it (known here: target, targets, timeouts, limits, controller"
+    )
     assert "dw-discovery" in said and "map" in said and "uwmd" in said
 
 
@@ -249,3 +268,56 @@ def test_the_readme_shows_the_lines_these_tests_see() -> None:
     source = Path(__file__).read_text(encoding="utf-8")
     for line in shown:
         assert line.removeprefix("mcp-conformance: target.toml: ") in source, line
+
+
+# --------------------------------------------------------------------------- many targets in one file
+
+MANY = """
+[[targets]]
+command = ["python", "-m", "server_a"]
+label = "a"
+[targets.env]
+MODE = "a"
+
+[[targets]]
+url = "http://127.0.0.1:8000/mcp"
+label = "b"
+[targets.headers_from_env]
+Authorization = "MANY_TARGETS_TOKEN"
+[targets.timeouts]
+request = 3
+[targets.controller]
+url = "http://127.0.0.1:8001/fixtures"
+
+[timeouts]
+request = 7
+start = 20
+
+[controller]
+command = "python -m controller"
+"""
+
+
+def test_a_file_of_many_targets_gives_each_its_own_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MANY_TARGETS_TOKEN", "Bearer s3cret-token-value")
+    path = tmp_path / "many.toml"
+    path.write_text(MANY, encoding="utf-8")
+    a, b = load_targets(path)
+    assert (a.kind, a.argv, a.label, dict(a.env)) == (
+        "stdio",
+        ("python", "-m", "server_a"),
+        "a",
+        {"MODE": "a"},
+    )
+    assert (b.kind, b.url, b.label, dict(b.env)) == ("http", "http://127.0.0.1:8000/mcp", "b", {})
+    # The file's [timeouts] and [controller] are every target's, unless an entry has its own.
+    assert (a.request_timeout, a.start_timeout) == (7.0, 20.0)
+    assert (b.request_timeout, b.start_timeout) == (3.0, None)
+    assert a.settings["controller"] == {"command": "python -m controller"}
+    assert b.settings["controller"] == {"url": "http://127.0.0.1:8001/fixtures"}
+    assert "s3cret-token-value" in b.secrets and not a.secrets
+    assert [t.spec for t in parse_targets(str(path))] == [str(path), str(path)]
+    with pytest.raises(UsageError, match=r"lists 2 targets"):
+        load_target_file(path)

@@ -9,6 +9,7 @@ ERROR, XPASS) and did not block, or did not exist, in the older one.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,8 @@ from typing import Any
 from conformance.engine.results import case_key
 from conformance.reporting import canonical
 from conformance.reporting.model import Report, coerce
-from conformance.verdicts import BLOCKING
+from conformance.text import readable
+from conformance.verdicts import BLOCKING, Verdict
 
 #: Options that change what a verdict means: reports that differ in one of them cannot be merged.
 VERDICT_OPTIONS = ("protocol", "call_tools", "strict")
@@ -33,9 +35,50 @@ class Change:
         return {"key": self.key, "before": self.before, "after": self.after, "message": self.message}
 
 
+#: The sections of a diff, in the order they are shown, with their titles. Every case key that differs
+#: between the reports is in exactly one of them (`section_of`).
+SECTIONS = {
+    "new_failures": "new failures",
+    "baselined": "now expected (baselined)",
+    "fixed": "fixed",
+    "changed": "changed verdicts",
+    "added": "added cases",
+    "removed": "removed cases",
+}
+
+
+def section_of(before: str | None, after: str | None) -> str | None:
+    """The one section a case goes in, given its verdict before and after (None: absent), or None when
+    it did not change.
+
+    A case that blocks (FAIL, ERROR, XPASS) after and did not block, or did not exist, before is a new
+    failure: the regression a gate fails on. One that became XFAIL is *now expected*: its failure was
+    put in the baseline, which excuses it, but nothing was fixed. *Fixed* is a case that blocked and now
+    is judged without failing (PASS or WARN), or a miss (WARN, XFAIL) that now passes. Every other
+    difference (to SKIP, say, which judged nothing) is a changed verdict; new and gone cases are added
+    and removed.
+    """
+    if before == after:
+        return None
+    if after is not None and after in BLOCKING:
+        return "changed" if before is not None and before in BLOCKING else "new_failures"
+    if after is None:
+        return "removed"
+    if after == Verdict.XFAIL:
+        return "baselined"
+    if before is None:
+        return "added"
+    if (before in BLOCKING and after in (Verdict.PASS, Verdict.WARN)) or (
+        before in (Verdict.WARN, Verdict.XFAIL) and after == Verdict.PASS
+    ):
+        return "fixed"
+    return "changed"
+
+
 @dataclass
 class Diff:
     new_failures: list[Change] = field(default_factory=list)
+    baselined: list[Change] = field(default_factory=list)
     fixed: list[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     added: list[Change] = field(default_factory=list)
@@ -50,33 +93,44 @@ class Diff:
         return {
             "regression": self.regression,
             "notes": self.notes,
-            **{
-                name: [c.as_dict() for c in getattr(self, name)]
-                for name in ("new_failures", "fixed", "changed", "added", "removed")
-            },
+            **{name: [c.as_dict() for c in getattr(self, name)] for name in SECTIONS},
         }
 
     def text(self) -> str:
-        lines = [f"note: {note}" for note in self.notes]
-        titles = {
-            "new_failures": "new failures",
-            "fixed": "fixed",
-            "changed": "changed verdicts",
-            "added": "added cases",
-            "removed": "removed cases",
-        }
-        for name, title in titles.items():
+        """One line per section with its count, then one line per case in it; server text (a case's
+        message, a note naming an incomplete run's reason) has its control characters escaped, so a
+        server's escape sequences cannot reach the terminal."""
+        lines = [_terminal(f"note: {note}") for note in self.notes]
+        for name, title in SECTIONS.items():
             changes: list[Change] = getattr(self, name)
             lines.append(f"{title}: {len(changes)}")
             for c in changes:
                 first = c.message.splitlines()[0][:160] if c.message else ""
-                lines.append(f"  {c.before or '-':5} -> {c.after or '-':5} {c.key}  {first}".rstrip())
+                lines.append(
+                    _terminal(f"  {c.before or '-':5} -> {c.after or '-':5} {c.key}  {first}".rstrip())
+                )
         lines.append("REGRESSION" if self.regression else "no regression")
         return "\n".join(lines)
 
 
+#: What must not reach a terminal from server text: C0 and C1 controls (escape sequences, line breaks,
+#: carriage returns), Unicode format characters (bidi overrides) and the line and paragraph separators.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def _terminal(text: str) -> str:
+    """`text` for one terminal line: every unprintable character as `\\xNN` or `\\uNNNN`."""
+
+    def shown(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNPRINTABLE.sub(shown, readable(text))
+
+
 def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) -> Diff:
-    """What changed from `before` to `after`, keyed by case key."""
+    """What changed from `before` to `after`, keyed by case key: each differing case once, in one
+    section (`section_of`)."""
     out = Diff()
     old, new = coerce(before, source="the before report"), coerce(after, source="the after report")
     a = {c.key: c for c in old.cases}
@@ -93,18 +147,11 @@ def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) 
         ca, cb = a.get(key), b.get(key)
         va = str(ca.verdict) if ca is not None else None
         vb = str(cb.verdict) if cb is not None else None
+        section = section_of(va, vb)
+        if section is None:
+            continue
         shown = cb if cb is not None else ca
-        change = Change(key, va, vb, shown.message if shown is not None else "")
-        if cb is not None and vb in BLOCKING and (ca is None or va not in BLOCKING):
-            out.new_failures.append(change)
-        if ca is not None and va in BLOCKING and (cb is not None and vb not in BLOCKING):
-            out.fixed.append(change)
-        if ca is None:
-            out.added.append(change)
-        elif cb is None:
-            out.removed.append(change)
-        elif va != vb:
-            out.changed.append(change)
+        getattr(out, section).append(Change(key, va, vb, shown.message if shown is not None else ""))
     return out
 
 
@@ -127,13 +174,69 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
     first_name, first = reports[0]
     for name, report in reports[1:]:
         _same(first_name, first, name, report)
+    merged_targets, merged_cases = _join(reports, by_spec=True)
+    header = dict(first["header"])
+    header["run_id"] = canonical.new_run_id()
+    header["started"] = min(r["header"]["started"] for _, r in reports)
+    header["command"] = ["mcp-conformance", "merge", *(name for name, _ in reports)]
+    selects = [(r["header"].get("options") or {}).get("select", "") for _, r in reports]
+    if "options" in header:
+        # `-k a,b` selects the union of `-k a` and `-k b`; one unfiltered input means all checks ran.
+        words = dict.fromkeys(w for sel in selects for w in sel.split(",") if w)
+        header["options"] = {**header["options"], "select": "" if "" in selects else ",".join(words)}
+    header["merged_from"] = [
+        {
+            "run_id": r["header"]["run_id"],
+            "select": (r["header"].get("options") or {}).get("select", ""),
+            "source": name,
+        }
+        for name, r in reports
+    ]
+    complete = all(r["footer"].get("complete") for _, r in reports)
+    incomplete = [name for name, r in reports if not r["footer"].get("complete")]
+    finished = [r["footer"]["finished"] for _, r in reports if r["footer"].get("finished")]
+    merged = {
+        "format": first["format"],
+        "format_version": first["format_version"],
+        "header": header,
+        "targets": merged_targets,
+        "cases": merged_cases,
+        "footer": {
+            "finished": max(finished) if finished else canonical.now_iso(),
+            "complete": complete,
+            "reason": "complete" if complete else "incomplete inputs: " + ", ".join(incomplete),
+        },
+    }
+    baselines = [r["footer"]["baseline"] for _, r in reports if r["footer"].get("baseline")]
+    if baselines:
+        # An entry matched in one shard is matched: only entries no shard used stay unmatched.
+        unmatched = set.intersection(*(set(b["unmatched"]) for b in baselines))
+        merged["footer"]["baseline"] = {**baselines[0], "unmatched": sorted(unmatched)}
+    return canonical.refresh(merged)
+
+
+def join_targets(
+    inputs: Sequence[tuple[str, Mapping[str, Any]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The targets and cases of reports that each ran other targets of one run (the worker processes
+    of `-j`), in input order: every input's targets are new ones, numbered on from the inputs before
+    (a target named twice stays two targets, as in one process), and their case keys and `blocked_by`
+    with them, by `merge`'s rules. The inputs are canonical JSON as a worker wrote it (not re-read)."""
+    return _join([(name, copy.deepcopy(dict(report))) for name, report in inputs], by_spec=False)
+
+
+def _join(
+    reports: list[tuple[str, dict[str, Any]]], *, by_spec: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Targets and cases of `reports` renumbered into one run. `by_spec`: a target named (by its spec)
+    in several inputs is one target, its cases joined (`merge`); else every input's targets are new."""
     merged_targets: list[dict[str, Any]] = []
     index_of: dict[str, int] = {}
     identity: dict[str, tuple[str, Any]] = {}
     cases: dict[str, tuple[str, dict[str, Any]]] = {}
     target_sets: list[tuple[str, list[str]]] = []
     for name, report in reports:
-        specs = [t["spec"] for t in report["targets"]]
+        specs = [t["spec"] for t in report["targets"]] if by_spec else []
         if len(set(specs)) != len(specs):
             raise MergeError(f"{name} names one target twice; merge cannot tell its cases apart")
         for other, other_specs in target_sets:
@@ -146,7 +249,7 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
         target_sets.append((name, specs))
         renumber: dict[int, int] = {}
         for target in report["targets"]:
-            spec = target["spec"]
+            spec = target["spec"] if by_spec else f"{name}#{target['index']}"
             info = (target["transport"], target.get("server_info"))
             if spec in index_of:
                 if identity[spec][1] != info:
@@ -186,44 +289,7 @@ def merge(inputs: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> dict[str,
                     )
                 continue
             cases[moved["key"]] = (name, moved)
-    header = dict(first["header"])
-    header["run_id"] = canonical.new_run_id()
-    header["started"] = min(r["header"]["started"] for _, r in reports)
-    header["command"] = ["mcp-conformance", "merge", *(name for name, _ in reports)]
-    selects = [(r["header"].get("options") or {}).get("select", "") for _, r in reports]
-    if "options" in header:
-        # `-k a,b` selects the union of `-k a` and `-k b`; one unfiltered input means all checks ran.
-        words = dict.fromkeys(w for sel in selects for w in sel.split(",") if w)
-        header["options"] = {**header["options"], "select": "" if "" in selects else ",".join(words)}
-    header["merged_from"] = [
-        {
-            "run_id": r["header"]["run_id"],
-            "select": (r["header"].get("options") or {}).get("select", ""),
-            "source": name,
-        }
-        for name, r in reports
-    ]
-    complete = all(r["footer"].get("complete") for _, r in reports)
-    incomplete = [name for name, r in reports if not r["footer"].get("complete")]
-    finished = [r["footer"]["finished"] for _, r in reports if r["footer"].get("finished")]
-    merged = {
-        "format": first["format"],
-        "format_version": first["format_version"],
-        "header": header,
-        "targets": merged_targets,
-        "cases": [case for _, case in cases.values()],
-        "footer": {
-            "finished": max(finished) if finished else canonical.now_iso(),
-            "complete": complete,
-            "reason": "complete" if complete else "incomplete inputs: " + ", ".join(incomplete),
-        },
-    }
-    baselines = [r["footer"]["baseline"] for _, r in reports if r["footer"].get("baseline")]
-    if baselines:
-        # An entry matched in one shard is matched: only entries no shard used stay unmatched.
-        unmatched = set.intersection(*(set(b["unmatched"]) for b in baselines))
-        merged["footer"]["baseline"] = {**baselines[0], "unmatched": sorted(unmatched)}
-    return canonical.refresh(merged)
+    return merged_targets, [case for _, case in cases.values()]
 
 
 def _same(name_a: str, a: dict[str, Any], name_b: str, b: dict[str, Any]) -> None:

@@ -13,7 +13,9 @@ The model never writes: `canonical` builds and writes the JSON, baselines and me
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,6 +285,19 @@ class Report:
         extra = self.footer.baseline is not None
         totals = self.footer.totals
         return [v for v in verdicts.VERDICTS if v not in verdicts.BASELINE_VERDICTS or extra or totals.get(v)]
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9]+")
+
+
+def case_anchor(key: str) -> str:
+    """The fragment that names a case in report.html (`id="case-<anchor>"`), from its case key alone,
+    so a page made from another report (`compare`) can link to it: a readable slug of the key (ASCII
+    letters, digits and `-`, safe in an id, a URL and a CSS selector) and 10 hex digits of its sha256,
+    which keep two keys that slug alike (`a.b` and `a-b`) apart."""
+    slug = _UNSAFE.sub("-", key).strip("-")[:80].rstrip("-")
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{slug}-{digest}" if slug else digest
 
 
 def coerce(report: Report | Mapping[str, Any], *, source: str = "the report") -> Report:

@@ -1,0 +1,160 @@
+"""`compare` puts many servers side by side: a requirement per row, a server (each target of each
+report) per column, each cell the worst verdict of that requirement's cases there, linking to the case
+in that report's report.html. Built from real runs of the raw reference server and two mutants."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.reporting import side_by_side
+from conformance.reporting.model import Report, case_anchor, load
+from tests.conftest import PY, cli
+
+RAW = [PY, "-m", "tests.servers.raw_server"]
+SELECT = "CALL-001,id-echo"
+REVISIONS = ("2026-07-28", "2025-11-25", "2025-06-18")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two reports: a `[[targets]]` file of the reference and the wrong-id mutant (one report, two
+    targets, spread over -j 2), and the schema-violation mutant alone."""
+    root = tmp_path_factory.mktemp("compare")
+    (root / "two.toml").write_text(
+        f'[[targets]]\ncommand = {json.dumps(RAW)}\nlabel = "reference"\n'
+        f'[[targets]]\ncommand = {json.dumps([*RAW, "--defect", "wrong-id"])}\nlabel = "wrong ids"\n',
+        encoding="utf-8",
+    )
+    (root / "one.toml").write_text(
+        f'[target]\ncommand = {json.dumps([*RAW, "--defect", "schema-violation"])}\nlabel = "bad schema"\n',
+        encoding="utf-8",
+    )
+    for name, jobs in (("two", "2"), ("one", "1")):
+        done = cli(
+            "run", "--server", str(root / f"{name}.toml"), "-k", SELECT, "-j", jobs, "--quiet",
+            "--timeout", "5", "--report-dir", str(root / "runs" / name),
+        )  # fmt: skip
+        assert done.returncode == 1, done.stdout + done.stderr
+    return root
+
+
+def _cells(markdown: str) -> dict[str, list[str]]:
+    rows = [line for line in markdown.splitlines() if line.startswith("| BASE-")]
+    return {row.split(" | ")[0].removeprefix("| "): row.strip(" |").split(" | ")[2:] for row in rows}
+
+
+def test_compare_shows_every_server_against_every_requirement(reports: Path) -> None:
+    out = reports / "page"
+    done = cli(
+        "compare",
+        str(reports / "runs" / "two"),
+        str(reports / "runs" / "one" / "report.json"),
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    markdown = (out / "compare.md").read_text(encoding="utf-8")
+    assert markdown in done.stdout
+    header = next(line for line in markdown.splitlines() if line.startswith("| requirement"))
+    assert header == (
+        "| requirement | level | raw-reference 1.0.0 · reference (1) | raw-reference 1.0.0 · wrong ids (1) "
+        "| raw-reference 1.0.0 · bad schema (2) |"
+    )
+    two, one = "../runs/two/report.html", "../runs/one/report.html"
+    key = "base.call.structured-matches-schema[stdio@2026-07-28]"
+    echo = "base.rpc.id-echo[stdio@2026-07-28]"
+    assert _cells(markdown) == {
+        "BASE-CALL-001": [
+            f"[PASS 3/3]({two}#case-{case_anchor(key)})",
+            f"[PASS 3/3]({two}#case-{case_anchor(key + '#1')})",
+            f"[FAIL 3/3]({one}#case-{case_anchor(key)})",
+        ],
+        "BASE-RPC-002": [
+            f"[PASS 3/3]({two}#case-{case_anchor(echo)})",
+            f"[FAIL 3/3]({two}#case-{case_anchor(echo + '#1')})",
+            f"[PASS 3/3]({one}#case-{case_anchor(echo)})",
+        ],
+    }
+    for link in re.findall(r"\]\(([^)#]+)#", markdown):
+        assert (out / link).is_file(), link
+
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert f'<a class="v-FAIL" href="{two}#case-{case_anchor(echo + "#1")}">FAIL 3/3</a>' in page
+    assert page.count('class="server"') == 3
+
+
+def test_a_worst_verdict_wins_the_cell_and_a_missing_case_is_a_dash(reports: Path, tmp_path: Path) -> None:
+    report = load(reports / "runs" / "one")
+    data = json.loads(json.dumps(dict(report.data)))
+    rows = [c for c in data["cases"] if c["requirement"] == "BASE-RPC-002"]
+    rows[1]["verdict"], rows[2]["verdict"] = "SKIP", "WARN"
+    data["cases"] = [c for c in data["cases"] if c["requirement"] != "BASE-CALL-001"]
+    table = side_by_side.table([(reports / "runs" / "one", Report.from_json(data))], tmp_path)
+    (row,) = table.rows
+    assert row.requirement == "BASE-RPC-002" and row.level == "MUST"
+    assert row.cells[0] is not None and row.cells[0].text == "WARN 1/3"
+    assert row.cells[0].link.endswith(f"#case-{case_anchor(rows[2]['key'])}")
+    other = copy.deepcopy(data)
+    other["cases"] = [{**c, "verdict": "SKIP"} for c in rows]
+    both = side_by_side.table(
+        [(tmp_path / "a", Report.from_json(data)), (tmp_path / "b", Report.from_json(other))], tmp_path
+    )
+    assert [c.text if c else "-" for c in both.rows[0].cells] == ["WARN 1/3", "SKIP 3/3"]
+
+
+def test_server_text_is_escaped_in_both_renderings(reports: Path, tmp_path: Path) -> None:
+    data = json.loads(json.dumps(dict(load(reports / "runs" / "one").data)))
+    data["targets"][0]["server_info"] = {
+        "name": "<script>alert(1)</script> | [x](http://e.example)",
+        "version": "\x1b[31m",
+    }
+    data["targets"][0]["spec"] = "</th><img src=x onerror=alert(1)>"
+    table = side_by_side.table([(tmp_path, Report.from_json(data))], tmp_path)
+    page, markdown = side_by_side.page(table), side_by_side.markdown(table)
+    assert "<script>" not in page and "<img" not in page and "\x1b" not in page
+    assert "&lt;script&gt;" in page and "\\x1b[31m" in page
+    header = next(line for line in markdown.splitlines() if line.startswith("| requirement"))
+    assert header.count(" | ") == 2, "a server's pipe cannot add a column"
+    assert "<script>" not in markdown and "](http" not in markdown and "\x1b" not in markdown
+
+
+def test_case_anchors_are_safe_and_tell_alike_keys_apart() -> None:
+    keys = [
+        "base.rpc.id-echo[stdio@2025-11-25]",
+        "base.rpc.id-echo[stdio@2025-11-25]#1",
+        "a.b",
+        "a-b",
+        "é",
+        "",
+    ]
+    anchors = [case_anchor(key) for key in keys]
+    assert len(set(anchors)) == len(anchors)
+    assert all(re.fullmatch(r"[A-Za-z0-9-]+", anchor) for anchor in anchors)
+    assert anchors[0].startswith("base-rpc-id-echo-stdio-2025-11-25-")
+    assert case_anchor(keys[0]) == anchors[0], "the same key, the same anchor, in any report"
+
+
+def test_the_page_loads_cleanly_in_chromium_with_its_style(
+    chromium: str, reports: Path, tmp_path: Path
+) -> None:
+    """The page's own style is allowed by its Content-Security-Policy (a refused style would leave the
+    cells uncoloured and log an error), and nothing else is loaded."""
+    from tests.browser import Browser
+
+    out = reports / "browser"
+    done = cli("compare", str(reports / "runs" / "two"), str(reports / "runs" / "one"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    with Browser(chromium, tmp_path / "profile") as browser:
+        browser.open((out / "compare.html").as_uri())
+        assert browser.evaluate("document.title") == "MCP conformance, side by side"
+        assert browser.evaluate("document.querySelectorAll('#compare tbody td.cell a').length") == 6
+        colour = browser.evaluate("getComputedStyle(document.querySelector('a.v-FAIL')).backgroundColor")
+        assert colour == "rgb(255, 235, 233)"
+        assert browser.errors() == []
