@@ -60,15 +60,17 @@ EXIT_MEANING: dict[int, str] = {
 }
 
 #: Verdicts worst first: views list the cases that did not pass in this order (FAIL, ERROR and XPASS
-#: block the run, WARN is a missed SHOULD) and a requirement's matrix cell shows its worst case.
+#: block the run, WARN is a missed SHOULD), and a requirement's matrix cell (report.html, `compare`)
+#: shows its worst case. SKIP comes last because it judged nothing: a cell is SKIP only when none of
+#: its cases was judged.
 WORST_FIRST: tuple[Verdict, ...] = (
     Verdict.FAIL,
     Verdict.ERROR,
     Verdict.XPASS,
     Verdict.WARN,
     Verdict.XFAIL,
-    Verdict.SKIP,
     Verdict.PASS,
+    Verdict.SKIP,
 )
 
 #: A run's result in words, one per way it can end (`result`).

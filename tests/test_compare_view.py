@@ -80,8 +80,9 @@ def test_compare_shows_every_server_against_every_requirement(reports: Path) -> 
             f"[PASS 3/3]({one}#case-{case_anchor(echo)})",
         ],
     }
-    for link in re.findall(r"\]\(([^)#]+)#", markdown):
-        assert (out / link).is_file(), link
+    for link, anchor in re.findall(r"\]\(([^)#]+)#([^)]+)\)", markdown):
+        # Each link lands on the case's own element in that report's page.
+        assert f'id="{anchor}"' in (out / link).read_text(encoding="utf-8"), (link, anchor)
 
     page = (out / "compare.html").read_text(encoding="utf-8")
     assert "Content-Security-Policy" in page and "default-src 'none'" in page

@@ -27,7 +27,7 @@ import pytest
 
 from conformance.reporting import html_report, model
 from conformance.requirements import get
-from conformance.verdicts import EXIT_MEANING
+from conformance.verdicts import EXIT_MEANING, WORST_FIRST
 from tests.browser import Browser
 from tests.conftest import cli, stdio
 
@@ -265,7 +265,7 @@ def test_the_matrix_rows_are_problems_first_and_every_cell_links_to_its_case(
     columns = {(c["target"], c["transport"], c["revision"]) for c in report["cases"]}
     assert matrix[0].split("</thead>")[0].count("<th>") == 1 + len(columns)
     rows = re.findall(r'<tr data-level="[^"]*"><th scope="row"><b>(.*?)</b>(.*?)</tr>', matrix[0], re.S)
-    worst = ["FAIL", "ERROR", "XPASS", "WARN", "XFAIL", "SKIP", "PASS"]
+    worst = [str(v) for v in WORST_FIRST]
     rank = {
         req: min(worst.index(c["verdict"]) for c in report["cases"] if c["requirement"] == req)
         for req in {c["requirement"] for c in report["cases"]}
@@ -387,7 +387,7 @@ def test_a_cell_with_several_cases_shows_the_worst_with_a_count(report: dict[str
     twin = copy.deepcopy(passed) | {"key": passed["key"] + "-again", "verdict": "WARN", "message": "weak"}
     data["cases"].append(twin)
     page = html_report.render(data)
-    anchor = "case-" + re.sub(r"[^A-Za-z0-9._-]+", "-", twin["key"]).strip("-")
+    anchor = "case-" + model.case_anchor(twin["key"])
     assert f'id="{anchor}"' in page
     cell = re.search(
         rf'<a class="verdict v-WARN" href="#{re.escape(anchor)}" title="[^"]*">WARN &times;2</a>', page

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.reporting.model import Case, Report, coerce
+from conformance.reporting.model import Case, Report, case_anchor, coerce
 from conformance.text import bytes_text, readable
 from conformance.verdicts import (
     BASELINE_VERDICTS,
@@ -357,18 +357,9 @@ def evidence_items(case: Case) -> list[tuple[str, Any]]:
 
 
 def _anchors(cases: Sequence[Case]) -> dict[str, str]:
-    """Each case key's element id, `case-<key as a slug>`: stable across runs of the same checks, so a
-    link into a report (from a PR comment, say) keeps working; a repeated slug gets a number."""
-    out: dict[str, str] = {}
-    taken: set[str] = set()
-    for case in cases:
-        base = "case-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", case.key).strip("-") or "x")
-        anchor, number = base, 2
-        while anchor in taken:
-            anchor, number = f"{base}-{number}", number + 1
-        taken.add(anchor)
-        out.setdefault(case.key, anchor)
-    return out
+    """Each case key's element id, `case-<model.case_anchor(key)>`: from the key alone, so a link into a
+    report (from a PR comment, or a `compare` page) keeps working across runs of the same checks."""
+    return {case.key: "case-" + case_anchor(case.key) for case in cases}
 
 
 # --- the parts of the page ------------------------------------------------------------------------

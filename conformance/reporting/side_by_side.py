@@ -26,20 +26,7 @@ from urllib.parse import quote
 
 from conformance.reporting.model import Case, Report, case_anchor
 from conformance.reporting.views import _md
-from conformance.verdicts import LEVELS, Verdict
-
-#: Which verdict of a requirement's cases a cell shows, worst first: a failure of any kind before a
-#: miss, a miss before a pass, and SKIP last, since it judged nothing (a cell is SKIP only when
-#: none of its cases was judged).
-WORST_FIRST: tuple[Verdict, ...] = (
-    Verdict.FAIL,
-    Verdict.ERROR,
-    Verdict.XPASS,
-    Verdict.WARN,
-    Verdict.XFAIL,
-    Verdict.PASS,
-    Verdict.SKIP,
-)
+from conformance.verdicts import LEVELS, WORST_FIRST, Verdict
 
 
 @dataclass(frozen=True)
