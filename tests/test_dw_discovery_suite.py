@@ -56,7 +56,9 @@ def test_every_check_runs_once_and_names_a_catalog_row() -> None:
     assert len(checks) == 26 and all(c.once for c in checks)
     rows = {
         r["id"]
-        for r in json.loads((REPO_ROOT / "conformance_packs/dw_discovery/requirements.json").read_text())["requirements"]
+        for r in json.loads((REPO_ROOT / "conformance_packs/dw_discovery/requirements.json").read_text())[
+            "requirements"
+        ]
     }
     assert len(rows) == 26 and {c.requirement for c in checks} <= rows
     # Rows no live check can judge are the offline ones the schema tests cover.
