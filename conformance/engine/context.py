@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from conformance.adapters.base import TransportViolation
+from conformance.engine import policy
 from conformance.engine.checks import missed, skip, weak
+from conformance.engine.listing import Listing, cached_listing
+from conformance.engine.memo import remember
+from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.protocol.session import Call, ServerIdentity, Session
 from conformance.targets import Target
+
+if TYPE_CHECKING:
+    from conformance.adapters.http import HttpAdapter
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -53,6 +64,16 @@ class RunOptions:
         return self.pack_options[dest]
 
 
+@dataclass
+class TargetShared:
+    """What the cases of one target share across its revisions (which may run at once, with `-j`)."""
+
+    #: Facts about the target that do not depend on the revision (`CaseContext.target_memo`).
+    memo: dict[str, Any] = field(default_factory=dict)
+    #: The target's reader-writer section (`CaseContext.exclusive`, `CaseContext.shared_section`).
+    section: Section = field(default_factory=Section)
+
+
 @dataclass(frozen=True)
 class Violation:
     """One answer to a request that broke a transport rule: the method, why, and the call (None when
@@ -91,6 +112,99 @@ class CaseContext:
     spares_allowed: bool = False
     #: Answers to this case's `request`s that broke a transport rule, in order.
     violations: list[Violation] = field(default_factory=list)
+    #: What the cases of this target share across revisions (the runner passes one per target).
+    per_target: TargetShared = field(default_factory=TargetShared)
+    #: Sessions this case opened with `session_as`, closed when the case ends (`close`).
+    own_sessions: list[Session] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ shared facts
+
+    @property
+    def target_memo(self) -> dict[str, Any]:
+        """Facts shared by the cases of one target across its revisions (`shared` is per revision)."""
+        return self.per_target.memo
+
+    async def once(self, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
+        """`factory()` computed once per (target, revision) and kept in `shared` under `key`.
+
+        A transport failure is remembered too: every later case that needs the fact is ERROR at once,
+        naming `owner` (what the exchange was), instead of waiting out the same timeout again.
+        """
+        return await remember(self.shared, key, owner, factory)
+
+    async def list_all(self, method: str, key: str, *, attach: bool = True, refetch: bool = False) -> Listing:
+        """Every page of a paginated list method, fetched once per (target, revision) whoever asks.
+
+        The one rule of `conformance.engine.listing`: `nextCursor` followed for at most
+        `options.list_page_cap` pages, a repeated or non-string cursor ends it with a `problem`. A listing
+        fetched by an earlier case is attached to this case's evidence unless `attach` is false;
+        `refetch` fetches it anew (a second listing to compare with the first) and keeps that one.
+        """
+        if refetch:
+            self.shared.pop(f"engine:list:{method}", None)
+        listing, earlier = await cached_listing(
+            self.shared,
+            self._request_positional,
+            self.pool.transcript,
+            method,
+            key,
+            self.options.list_page_cap,
+        )
+        if earlier and attach:
+            self.attach(listing.entries)
+        return listing
+
+    async def _request_positional(self, method: str, params: dict[str, Any] | None) -> Call:
+        return await self.request(method, params)
+
+    # ------------------------------------------------------------------ tool calls
+
+    def may_call(self, tool: dict[str, Any]) -> bool:
+        """Whether the run's `--call-tools` policy lets this case call `tool` (`engine.policy`)."""
+        return policy.may_call(self.options.call_tools, tool)
+
+    def callable_tools(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The listed tools the run's `--call-tools` policy lets this case call, in listed order."""
+        return policy.callable_tools(self.options.call_tools, listed)
+
+    # ------------------------------------------------------------------ scheduling
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Run alone among this target's cases that take a section (it resets or moves shared state)."""
+        async with self.per_target.section.hold(exclusive=True):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def shared_section(self) -> AsyncIterator[None]:
+        """Run beside other readers, but never while a case of this target holds `exclusive`."""
+        async with self.per_target.section.hold(exclusive=False):
+            yield
+
+    # ------------------------------------------------------------------ the wire log
+
+    def mark(self) -> int:
+        """A place in this revision's wire log, for `wire_since`."""
+        return self.pool.transcript.mark()
+
+    def wire_since(self, mark: int) -> list[dict[str, Any]]:
+        """The wire entries recorded since `mark` (a shared exchange's evidence, to `attach` later)."""
+        return self.pool.transcript.since(mark)
+
+    def wire_log(self) -> list[dict[str, Any]]:
+        """Every wire entry of this revision so far, earlier cases' included (stdio hygiene reads it)."""
+        return list(self.pool.transcript.entries)
+
+    def own_from(self, mark: int) -> None:
+        """This case's own transcript starts at `mark` (later than its start): a case that sent many
+        inputs attaches the one that matters and keeps only what follows."""
+        self.transcript_mark = mark
+
+    # ------------------------------------------------------------------ sessions
+
+    def session_broken(self) -> None:
+        """Mark the shared session broken: the next case gets a restarted one (a stream that ended)."""
+        self.pool.broken = True
 
     async def session(self) -> Session:
         return await self.pool.session()
@@ -111,6 +225,37 @@ class CaseContext:
 
     async def fresh_session_unopened(self) -> Session:
         return await self.pool.fresh_unopened(use_spare=self.spares_allowed)
+
+    async def session_as(self, principal: Mapping[str, Any] | None = None) -> Session:
+        """A session opened now as another principal, closed when the case ends.
+
+        `principal` is what a fixture hook (second_account, second_principal) answered: its `env` and
+        `headers` are laid over the target's (a stdio server started with other credentials, an HTTP
+        request with another token). None opens one more session as the target itself.
+        """
+        target = self.target
+        if principal is not None:
+            target = replace(
+                target,
+                env={**target.env, **principal.get("env", {})},
+                headers={**target.headers, **principal.get("headers", {})},
+            )
+        session = await self.pool.open_as(target)
+        self.own_sessions.append(session)
+        return session
+
+    async def http_adapter(self) -> HttpAdapter | None:
+        """The Streamable HTTP transport under the shared session, for raw HTTP requests (GET), or
+        None on another transport."""
+        from conformance.adapters.http import HttpAdapter
+
+        adapter = (await self.session()).adapter
+        return adapter if isinstance(adapter, HttpAdapter) else None
+
+    async def close(self) -> None:
+        """Close the sessions this case opened itself (`session_as`); the runner calls it at the end."""
+        sessions, self.own_sessions = self.own_sessions, []
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> Call:
         """A request on the shared session; a transport failure marks the session broken and propagates.

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
 from conformance.engine import blocking
 from conformance.engine.checks import Blocked, Check, Missed, Outcome
-from conformance.engine.context import CaseContext, RunOptions
+from conformance.engine.context import CaseContext, RunOptions, TargetShared
 from conformance.engine.events import (
     CaseFinished,
     Event,
@@ -158,6 +158,7 @@ class Runner:
                     self._report_unopened(index, target, probes, entries, suites, slot, unjudged)
                 jobs = []
                 pools: list[SessionPool] = []
+                per_target = TargetShared()
                 assigned_once: set[str] = set()
                 assigned_suites: set[str] = set()
                 for probe, probe_transcript in probed:
@@ -189,7 +190,15 @@ class Runner:
                         pool.prewarm(sum(c.fresh_sessions for c in chosen))
                     jobs.append(
                         self._run_revision(
-                            index, live, probe, pool, outcome.spoken, chosen, slot.child(), options
+                            index,
+                            live,
+                            probe,
+                            pool,
+                            outcome.spoken,
+                            chosen,
+                            slot.child(),
+                            options,
+                            per_target,
                         )
                     )
                 self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
@@ -364,6 +373,7 @@ class Runner:
         checks: list[Check],
         slot: Slot,
         options: RunOptions,
+        per_target: TargetShared,
     ) -> None:
         """Run the chosen checks on one revision, in order, over one shared (restartable) session."""
         revision = probe.revision
@@ -386,8 +396,12 @@ class Runner:
                         options,
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
+                        per_target=per_target,
                     )
-                    result = await self._run_case(index, check, ctx, transcript, plan)
+                    try:
+                        result = await self._run_case(index, check, ctx, transcript, plan)
+                    finally:  # after the case's wire log is cut: closing is no part of its evidence
+                        await ctx.close()
                     self._finished(target, result, slot)
         finally:
             await pool.close()
@@ -425,7 +439,7 @@ class Runner:
                     blocked_by = plan.key_of(outcome.by)
                     message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
-                ctx.pool.broken = True
+                ctx.session_broken()
                 verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
                 raised = exc

@@ -407,6 +407,13 @@ class SessionPool:
         self.extra.append(session)
         return session
 
+    async def open_as(self, target: Target) -> Session:
+        """A session opened now on this revision's transcript as `target` (the pool's, or the same server
+        with another principal's env or headers); its case closes it, and the pool does if it did not."""
+        session = await open_session(target, self.revision, self.transcript, self.timeout)
+        self.extra.append(session)
+        return session
+
     async def fresh_unopened(self, use_spare: bool = False) -> Session:
         """A started transport with a session object that has not sent its opening request yet."""
         async with starting(self.target):

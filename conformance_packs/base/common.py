@@ -7,9 +7,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, TypeVar
 
-from conformance.adapters.base import TransportError, TransportTimeout
+from conformance.engine.api import TransportTimeout
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
@@ -32,19 +32,6 @@ TRACE_PATTERNS = [
 ]
 
 
-class Failed:
-    """A shared exchange that broke the transport; later checks that need it are ERROR at once."""
-
-    def __init__(self, owner: str, error: TransportError) -> None:
-        self.owner, self.error = owner, error
-
-    def reraise(self) -> NoReturn:
-        raise type(self.error)(
-            f"needs an exchange that already failed ({self.owner}): {self.error}",
-            evidence=self.error.evidence,
-        )
-
-
 #: Calls that may go unanswered within the timeout in one sweep over the tools (a slow tool breaks no
 #: rule, so it is left unjudged) before the rest are left out too: bounds a run against slow servers.
 SWEEP_TIMEOUTS = 2
@@ -55,18 +42,7 @@ async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awa
 
     Without this, every check that needs the same hanging call would wait out its own timeout.
     """
-    if key in ctx.shared:
-        value = ctx.shared[key]
-        if isinstance(value, Failed):
-            value.reraise()
-        return cast(T, value)
-    try:
-        result = await factory()
-    except TransportError as exc:
-        ctx.shared[key] = Failed(owner, exc)
-        raise
-    ctx.shared[key] = result
-    return result
+    return await ctx.once(key, owner, factory)
 
 
 def find_trace(text: str) -> str | None:
@@ -78,69 +54,24 @@ def find_trace(text: str) -> str | None:
 
 
 async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], list[Call], str]:
-    """Follow nextCursor to the end (capped, cycle-checked); cached per (target, revision)."""
-    cache_key = f"list:{method}"
-    if cache_key in ctx.shared:
-        cached = ctx.shared[cache_key]
-        if isinstance(cached, Failed):
-            cached.reraise()
-        items, calls, problem, entries = cached
-        ctx.attach(entries)
-    else:
-        mark = ctx.pool.transcript.mark()
-        items, calls, problem = [], [], ""
-        seen: set[str] = set()
-        cursor: str | None = None
-        for _ in range(ctx.options.list_page_cap):
-            try:
-                call = await ctx.request(method, {"cursor": cursor} if cursor is not None else None)
-            except TransportError as exc:
-                ctx.shared[cache_key] = Failed(f"{method} page {len(calls) + 1}", exc)
-                raise
-            calls.append(call)
-            result = call.result
-            if not isinstance(result, dict):
-                problem = f"{method} was not answered with a result"
-                break
-            page = result.get(key)
-            if isinstance(page, list):
-                items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                break
-            if not isinstance(cursor, str) or cursor in seen:
-                problem = f"nextCursor {cursor!r} repeats or is not a string: the listing never ends"
-                break
-            seen.add(cursor)
-        else:
-            problem = f"more than {ctx.options.list_page_cap} pages: the listing does not end"
-        ctx.shared[cache_key] = (items, calls, problem, ctx.pool.transcript.since(mark))
-    return items, calls, problem
+    """The engine's listing (`ctx.list_all`: capped, cycle-checked, once per (target, revision)):
+    items, calls, and the problem the pagination checks judge."""
+    listing = await ctx.list_all(method, key)
+    return listing.items, listing.calls, listing.problem
 
 
-async def tools(ctx: CaseContext, *, complete: bool = False) -> list[dict[str, Any]]:
+async def tools(ctx: CaseContext, *, complete: bool = False, refetch: bool = False) -> list[dict[str, Any]]:
     """All tools (objects only); a broken listing is this check's precondition failing, so SKIP.
 
     `complete=True` is for checks about the listing as a whole (uniqueness, order): a listing that
-    never ended may repeat pages, which would be misread as duplicate tools.
+    never ended may repeat pages, which would be misread as duplicate tools. `refetch=True` lists anew
+    (and keeps the new listing), for the check that compares two listings.
     """
-    items, _, problem = await list_all(ctx, "tools/list", "tools")
+    listing = await ctx.list_all("tools/list", "tools", refetch=refetch)
+    items, problem = listing.items, listing.problem
     if problem and (complete or not items):
         skip(f"needs a complete tools/list: {problem}")
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("name"), str)]
-
-
-def callable_tools(ctx: CaseContext, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    policy = ctx.options.call_tools
-    if policy == "none":
-        return []
-    if policy == "all":
-        return listed
-    return [
-        t
-        for t in listed
-        if isinstance(t.get("annotations"), dict) and t["annotations"].get("readOnlyHint") is True
-    ]
 
 
 def no_callable_reason(ctx: CaseContext) -> str:
@@ -270,7 +201,7 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
         # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
         from conformance.arguments.candidates import candidates
 
-        chosen = callable_tools(ctx, await tools(ctx))
+        chosen = ctx.callable_tools(await tools(ctx))
         schemas = [t.get("inputSchema", {}) for t in chosen]
         built = await asyncio.to_thread(lambda: [candidates(s) for s in schemas])
         out, timeouts = [], 0

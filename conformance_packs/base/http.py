@@ -3,29 +3,18 @@ content type every request is answered in."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from conformance.adapters.base import TransportViolation
 from conformance.engine import blocking
+from conformance.engine.api import TransportViolation
 from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSION
 
-if TYPE_CHECKING:
-    from conformance.adapters.http import HttpAdapter
-
 #: The verdict needs only the status and content type of a GET; a stream is read this long, then closed.
 GET_WINDOW = 0.05
-
-
-def _adapter(ctx: CaseContext, session_adapter: object) -> HttpAdapter:
-    from conformance.adapters.http import HttpAdapter
-
-    if not isinstance(session_adapter, HttpAdapter):
-        unjudgeable("this check needs the Streamable HTTP adapter")
-    return session_adapter
 
 
 @check(
@@ -39,7 +28,9 @@ async def modern_get_405(ctx: CaseContext) -> None:
     spoken = ctx.shared.get("spoken", [])
     if any(rev in spoken for rev in LEGACY_REVISIONS):
         skip("the server also speaks a legacy revision, whose GET stream rules apply instead")
-    adapter = _adapter(ctx, (await ctx.session()).adapter)
+    adapter = await ctx.http_adapter()
+    if adapter is None:
+        unjudgeable("this check needs the Streamable HTTP adapter")
     reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
     if reply.status != 405:
         missed(
@@ -57,7 +48,9 @@ async def modern_get_405(ctx: CaseContext) -> None:
     transports=("http",),
 )
 async def legacy_get(ctx: CaseContext) -> None:
-    adapter = _adapter(ctx, (await ctx.session()).adapter)
+    adapter = await ctx.http_adapter()
+    if adapter is None:
+        unjudgeable("this check needs the Streamable HTTP adapter")
     reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
     if reply.status == 405:
         ctx.note("no GET stream (405)")

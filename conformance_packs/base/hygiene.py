@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from conformance.adapters.base import TransportTimeout
+from conformance.engine.api import TransportTimeout
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
-from conformance_packs.base.common import SWEEP_TIMEOUTS, callable_tools, find_trace, list_all
+from conformance_packs.base.common import SWEEP_TIMEOUTS, find_trace, list_all
 
 
 def _error_texts(call: Call) -> list[str]:
@@ -31,7 +31,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
     if ctx.identity.has("tools"):
         probes.append(("tools/call", {"name": "conformance_no_such_tool_7f3a", "arguments": {}}))
         listed, _, _ = await list_all(ctx, "tools/list", "tools")
-        for tool in callable_tools(ctx, listed)[:20]:
+        for tool in ctx.callable_tools(listed)[:20]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 # A wrong type for every argument: the commonest way to reach an unguarded handler.
                 props = (tool.get("inputSchema") or {}).get("properties") or {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance import vectors
-from conformance.adapters.base import TransportError
+from conformance.engine.api import TransportError
 from conformance.engine.checks import check, missed, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
@@ -78,7 +78,7 @@ def _shown(raw: bytes, limit: int = 80) -> str:
 async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Probe:
     """Send exact bytes and settle their silence with the session's sentinel (a bounded round trip).
 
-    A target that ends its stream instead of answering is restarted for what follows (`pool.broken`).
+    A target that ends its stream instead of answering is restarted for what follows (`ctx.session_broken()`).
     When the sentinel is not answered either, nothing was observed: the TransportError propagates
     (ERROR) and the session is restarted.
     """
@@ -87,13 +87,13 @@ async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Probe
     try:
         probe = await session.probe(raw, expect_id=expect_id, headers=headers)
     except TransportError:
-        ctx.pool.broken = True
+        ctx.session_broken()
         raise
     if probe.sentinel is not None:
         ctx.calls.append(probe.sentinel)
     ctx.calls.append(probe.call)  # the probe last: a verdict's evidence is its excerpt
     if probe.closed:
-        ctx.pool.broken = True
+        ctx.session_broken()
     return probe
 
 

@@ -19,9 +19,8 @@ from conformance.text import bytes_text
 )
 async def stdout_only_messages(ctx: CaseContext) -> None:
     await ctx.request("tools/list" if ctx.identity.has("tools") else "ping")
-    transcript = ctx.pool.transcript
     lines = 0
-    for entry in transcript.entries:
+    for entry in ctx.wire_log():
         if entry.get("channel") != "stdout" or entry.get("dir") != "recv":
             continue
         lines += 1

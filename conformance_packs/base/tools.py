@@ -26,7 +26,6 @@ from conformance.schemas import meta, shape_errors
 from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from conformance_packs.base.common import (
     call_sweep,
-    callable_tools,
     json_text_blocks,
     list_all,
     memo,
@@ -174,8 +173,7 @@ async def output_schema_valid(ctx: CaseContext) -> None:
 @check("base.tools.deterministic-order", "BASE-TOOLS-007", "listing is deterministic", capability="tools")
 async def deterministic_order(ctx: CaseContext) -> None:
     first = [t["name"] for t in await tools(ctx, complete=True)]
-    ctx.shared.pop("list:tools/list", None)
-    second = [t["name"] for t in await tools(ctx, complete=True)]
+    second = [t["name"] for t in await tools(ctx, complete=True, refetch=True)]
     if first != second:
         missed(f"two listings differ: {first[:8]!r}… vs {second[:8]!r}…")
 
@@ -367,7 +365,7 @@ async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
     "base.call.invalid-arguments", "BASE-CALL-006", "invalid tool arguments are rejected", capability="tools"
 )
 async def invalid_arguments(ctx: CaseContext) -> None:
-    listed = callable_tools(ctx, await tools(ctx))
+    listed = ctx.callable_tools(await tools(ctx))
     if not listed:
         skip(no_callable_reason(ctx))
     sweep = await call_sweep(ctx)

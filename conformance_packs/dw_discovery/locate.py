@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
+from conformance.engine import policy
 from conformance.engine.context import CaseContext
 from conformance_packs.dw_discovery.document import SCHEMA_ID, is_json_mime
 
@@ -47,8 +48,8 @@ TABLE = "dw-discovery"
 SourceKind = Literal["resource", "tool", "url", "file"]
 _STRING_KEYS = ("resource", "tool", "url", "file", "baseline", "preview_tool")
 _KNOWN_KEYS = (*_STRING_KEYS, "tool_arguments", "preview_arguments", "smoke_arguments")
-#: Bounds on the search, so a server with thousands of resources or tools cannot stall a run.
-MAX_PAGES = 50
+#: Bounds on the search, so a server with thousands of resources or tools cannot stall a run (the
+#: listings themselves are bounded by the engine's page cap, `RunOptions.list_page_cap`).
 MAX_RESOURCE_READS = 25
 MAX_TOOL_CALLS = 10
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -145,46 +146,25 @@ def parse_json(text: str) -> tuple[Any, str | None]:
 
 
 async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[str, Any]], str]:
-    """Every item of a paginated list (objects only), cached per (target, revision); bounded pages."""
-    cache_key = f"dw:list:{method}"
-    if cache_key not in ctx.shared:
-        items: list[dict[str, Any]] = []
-        problem = ""
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            call = await ctx.request(method, {"cursor": cursor} if cursor is not None else None)
-            result = call.result
-            if not isinstance(result, dict):
-                problem = f"{method} was not answered with a result (error {call.error_code!r})"
-                break
-            page = result.get(key)
-            if isinstance(page, list):
-                items.extend(i for i in page if isinstance(i, dict))
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                break
-            if not isinstance(cursor, str) or cursor in seen:
-                problem = f"{method}: nextCursor {cursor!r} repeats or is not a string"
-                break
-            seen.add(cursor)
-        else:
-            problem = f"{method}: more than {MAX_PAGES} pages"
-        ctx.shared[cache_key] = (items, problem)
-    cached: tuple[list[dict[str, Any]], str] = ctx.shared[cache_key]
-    return cached
+    """Every object of a paginated list and why it is incomplete ("" if it is not): the engine's
+    listing (`ctx.list_all`), fetched once per (target, revision) whoever asks, with its page cap."""
+    found = await ctx.list_all(method, key, attach=False)
+    problem = found.problem
+    if problem and found.calls and not isinstance(found.calls[-1].result, dict):
+        problem = f"{method} was not answered with a result (error {found.calls[-1].error_code!r})"
+    elif problem:
+        problem = f"{method}: {problem}"
+    return found.objects(), problem
 
 
 def read_only(tool: dict[str, Any]) -> bool:
-    annotations = tool.get("annotations")
-    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+    """Annotated `readOnlyHint: true` (the engine's reading, `conformance.engine.policy`)."""
+    return policy.read_only(tool)
 
 
 def may_call(ctx: CaseContext, tool: dict[str, Any]) -> bool:
-    """The run's tool-call policy: read-only tools by default, every tool with --call-tools all."""
-    if ctx.options.call_tools == "none":
-        return False
-    return ctx.options.call_tools == "all" or read_only(tool)
+    """The run's tool-call policy (`ctx.may_call`): read-only tools by default, all with --call-tools all."""
+    return ctx.may_call(tool)
 
 
 def tool_payload(result: Any) -> tuple[Any, str | None]:

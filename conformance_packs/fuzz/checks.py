@@ -17,7 +17,7 @@ from typing import Any
 from conformance.arguments.strategies import Model, Mutation, Unsupported, build
 from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
-from conformance_packs.base.common import callable_tools, no_callable_reason, tools
+from conformance_packs.base.common import no_callable_reason, tools
 from conformance_packs.fuzz.explore import (
     TRANSPORT_KINDS,
     Clock,
@@ -67,7 +67,7 @@ async def exploration(ctx: CaseContext, mode: str) -> Exploration:
     cached = ctx.shared.get(key)
     if isinstance(cached, Exploration):
         return cached
-    listed = callable_tools(ctx, await tools(ctx))
+    listed = ctx.callable_tools(await tools(ctx))
     if not listed:
         skip(no_callable_reason(ctx))
     names = list(dict.fromkeys(t["name"] for t in listed))
@@ -101,10 +101,11 @@ async def exploration(ctx: CaseContext, mode: str) -> Exploration:
                     models[name] = build(schemas[name])
                 except Unsupported as exc:
                     models[name] = str(exc)
-            clock = ctx.shared.get("fuzz:clock")
+            # `--fuzz-budget` is per target: the clock is a fact of the target, whichever revision runs.
+            clock = ctx.target_memo.get("fuzz:clock")
             if not isinstance(clock, Clock):
                 fuzzable = sum(isinstance(m, Model) for m in models.values())
-                clock = ctx.shared["fuzz:clock"] = Clock(
+                clock = ctx.target_memo["fuzz:clock"] = Clock(
                     ctx.options.pack_option("fuzz_budget"), len(MODES) * fuzzable
                 )
             for name in names:
@@ -204,7 +205,7 @@ async def judge(
         evidence["other_findings"] = others
     # The transcript of this case: the failing input's own exchange, not every example before it.
     ctx.attach(finding.example.entries)
-    ctx.transcript_mark = ctx.pool.transcript.mark()
+    ctx.own_from(ctx.mark())
     missed(message, **evidence)
 
 

@@ -26,11 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapters.base import TransportError, TransportTimeout
 from conformance.arguments.home import hypothesis_home
 from conformance.arguments.strategies import Model, Mutation
+from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.context import CaseContext
-from conformance.engine.sessions import open_session
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call, HandshakeFailed, Session
 from conformance_packs.base.common import find_trace
@@ -193,9 +192,7 @@ class Lane:
             raise LaneClosed(self.closed_reason)
         self.restarts += 1
         try:
-            session = await open_session(
-                self.ctx.target, self.ctx.revision, self.ctx.pool.transcript, self.ctx.options.timeout
-            )
+            session = await self.ctx.session_as()
         except (HandshakeFailed, TransportError) as exc:
             self.closed_reason = f"the server could not be re-opened: {exc}"
             raise LaneClosed(self.closed_reason) from None
@@ -208,7 +205,7 @@ class Lane:
         if session is None:
             return
         if self.shared:
-            self.ctx.pool.broken = True
+            self.ctx.session_broken()
             self.left_shared = True
         with contextlib.suppress(Exception):
             await session.close()
@@ -319,8 +316,7 @@ class ToolFuzzer:
 
     async def execute(self, arguments: dict[str, Any], mutation: Mutation | None) -> Example:
         """Send one input, then a ping: a finding for a hang, a crash, a bad answer or a server gone."""
-        transcript = self.ctx.pool.transcript
-        mark = transcript.mark()
+        mark = self.ctx.mark()
         params = {"name": self.tool, "arguments": arguments}
         excerpt: dict[str, Any] = {"request": json.dumps({"method": "tools/call", "params": params})[:1500]}
         findings: list[tuple[str, str]] = []
@@ -349,7 +345,7 @@ class ToolFuzzer:
                 findings.insert(0, ("dead", f"answered, then did not answer the next request ({exc.kind})"))
                 excerpt["diagnostics"] = exc.evidence
                 await self._broke()
-        return Example(arguments, mutation, excerpt, transcript.since(mark), findings, code)
+        return Example(arguments, mutation, excerpt, self.ctx.wire_since(mark), findings, code)
 
     async def _broke(self) -> None:
         self.breaks += 1
@@ -478,7 +474,8 @@ class ToolFuzzer:
 
 
 class Clock:
-    """One budget for all fuzzing of a (target, revision): each run gets an even share of what is left."""
+    """One budget for all fuzzing of a target (`--fuzz-budget`): each run gets an even share of what is
+    left. The checks run `once`, so the target's fuzzing is that of one revision."""
 
     def __init__(self, budget: float, pending: int) -> None:
         self.deadline = time.monotonic() + budget

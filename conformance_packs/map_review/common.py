@@ -7,14 +7,11 @@ request and response it was made from.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import copy
 import functools
 import json
 import time
-import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -36,7 +33,6 @@ CLOSED_STATES: Final = frozenset({"declined", "changes_requested", "changes-requ
 UNKNOWN_REFERENCE: Final = "urn:example:proposal:does-not-exist"
 #: The check of MAP-PROFILE-001: when it finds neither tool, every other MAP check is SKIP, blocked by it.
 PROFILE_CHECK: Final = "map-review.profile.shown"
-LIST_PAGE_CAP: Final = 50
 
 
 def contract() -> dict[str, Any]:
@@ -65,29 +61,17 @@ def schema_errors(definition: str, instance: Any, limit: int = 5) -> list[str]:
 
 
 async def listed_tools(ctx: CaseContext) -> tuple[dict[str, dict[str, Any]], list[Call]]:
-    """Every listed tool by name (nextCursor followed, capped); cached per (target, revision)."""
-    key = "map:tools"
-    if key not in ctx.shared:
-        tools: dict[str, dict[str, Any]] = {}
-        calls: list[Call] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(LIST_PAGE_CAP):
-            call = await ctx.request("tools/list", {"cursor": cursor} if cursor is not None else None)
-            calls.append(call)
-            result = call.result
-            if not isinstance(result, dict):
-                break
-            for tool in result.get("tools") or []:
-                if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                    tools.setdefault(tool["name"], tool)
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or cursor in seen:
-                break
-            seen.add(cursor)
-        ctx.shared[key] = (tools, calls)
-    cached: tuple[dict[str, dict[str, Any]], list[Call]] = ctx.shared[key]
-    return cached
+    """Every listed tool by name (the engine's listing, `ctx.list_all`), once per (target, revision).
+
+    A listing that did not end (a repeated cursor, the page cap) is read as far as it went: the base suite
+    judges pagination. The first tool of a name wins.
+    """
+    found = await ctx.list_all("tools/list", "tools", attach=False)
+    tools: dict[str, dict[str, Any]] = {}
+    for tool in found.objects():
+        if isinstance(tool.get("name"), str):
+            tools.setdefault(tool["name"], tool)
+    return tools, found.calls
 
 
 async def profile_shown(ctx: CaseContext) -> bool:
@@ -404,20 +388,9 @@ def text_mirror(result: dict[str, Any], structured: Any) -> tuple[bool, bool, st
 
 
 async def second_session(ctx: CaseContext, fixture: Fixtures) -> tuple[Session, str]:
-    """A new session acting as the second account (second_account hook), closed with the case's pool."""
-    from dataclasses import replace
-
-    from conformance.engine.sessions import open_session
-
+    """A new session acting as the second account (second_account hook), closed with the case."""
     info = await fixture.call("second_account")
-    target = replace(
-        ctx.target,
-        env={**ctx.target.env, **info.get("env", {})},
-        headers={**ctx.target.headers, **info.get("headers", {})},
-    )
-    session = await open_session(target, ctx.revision, ctx.pool.transcript, ctx.pool.timeout)
-    ctx.pool.extra.append(session)
-    return session, str(info["account"])
+    return await ctx.session_as(info), str(info["account"])
 
 
 def parse_instant(text: str) -> int:
@@ -447,60 +420,15 @@ def expires_ms(review: Review) -> int:
 # --------------------------------------------------------------------------- exclusive checks
 
 
-class _TargetLock:
-    """Shared for ordinary checks, exclusive for the ones that move the service clock or reset it.
-
-    Revisions of one target may run at once (`-j`), all against one service. A check that sets the
-    clock past an expiry, or wipes the state, would turn another revision's concurrent decision into a
-    false 410 or a vanished review; so those checks wait until no other MAP check of the target runs,
-    and hold the others back while they run. With one job at a time the lock is never contended.
-    """
-
-    def __init__(self) -> None:
-        self._condition = asyncio.Condition()
-        self._shared = 0
-        self._exclusive = False
-        self._waiting = 0
-
-    @contextlib.asynccontextmanager
-    async def hold(self, exclusive: bool) -> AsyncIterator[None]:
-        async with self._condition:
-            if exclusive:
-                self._waiting += 1
-                try:
-                    await self._condition.wait_for(lambda: not self._exclusive and self._shared == 0)
-                finally:
-                    self._waiting -= 1
-                self._exclusive = True
-            else:
-                await self._condition.wait_for(lambda: not self._exclusive and self._waiting == 0)
-                self._shared += 1
-        try:
-            yield
-        finally:
-            async with self._condition:
-                if exclusive:
-                    self._exclusive = False
-                else:
-                    self._shared -= 1
-                self._condition.notify_all()
-
-
-_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, str], _TargetLock]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _target_lock(ctx: CaseContext) -> _TargetLock:
-    per_loop = _LOCKS.setdefault(asyncio.get_running_loop(), {})
-    key = (ctx.target.kind, ctx.target.describe(), ctx.target.url)
-    return per_loop.setdefault(key, _TargetLock())
-
-
 def map_check(
     check_id: str, requirement: str, title: str, *, exclusive: bool = False, once: bool = False
 ) -> Callable[[CheckFunc], CheckFunc]:
-    """`check`, holding the target's lock around the check (exclusively when it moves the clock).
+    """`check`, run in the target's section (`ctx.exclusive()` when it moves the clock or resets the
+    state, else `ctx.shared_section()`).
+
+    Revisions of one target may run at once (`-j`), all against one service. A check that sets the clock
+    past an expiry, or wipes the state, would turn another revision's concurrent decision into a false 410
+    or a vanished review; so those checks run alone among the target's MAP checks.
 
     Every check but MAP-PROFILE-001's first asks whether the server shows the profile at all: a server
     that lists neither tool gets one FAIL (that row) and SKIPs blocked by it, not a FAIL per row judged
@@ -516,7 +444,7 @@ def map_check(
                     f"tools/list lists neither {READ} nor {DECIDE}, so the "
                     "server does not show the MAP review profile",
                 )
-            async with _target_lock(ctx).hold(exclusive):
+            async with ctx.exclusive() if exclusive else ctx.shared_section():
                 await func(ctx)
 
         check(check_id, requirement, title, once=once)(run)

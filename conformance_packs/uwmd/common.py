@@ -24,7 +24,7 @@ from typing import Any, Final, NoReturn, TypeVar
 from urllib.parse import quote
 
 from conformance import schemas, vectors
-from conformance.adapters.base import TransportError, TransportTimeout
+from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
@@ -207,7 +207,7 @@ async def probe(ctx: CaseContext, what: str, action: Callable[[], Awaitable[T]])
     try:
         return await action()
     except TransportError as exc:
-        ctx.pool.broken = True
+        ctx.session_broken()
         how = "did not answer in time" if isinstance(exc, TransportTimeout) else "broke the connection"
         missed(f"{what}: the server {how} ({exc.kind}: {exc})", diagnostics=exc.evidence[:2000])
 
@@ -223,34 +223,15 @@ def contents(reply: Reply) -> list[dict[str, Any]]:
 async def listing(
     ctx: CaseContext, method: str, key: str, *, attach: bool = True
 ) -> tuple[list[dict[str, Any]], list[Call]]:
-    """Every entry of a list method (nextCursor followed, capped), cached per (target, revision).
+    """Every object of a list method: the engine's listing (`ctx.list_all`), once per (target, revision).
 
-    The exchange is attached to the case's transcript unless `attach` is false (the profile guard every
-    check passes through, which would otherwise add tools/list to every case's evidence).
+    A listing that did not end (a repeated cursor, the page cap) is read as far as it went: the base
+    suite judges pagination. The exchange is attached to the case's transcript unless `attach` is false
+    (the profile guard every check passes through, which would otherwise add tools/list to every case's
+    evidence).
     """
-    cache = f"uwmd:list:{method}"
-    if cache not in ctx.shared:
-        items: list[dict[str, Any]] = []
-        calls: list[Call] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        mark = ctx.pool.transcript.mark()
-        for _ in range(50):
-            call = await ctx.request(method, {"cursor": cursor} if cursor is not None else {})
-            calls.append(call)
-            result = call.result
-            if not isinstance(result, dict):
-                break
-            items.extend(i for i in result.get(key) or [] if isinstance(i, dict))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or cursor in seen:
-                break
-            seen.add(cursor)
-        ctx.shared[cache] = (items, calls, ctx.pool.transcript.since(mark))
-    items, calls, entries = ctx.shared[cache]
-    if attach:
-        ctx.attach(entries)
-    return items, calls
+    found = await ctx.list_all(method, key, attach=attach)
+    return found.objects(), found.calls
 
 
 async def listed_tools(ctx: CaseContext, *, attach: bool = True) -> dict[str, dict[str, Any]]:

@@ -45,7 +45,7 @@ async def provocations(ctx: CaseContext, kind: str = "harbor") -> list[tuple[str
     """The catalog's ERR-003 list against a deal of `kind` (cached per revision and kind)."""
     key = f"uwmd:provoked:{kind}"
     if key not in ctx.shared:
-        mark = ctx.pool.transcript.mark()
+        mark = ctx.mark()
         fixture = await fx_optional(ctx)
         loadable = fixture is not None and fixture.has("load_deal")
         deal: Deal = await load(ctx, kind) if loadable else await shared_deal(ctx, kind)
@@ -94,7 +94,7 @@ async def provocations(ctx: CaseContext, kind: str = "harbor") -> list[tuple[str
                         await edit(ctx, deal, tag, conflict),
                     )
                 )
-        ctx.shared[key] = (out, ctx.pool.transcript.since(mark), loadable)
+        ctx.shared[key] = (out, ctx.wire_since(mark), loadable)
     replies, entries, loadable = ctx.shared[key]
     ctx.attach(entries)
     if not loadable:

@@ -40,7 +40,7 @@ LONG_TEXT = 1024
 async def tour(ctx: CaseContext) -> list[tuple[str, str, Reply]]:
     """(tool, label, reply) for every call of the tour; cached, its wire entries attached to each row."""
     if TOUR not in ctx.shared:
-        mark = ctx.pool.transcript.mark()
+        mark = ctx.mark()
         deal = await shared_deal(ctx)
         calls: list[tuple[str, str, dict[str, Any]]] = [
             (GET, "get_document", {"deal_id": deal.deal_id}),
@@ -65,7 +65,7 @@ async def tour(ctx: CaseContext) -> list[tuple[str, str, Reply]]:
             if isinstance(digest, str):
                 operation = {"kind": "frontmatter_set", "path": "recommendation", "value": "approve"}
                 replies.append((EDIT, "apply_edit", await edit(ctx, own, etag_of(digest), operation)))
-        ctx.shared[TOUR] = (replies, ctx.pool.transcript.since(mark))
+        ctx.shared[TOUR] = (replies, ctx.wire_since(mark))
     replies, entries = ctx.shared[TOUR]
     ctx.attach(entries)
     if not any(name == EDIT for name, _, _ in replies):

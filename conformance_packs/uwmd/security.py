@@ -17,13 +17,12 @@ import copy
 import functools
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from conformance import vectors
 from conformance.engine.checks import missed, skip
 from conformance.engine.context import CaseContext
-from conformance.engine.sessions import open_session
 from conformance.fixtures.context import Fixtures
 from conformance.protocol.session import Session
 from conformance_packs.uwmd.common import (
@@ -61,17 +60,10 @@ from conformance_packs.uwmd.common import (
 
 
 async def second_session(ctx: CaseContext) -> tuple[Session, str]:
-    """A new session acting as the second principal (second_principal hook), closed with the case's pool."""
+    """A new session acting as the second principal (second_principal hook), closed with the case."""
     fixture = await fx(ctx, "second_principal")
     info = await fixture.call("second_principal")
-    target = replace(
-        ctx.target,
-        env={**ctx.target.env, **info.get("env", {})},
-        headers={**ctx.target.headers, **info.get("headers", {})},
-    )
-    session = await open_session(target, ctx.revision, ctx.pool.transcript, ctx.pool.timeout)
-    ctx.pool.extra.append(session)
-    return session, str(info["principal"])
+    return await ctx.session_as(info), str(info["principal"])
 
 
 def leaks(reply: Reply, secrets: list[str]) -> list[str]:
