@@ -60,7 +60,9 @@ DOCSTRING_EXAMPLES = [REPO / "conformance_packs" / "dw_discovery" / "locate.py"]
 
 
 def _toml_blocks(text: str) -> list[str]:
-    return re.findall(r"^```toml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    """The TOML blocks that show a target file (a pack's `pyproject.toml` in ARCHITECTURE.md is not one)."""
+    blocks = re.findall(r"^```toml\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    return [b for b in blocks if "[project]" not in b]
 
 
 def _docstring_tables(text: str) -> list[str]:
