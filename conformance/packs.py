@@ -144,8 +144,8 @@ def _unmet(requirement: str) -> str | None:
     except InvalidRequirement:
         return requirement
     queue, seen = [wanted], set()
-    while queue:
-        req = queue.pop()
+    while queue:  # breadth first, in the order declared: `mcp==2.3.0 (installed: mcp 1.30.0)` comes first
+        req = queue.pop(0)
         key = (req.name.lower(), frozenset(req.extras))
         if key in seen:
             continue
