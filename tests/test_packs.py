@@ -402,6 +402,17 @@ def test_the_core_installs_beside_mcp_1x_and_keeps_it(mcp1_venv: Path, tmp_path:
     assert seen["mcp"] == MCP_1X.split("==")[1], "installing the core changed the venv's mcp"
     assert seen["mcp-types"] is None, "no extra was installed (the reference extra pins mcp 2)"
     assert Path(seen["core"]).is_relative_to(mcp1_venv), "the core runs from the venv, not the checkout"
+    # Every pack's data came with it (requirement rows, vectors, the schemas they declare).
+    from conformance.vectors import lint
+
+    own, _ = lint()
+    for args, last in ((["list"], None), (["vectors", "lint"], f"{own} vectors checked, 0 problems")):
+        done = subprocess.run(
+            [str(mcp1_venv / "bin" / "mcp-conformance"), *args],
+            cwd=tmp_path, env=_outside(), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert (done.returncode, done.stderr) == (0, ""), done.stdout[-2000:] + done.stderr
+        assert last is None or done.stdout.splitlines()[-1] == last
 
 
 @pytest.mark.slow
