@@ -284,6 +284,23 @@ def test_a_pack_from_another_distribution_runs_and_reaches_the_report(
     assert {c["check"] for c in report["cases"]} == {"ext-good.tools-answered"}
 
 
+def test_without_server_a_pack_without_a_reference_server_is_left_out_unless_named(
+    pack_views: dict[str, Path], tmp_path: Path
+) -> None:
+    """`run` with no --server runs every pack that has a reference server: installing a pack that has
+    none does not break it; naming that pack says, in one line, to give --server."""
+    done = _mcp(
+        "run", "-k", "base.lifecycle.initialize-shape", "--protocol", "2025-11-25", "--quiet",
+        "--report-dir", str(tmp_path), pythonpath=[pack_views["ext-good"]],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert "ext-good" not in report["header"]["suites"]
+    assert {c["check"] for c in report["cases"]} == {"base.lifecycle.initialize-shape"}
+    done = _mcp("run", "--suite", "ext-good", "--quiet", pythonpath=[pack_views["ext-good"]])
+    assert _refused(done) == "mcp-conformance: suite 'ext-good' has no reference server: give --server"
+
+
 def _refused(done: subprocess.CompletedProcess[str]) -> str:
     """The one stderr line of a refusal (exit 2)."""
     assert done.returncode == 2, done.stdout + done.stderr
