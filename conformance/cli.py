@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--suite",
         action="append",
         choices=all_suites,
-        help="suite to run (repeatable; default: base with --server, every suite without): "
-        + ", ".join(all_suites),
+        help="suite to run (repeatable; default: base with --server, without it every suite that has a "
+        "reference server): " + ", ".join(all_suites),
     )
     run.add_argument(
         "-k",
@@ -272,8 +272,11 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     from conformance import api
 
     # Your own server gets the base suite unless you name a profile it claims; with no --server, every
-    # suite runs against its own reference server.
-    default = packs.names() if not args.server else packs.defaults_for_servers()
+    # suite that has a reference server runs against it (a pack without one runs only with --server).
+    if args.server:
+        default = packs.defaults_for_servers()
+    else:
+        default = tuple(name for name, pack in packs.installed().items() if pack.reference is not None)
     suites = list(dict.fromkeys(args.suite or default))
     if not args.server:
         for suite in suites:

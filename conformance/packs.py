@@ -7,9 +7,11 @@ A pack is a plain `Pack` value that a distribution names under the entry-point g
     my-profile = "my_profile_pack:PACK"
 
 The core imports no pack module until a pack is asked for: `installed()` loads the declarations (cheap
-modules holding a `Pack`), `Pack.load()` imports the check modules. A declaration is validated when it
-loads: its requirement rows against `requirements.schema.json`, its vector files against their schemas,
-its check IDs against its own name, so a broken pack is refused with one line naming what is wrong.
+modules holding a `Pack`), `Pack.load()` imports the check modules. A declaration is refused when it
+loads if it is not a `Pack` or not named as its entry point; before any pack's checks load, the
+requirement rows of every installed pack are validated against `requirements.schema.json` and no ID may
+be claimed twice (`conformance.requirements.table`); `vectors lint` checks the vector files. A broken
+pack is refused with one line naming it and what is wrong (tests/test_packs.py installs such packs).
 """
 
 from __future__ import annotations
@@ -87,7 +89,15 @@ class Pack:
         return resources.files(self.package)
 
     def load(self) -> None:
-        """Import the check modules (each registers its checks), in report order."""
+        """Import the check modules (each registers its checks), in report order.
+
+        The requirement table of every installed pack is read first: a run judges by all of it, so a
+        broken row or a requirement ID claimed twice is refused before any server starts, not at the
+        first case it would have judged.
+        """
+        from conformance.requirements import table
+
+        table()
         for module in self.checks:
             importlib.import_module(module)
 
@@ -138,8 +148,8 @@ def _unmet(requirement: str) -> str | None:
     except InvalidRequirement:
         return requirement
     queue, seen = [wanted], set()
-    while queue:
-        req = queue.pop()
+    while queue:  # breadth first, in the order declared: `mcp==2.3.0 (installed: mcp 1.30.0)` comes first
+        req = queue.pop(0)
         key = (req.name.lower(), frozenset(req.extras))
         if key in seen:
             continue
