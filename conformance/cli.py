@@ -39,8 +39,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"mcp-conformance: {text} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    all_suites = packs.names()
+def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
+    """The command line; `with_packs=False` leaves out what the installed packs add (suite names, their
+    options), for a caller that must still parse when a pack is broken (the pytest plugin)."""
+    all_suites = packs.names() if with_packs else None
     parser = Parser(
         prog="mcp-conformance",
         description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
@@ -64,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         choices=all_suites,
         help="suite to run (repeatable; default: base with --server, without it every suite that has a "
-        "reference server): " + ", ".join(all_suites),
+        "reference server): " + ", ".join(all_suites or ()),
     )
     run.add_argument(
         "-k",
@@ -127,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         "target's probes and revisions over sessions of their own (default 1: one process, in order)",
     )
 
-    for pack in packs.installed().values():
+    for pack in packs.installed().values() if with_packs else ():
         if pack.options:
             group = run.add_argument_group(f"{pack.name} suite options")
             for option in pack.options:

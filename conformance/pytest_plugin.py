@@ -35,11 +35,21 @@ class McpConformanceWarning(UserWarning):
     """A SHOULD-level requirement missed (a WARN verdict): the item passes, the warning shows it."""
 
 
+#: Why the installed packs cannot be used (one line), found while adding options: a broken pack in the
+#: environment must not break pytest sessions that never ask for a conformance run.
+_BROKEN_PACKS: list[str] = []
+
+
 def _cli_defaults() -> dict[str, Any]:
     """The `run` command's defaults, so a plugin run judges exactly as a CLI run with the same options."""
+    from conformance import packs
     from conformance.cli import build_parser  # argparse and the installed packs' declarations only
 
-    return vars(build_parser().parse_args(["run"]))
+    try:
+        return vars(build_parser().parse_args(["run"]))
+    except packs.PackError as exc:
+        _BROKEN_PACKS[:] = [str(exc)]
+        return vars(build_parser(with_packs=False).parse_args(["run"]))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -97,7 +107,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from conformance import packs
     from conformance.cli import _option_type
 
-    for _, option in packs.all_options():  # a pack's own options: --fuzz-examples is --mcp-fuzz-examples
+    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
         group.addoption(
             "--mcp-" + option.flag.lstrip("-"),
             dest=f"mcp_{option.dest}",
@@ -133,6 +143,8 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     from conformance.reporting import canonical, views
     from conformance.targets import UsageError
 
+    if _BROKEN_PACKS:
+        raise pytest.UsageError(_BROKEN_PACKS[0])
     known = packs.names()
     # As `run --server`: the base suite unless the profiles the server claims are named.
     suites = list(dict.fromkeys(config.getoption("mcp_suite") or packs.defaults_for_servers()))
@@ -168,6 +180,8 @@ def _run(config: pytest.Config) -> dict[str, Any]:
         )
     except UsageError as exc:  # a malformed target spec or file: the user's to fix
         raise pytest.UsageError(f"--mcp-server: {exc}") from None
+    except packs.PackError as exc:  # a broken pack found when its checks load
+        raise pytest.UsageError(str(exc)) from None
     if base is not None:
         baselines.apply(report, base)
     directory = config.getoption("mcp_report_dir")

@@ -333,6 +333,28 @@ def test_a_broken_pack_is_refused_in_one_line(
     assert not (tmp_path / "report").exists(), "a refused pack runs nothing"
 
 
+def test_a_broken_pack_leaves_unrelated_pytest_sessions_alone(
+    pack_views: dict[str, Path], tmp_path: Path
+) -> None:
+    """The plugin loads in every pytest session of the environment: a broken pack there must not break a
+    session that asks for no conformance run, and one that does gets the pack's one line."""
+    (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pack_views["ext-bad-row"]), str(REPO)])}
+
+    def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(tmp_path / "test_own.py")],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    own = pytest_run()
+    assert own.returncode == 0, own.stdout + own.stderr
+    asked = pytest_run("--mcp-server", RAW_SERVER)
+    assert asked.returncode == 4, asked.stdout + asked.stderr  # pytest's usage error
+    assert "'ext-bad-row'" in asked.stderr and "EXTBAD-ROW-002" in asked.stderr
+    assert "Traceback" not in asked.stdout + asked.stderr
+
+
 # --- 3. `mcp` 1.x beside the core ---------------------------------------------------------------------
 
 #: A current `mcp` 1.x from PyPI, pinned so that a cached venv is rebuilt only when this changes.
@@ -507,3 +529,55 @@ def test_run_without_the_reference_extra_says_what_to_install(mcp1_venv: Path, t
     assert "pip install 'mcp-conformance[reference]'" in lines[0]
     assert f"(installed: mcp {MCP_1X.split('==')[1]})" in lines[0], "it names the mcp that is in the way"
     assert not (tmp_path / "r").exists()
+
+
+# --- 4. the pack docs/ARCHITECTURE.md walks a newcomer through --------------------------------------
+
+ARCHITECTURE = REPO / "docs" / "ARCHITECTURE.md"
+
+
+def _documented_pack() -> dict[str, str]:
+    """The files of "Writing a pack", taken from the page itself: each is the code block right after
+    the line naming it, so the page cannot drift from a pack that installs and runs."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text[text.index("## Writing a pack") :]
+    files = {}
+    for name in (
+        "pyproject.toml",
+        "acme_ping/__init__.py",
+        "acme_ping/requirements.json",
+        "acme_ping/checks.py",
+    ):
+        after = section[section.index(f"`{name}`") :]
+        match = re.search(r"```[a-z]*\n(.*?)^```", after, flags=re.MULTILINE | re.DOTALL)
+        assert match, f"ARCHITECTURE.md shows no code block for {name}"
+        files[name] = match.group(1)
+    return files
+
+
+def test_the_documented_pack_installs_lists_and_runs(tmp_path: Path) -> None:
+    project = tmp_path / "acme-ping"
+    for name, text in _documented_pack().items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [PY, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps", "--no-build-isolation",
+         "--target", str(site), str(project)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = _mcp("list", "--suite", "acme-ping", pythonpath=[site])
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split()[:3] for line in listed.stdout.splitlines()]
+    assert ["acme-ping.ping.empty-result", "ACME-PING-001", "MUST"] in rows
+    done = _mcp(
+        "run", "--server", RAW_SERVER, "--suite", "acme-ping", "--quiet", "--report-dir", str(tmp_path / "r"),
+        pythonpath=[site],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    cases = [c for c in report["cases"] if c["check"] == "acme-ping.ping.empty-result"]
+    legacy = [r for r in report["targets"][0]["revisions_spoken"] if r != "2026-07-28"]
+    assert legacy and sorted(c["revision"] for c in cases) == sorted(legacy)
+    assert {(c["verdict"], c["requirement"]) for c in cases} == {("PASS", "ACME-PING-001")}

@@ -165,7 +165,15 @@ def load_suite(name: str) -> list[Check]:
     from conformance import packs
 
     pack = packs.get(name)
+    before = {suite: len(checks) for suite, checks in _REGISTRY.items()}
     pack.load()
+    for suite, registered in _REGISTRY.items():
+        strays = registered[before.get(suite, 0) :] if suite != name else []
+        if strays:  # its modules registered a check under another suite's name: say which, once
+            raise packs.PackError(
+                f"suite {name!r}: check {strays[0].id} is not named {name}.<...> (every check ID starts "
+                "with its suite's name)"
+            )
     checks = list(_REGISTRY.get(name, []))
     if not checks:
         raise packs.PackError(f"suite {name!r} registers no check (its modules: {', '.join(pack.checks)})")
