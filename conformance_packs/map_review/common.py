@@ -10,18 +10,17 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance import schemas
-from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, blocked, check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
-from conformance.outcomes import Outcome, classify, first_json_text
 from conformance.protocol.session import Call, Session
+from conformance.replies import Reply, classified
 
 SCHEMA_ID: Final = "urn:mcp-conformance:map-review:1"
 SUITE: Final = "map-review"
@@ -90,45 +89,11 @@ async def listed_tool(ctx: CaseContext, name: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- calls
 
 
-@dataclass
-class Reply:
-    """One tools/call with its C-1 outcome and the times it was sent and answered (monotonic seconds)."""
-
-    call: Call
-    outcome: Outcome
-    sent: float
-    received: float
-
-    @property
-    def result(self) -> dict[str, Any]:
-        value = self.call.result
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def structured(self) -> Any:
-        """structuredContent of a successful result, else the first JSON text block (or None)."""
-        value = self.result.get("structuredContent")
-        return value if value is not None else first_json_text(self.result)
-
-    def excerpt(self) -> dict[str, Any]:
-        return {**self.call.excerpt(), "outcome": self.outcome.describe()}
-
-
 async def call_tool(
     ctx: CaseContext, name: str, arguments: dict[str, Any], session: Session | None = None
 ) -> Reply:
     """tools/call on the shared session (or `session`); a transport failure propagates as ERROR."""
-    sent = time.monotonic()
-    if session is None:
-        call = await ctx.request("tools/call", {"name": name, "arguments": arguments})
-    else:
-        call = await session.request("tools/call", {"name": name, "arguments": arguments})
-        ctx.calls.append(call)
-    received = time.monotonic()
-    outcome = classify(call.response)
-    if outcome.kind == "NO_RESULT":
-        unjudgeable(f"tools/call {name} was answered with neither a result nor an error", **call.excerpt())
-    return Reply(call, outcome, sent, received)
+    return await classified(ctx, "tools/call", {"name": name, "arguments": arguments}, session)
 
 
 async def read(ctx: CaseContext, reference: str, session: Session | None = None) -> Reply:

@@ -17,7 +17,6 @@ import itertools
 import json
 import re
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeVar
@@ -28,8 +27,8 @@ from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
-from conformance.outcomes import Outcome, classify
 from conformance.protocol.session import Call, Session
+from conformance.replies import Reply, classified
 from conformance_packs.uwmd import jcs
 
 T = TypeVar("T")
@@ -117,50 +116,6 @@ def find_trace(text: str) -> str | None:
 # --------------------------------------------------------------------------- calls
 
 
-@dataclass
-class Reply:
-    """One request (tools/call or resources/read) with its C-1 outcome and when it was sent and answered."""
-
-    call: Call
-    outcome: Outcome
-    sent: float
-    received: float
-
-    @property
-    def result(self) -> dict[str, Any]:
-        value = self.call.result
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def sc(self) -> dict[str, Any]:
-        """structuredContent when it is an object, else {}."""
-        value = self.result.get("structuredContent")
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def success(self) -> bool:
-        return self.outcome.success
-
-    @property
-    def refused(self) -> bool:
-        """Not SUCCESS: an error of any kind, or an HTTP 4xx that carried no JSON-RPC answer."""
-        return not self.outcome.success
-
-    def raw(self) -> str:
-        frame = self.call.reply.response
-        return frame.text if frame is not None else ""
-
-    def links(self) -> list[dict[str, Any]]:
-        return [
-            block
-            for block in self.result.get("content") or []
-            if isinstance(block, dict) and block.get("type") == "resource_link"
-        ]
-
-    def excerpt(self) -> dict[str, Any]:
-        return {**self.call.excerpt(), "outcome": self.outcome.describe()}
-
-
 async def request(
     ctx: CaseContext,
     method: str,
@@ -168,18 +123,9 @@ async def request(
     session: Session | None = None,
     timeout: float | None = None,
 ) -> Reply:
-    """One request on the shared session (or `session`), classified; a transport failure propagates."""
-    sent = time.monotonic()
-    if session is None:
-        call = await ctx.request(method, params, timeout=timeout)
-    else:
-        call = await session.request(method, params, timeout=timeout)
-        ctx.calls.append(call)
-    received = time.monotonic()
-    outcome = classify(call.response)
-    if outcome.kind == "NO_RESULT" and not 400 <= (call.reply.status or 0) < 500:
-        unjudgeable(f"{method} was answered with neither a result nor an error", **call.excerpt())
-    return Reply(call, outcome, sent, received)
+    """One request on the shared session (or `session`), classified; a transport failure propagates.
+    An HTTP 4xx without a JSON-RPC answer stands as a refusal (the binding's HTTP-style statuses)."""
+    return await classified(ctx, method, params, session, timeout, http_refusal=True)
 
 
 async def tool(
