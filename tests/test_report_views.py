@@ -12,7 +12,7 @@ import pytest
 from conformance import schemas
 from conformance.reporting import canonical, html_report, views
 from conformance.verdicts import EXIT_MEANING
-from tests.conftest import run, stdio
+from tests.conftest import cli, run, stdio
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +134,23 @@ def test_the_terminal_summary_ends_with_the_result_and_what_the_exit_code_means(
     clean["cases"] = [c for c in clean["cases"] if c["verdict"] != "FAIL"]
     assert views.summary_text(clean).splitlines()[-1].startswith("PASSED: ")
     assert views.summary_text(clean).splitlines()[-1].endswith(f"Exit code 0: {EXIT_MEANING[0]}.")
+
+
+def test_a_revision_whose_probe_timed_out_is_shown_in_every_view(tmp_path: Path) -> None:
+    """A revision the server did not open (here its probe waited out the start budget) is named with what
+    the probe found on the console, in the summary, report.md and report.html: it never just vanishes."""
+    server = stdio("tests.servers.legacy_server", "--speaks", "2025-11-25", "--defect", "silent-discover")
+    done = cli(
+        "run", "--server", server, "-k", "initialize-shape", "--start-timeout", "3", "--timeout", "3",
+        "--report-dir", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    (probe,) = [p for p in report["targets"][0]["probe"] if p["revision"] == "2026-07-28"]
+    assert not probe["spoken"] and "2026-07-28" not in report["targets"][0]["revisions_spoken"]
+    why = probe["message"].splitlines()[0]
+    # Live progress (stderr) and the summary (stdout).
+    console = [line for line in (done.stderr + done.stdout).splitlines() if "not spoken: 2026-07-28" in line]
+    assert len(console) == 2 and all(why in line for line in console), done.stdout
+    assert f"not spoken: 2026-07-28: {why}" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "not spoken: 2026-07-28: " in (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -587,7 +587,9 @@ def render(report: Report | Mapping[str, Any]) -> str:
             f"<tr><td>{_e(target.index)}: {_e(target.spec)}{_e(unreachable)}</td>"
             f'<td data-label="transport">{_e(target.transport)}</td>'
             f'<td data-label="server">{_e(target.server_label)}</td>'
-            f'<td data-label="revisions spoken">{_e(", ".join(target.revisions_spoken) or "none")}</td></tr>'
+            f'<td data-label="revisions spoken">{_e(", ".join(target.revisions_spoken) or "none")}'
+            + "".join(f'<div class="meta">not spoken: {_e(line)}</div>' for line in target.not_spoken())
+            + "</td></tr>"
         )
     out.append("</tbody></table></div>")
     if footer.baseline:

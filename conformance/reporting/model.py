@@ -115,6 +115,19 @@ class Target:
         info = self.server_info or _EMPTY
         return f"{info.get('name', '?')} {info.get('version', '')}".strip()
 
+    def not_spoken(self) -> list[str]:
+        """`revision: why` for every probed revision the target did not open (a timed-out probe among
+        them), so no view lets a revision vanish without saying what its probe found."""
+        return [
+            f"{p.revision}: {_first_line(p.message).removeprefix('not spoken: ')}"
+            for p in self.probe
+            if not p.spoken
+        ]
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else "not spoken"
+
 
 @dataclass(frozen=True)
 class CaseBaseline:

@@ -39,6 +39,10 @@ class Progress:
         elif isinstance(event, TargetFinished):
             spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
             self._line(f"  revisions spoken: {spoken}")
+            for probe in event.info.get("probe") or []:
+                if not probe.get("spoken"):
+                    why = (probe.get("message") or "not spoken").splitlines()[0].removeprefix("not spoken: ")
+                    self._line(_t(f"  not spoken: {probe.get('revision')}: {why}"))
         elif isinstance(event, CaseFinished):
             result = event.result
             self.done += 1

@@ -50,6 +50,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         spoken = ", ".join(target.revisions_spoken) or "none"
         name = (target.server_info or {}).get("name", "?")
         lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={spoken}"))
+        lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
     shown = 0
     for case in problems_first(model.cases):
         if case.verdict == Verdict.PASS:
@@ -165,6 +166,8 @@ def markdown(report: AnyReport) -> str:
             f"| {_md(t.spec)} | {_md(t.transport)} | {_md(t.server_label)} | "
             f"{_md(', '.join(t.revisions_spoken) or 'none')} |"
         )
+    for t in model.targets:
+        out.extend(f"- target {t.index}, not spoken: {_md(line)}" for line in t.not_spoken())
     out.append("")
     base = footer.baseline
     if base:

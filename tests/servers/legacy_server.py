@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import json
 import sys
+import threading
 from typing import Any
 
 from tests.servers.raw_server import TOOLS, RpcError, Server
@@ -35,6 +36,7 @@ DEFECTS = {
     "batch-notify": "writes a batch of two log notifications to stdout after initialized",
     "draft7-tuple": "lists a tool whose inputSchema (no $schema) uses draft-07 tuple `items`, which"
     " 2020-12 forbids: fine before 2025-11-25 made 2020-12 the default dialect",
+    "silent-discover": "never answers server/discover (stops reading), so the 2026-07-28 probe times out",
 }
 DRAFT7_TOOL = {
     "name": "pair",
@@ -68,6 +70,8 @@ class LegacyServer(Server):
                 "serverInfo": {"name": "legacy-raw", "version": "1.0.0"},
             }
         if method == "server/discover":
+            if self.legacy_defect == "silent-discover":
+                threading.Event().wait()  # the harness's probe waits its budget out, then kills us
             raise RpcError(-32601, "Method not found")
         result = super().method(method, params, self.speaks)
         if self.speaks >= "2025-06-18":
