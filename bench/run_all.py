@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from benchlib import PYTHON, REPO_DIR, Judged, PartResult, heading, median, run_bounded, yes_no
 
-PARTS = ("startup", "per-call", "suites", "silence", "official", "scale", "parallel")
+PARTS = ("startup", "quickstart", "per-call", "suites", "silence", "official", "scale", "parallel")
 STARTUP_BUDGET_S = 0.3
 
 
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
 
     import per_call
+    import quickstart
     import scale
     import silence
     import suite_times
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
     runners: dict[str, Callable[[], PartResult]] = {
         "startup": lambda: startup(3 if quick else 5),
+        "quickstart": lambda: quickstart.run(rounds=1),
         "per-call": lambda: per_call.run(calls=100 if quick else 200, rounds=2 if quick else 5),
         "suites": lambda: suite_times.run(rounds=1 if quick else 3),
         "silence": lambda: silence.run(rounds=1 if quick else 3),
