@@ -8,7 +8,9 @@ requirement's level, so a check never decides that by itself, and names the bloc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -158,6 +160,42 @@ def check(
         return func
 
     return register
+
+
+def profile_checks(
+    profile_check: str, shown: Callable[[CaseContext], Awaitable[bool]], absent: str
+) -> Callable[..., Callable[[CheckFunc], CheckFunc]]:
+    """A `check` decorator for a profile's rows: every check but `profile_check` first asks `shown(ctx)`
+    whether the server shows the profile at all, and is SKIP blocked by `profile_check` (with `absent`
+    as the reason) when it does not, so a server that claims a profile it does not show gets one FAIL,
+    on that row, not one per row judged on an absence. `section(ctx)`, when given, is the async context
+    the check runs in (the engine's `ctx.exclusive()` or `ctx.shared_section()`)."""
+
+    def profile_check_decorator(
+        check_id: str,
+        requirement: str,
+        title: str,
+        *,
+        section: Callable[[CaseContext], AbstractAsyncContextManager[Any]] | None = None,
+        **options: Any,
+    ) -> Callable[[CheckFunc], CheckFunc]:
+        def register(func: CheckFunc) -> CheckFunc:
+            @functools.wraps(func)
+            async def run(ctx: CaseContext) -> None:
+                if check_id != profile_check and not await shown(ctx):
+                    blocked(profile_check, absent)
+                if section is None:
+                    await func(ctx)
+                    return
+                async with section(ctx):
+                    await func(ctx)
+
+            check(check_id, requirement, title, **options)(run)
+            return func
+
+        return register
+
+    return profile_check_decorator
 
 
 def load_suite(name: str) -> list[Check]:

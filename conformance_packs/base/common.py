@@ -258,3 +258,15 @@ def expect_result(call: Call, what: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         missed(f"{what} was not answered with a result object", **call.excerpt())
     return result
+
+
+def error_texts(call: Call) -> list[str]:
+    """The error a call drew, as JSON text: its JSON-RPC error and an `isError` result (where a stack
+    trace or a file path would leak)."""
+    texts = []
+    if call.error is not None:
+        texts.append(json.dumps(call.error, ensure_ascii=False))
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is True:
+        texts.append(json.dumps(result, ensure_ascii=False))
+    return texts

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 from conformance.engine.api import TransportTimeout
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
-from conformance_packs.base.common import SWEEP_TIMEOUTS, find_trace, list_all
-
-
-def _error_texts(call: Call) -> list[str]:
-    texts = []
-    if call.error is not None:
-        texts.append(json.dumps(call.error, ensure_ascii=False))
-    result = call.result
-    if isinstance(result, dict) and result.get("isError") is True:
-        texts.append(json.dumps(result, ensure_ascii=False))
-    return texts
+from conformance_packs.base.common import SWEEP_TIMEOUTS, error_texts, find_trace, list_all
 
 
 @check("base.hygiene.no-stack-traces", "BASE-HYG-001", "errors carry no stack traces or file paths")
@@ -55,7 +43,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
             unanswered.append(f"{method} {(params or {}).get('name', '')}".strip())
             continue
         answered[method] += 1
-        for text in _error_texts(call):
+        for text in error_texts(call):
             searched += 1
             trace = find_trace(text)
             if trace:

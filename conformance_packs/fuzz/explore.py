@@ -32,7 +32,7 @@ from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call, HandshakeFailed, Session
-from conformance_packs.base.common import find_trace
+from conformance_packs.base.common import error_texts, find_trace
 
 #: Times one tool may break the session (hang, crash) before it is no longer called.
 BREAKS_PER_TOOL = 3
@@ -242,16 +242,6 @@ def strip_echo(text: str, arguments: Any) -> str:
     return text
 
 
-def _error_texts(call: Call) -> list[str]:
-    texts = []
-    if call.error is not None:
-        texts.append(json.dumps(call.error, ensure_ascii=False))
-    result = call.result
-    if isinstance(result, dict) and result.get("isError") is True:
-        texts.append(json.dumps(result, ensure_ascii=False))
-    return texts
-
-
 def judge(
     mode: str, call: Call, arguments: Any, mutation: Mutation | None
 ) -> tuple[list[tuple[str, str]], Any]:
@@ -278,7 +268,7 @@ def judge(
     elif mode == "invalid" and result.get("isError") is not True:
         assert mutation is not None
         findings.append((f"accepted:{mutation.keyword}", f"accepted arguments that break {mutation.rule}"))
-    for text in _error_texts(call):
+    for text in error_texts(call):
         trace = find_trace(strip_echo(text, arguments))
         if trace:
             findings.append(("trace", f"the error text carries {trace!r}"))

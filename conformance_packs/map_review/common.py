@@ -8,7 +8,6 @@ request and response it was made from.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from conformance import schemas
-from conformance.engine.checks import CheckFunc, blocked, check, missed, skip
+from conformance.engine.checks import CheckFunc, missed, profile_checks, skip
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.protocol.session import Call, Session
@@ -400,19 +399,12 @@ def map_check(
     on an absence.
     """
 
-    def register(func: CheckFunc) -> CheckFunc:
-        @functools.wraps(func)
-        async def run(ctx: CaseContext) -> None:
-            if check_id != PROFILE_CHECK and not await profile_shown(ctx):
-                blocked(
-                    PROFILE_CHECK,
-                    f"tools/list lists neither {READ} nor {DECIDE}, so the "
-                    "server does not show the MAP review profile",
-                )
-            async with ctx.exclusive() if exclusive else ctx.shared_section():
-                await func(ctx)
+    section = (lambda ctx: ctx.exclusive()) if exclusive else (lambda ctx: ctx.shared_section())
+    return _profile_check(check_id, requirement, title, section=section, once=once)
 
-        check(check_id, requirement, title, once=once)(run)
-        return func
 
-    return register
+_profile_check = profile_checks(
+    PROFILE_CHECK,
+    lambda ctx: profile_shown(ctx),
+    f"tools/list lists neither {READ} nor {DECIDE}, so the server does not show the MAP review profile",
+)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import functools
 import itertools
 import json
 import re
@@ -24,7 +23,7 @@ from urllib.parse import quote
 
 from conformance import schemas, vectors
 from conformance.engine.api import TransportError, TransportTimeout
-from conformance.engine.checks import CheckFunc, blocked, check, missed, skip, unjudgeable
+from conformance.engine.checks import CheckFunc, missed, profile_checks, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
 from conformance.protocol.session import Call, Session
@@ -208,21 +207,14 @@ def uwmd_check(
     and SKIPs blocked by it: not one FAIL per row judged on an absence.
     """
 
-    def register(func: CheckFunc) -> CheckFunc:
-        @functools.wraps(func)
-        async def run(ctx: CaseContext) -> None:
-            if check_id != PROFILE_CHECK and not await profile_shown(ctx):
-                blocked(
-                    PROFILE_CHECK,
-                    "tools/list lists none of the uwmd.* tools, so the server "
-                    "does not show the UW Markdown binding",
-                )
-            await func(ctx)
+    return _profile_check(check_id, requirement, title, **options)
 
-        check(check_id, requirement, title, **options)(run)
-        return func
 
-    return register
+_profile_check = profile_checks(
+    PROFILE_CHECK,
+    lambda ctx: profile_shown(ctx),
+    "tools/list lists none of the uwmd.* tools, so the server does not show the UW Markdown binding",
+)
 
 
 async def listed_tool(ctx: CaseContext, name: str) -> dict[str, Any]:
