@@ -249,3 +249,11 @@ def test_zstd_when_importable() -> None:  # pragma: no cover - only with zstanda
     assert _decode("zstd", zstandard.ZstdCompressor().compress(data)) == data
     with pytest.raises(TransportTooLarge):
         _decode("zstd", zstandard.ZstdCompressor().compress(b"\0" * (32 << 20)), cap=1 << 20)
+
+
+def test_bytes_after_the_end_of_a_deflate_stream_are_dropped() -> None:
+    decoder = BodyDecoder("deflate", CAP)
+    out = b"".join(decoder.feed(zlib.compress(b"{}")))
+    for _ in range(100):  # a server that keeps sending after the end: nothing kept, nothing counted
+        out += b"".join(decoder.feed(b"junk" * 10_000))
+    assert out == b"{}" and decoder.decoded == 2

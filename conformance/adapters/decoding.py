@@ -61,7 +61,8 @@ class _ZlibLayer(_Layer):
         self._done = False
 
     def push(self, data: bytes) -> None:
-        self._pending += data
+        if not self._done:  # bytes after the end of the stream are dropped, never kept
+            self._pending += data
 
     def hungry(self) -> bool:
         return not self._pending
@@ -106,7 +107,8 @@ class _BrotliLayer(_Layer):
         self._pending = b""
 
     def push(self, data: bytes) -> None:
-        self._pending += data
+        if not self._obj.is_finished():  # bytes after the end of the stream are dropped
+            self._pending += data
 
     def hungry(self) -> bool:
         return not self._pending

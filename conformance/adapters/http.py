@@ -2,7 +2,8 @@
 
 Status lines and headers are part of the evidence. Legacy sessions keep the `Mcp-Session-Id` the
 server assigned and DELETE it on close; the 2026-07-28 revision sends no session at all. Redirects are
-never followed: the harness talks only to the origin it was given.
+never followed: the harness talks only to the origin it was given. Bodies are read raw and their
+Content-Encoding undone by `decoding.py`, within the message cap as they are decoded.
 """
 
 from __future__ import annotations
