@@ -22,6 +22,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from conformance.adapters.decoding import accept_encoding
+
 #: Bytes a StreamReader may buffer; above it asyncio pauses reading (a 16 MiB answer still streams).
 READ_LIMIT = 1 << 20
 
@@ -147,6 +149,11 @@ def async_client(
         pool._network_backend = AsyncioBackend()
         backend = "asyncio"
     client = httpx.AsyncClient(
-        transport=transport, follow_redirects=False, timeout=httpx.Timeout(timeout), trust_env=False
+        transport=transport,
+        follow_redirects=False,
+        timeout=httpx.Timeout(timeout),
+        trust_env=False,
+        # The codings the adapters decode themselves (conformance/adapters/decoding.py), not httpx's.
+        headers={"Accept-Encoding": accept_encoding()},
     )
     return client, backend

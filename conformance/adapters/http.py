@@ -2,7 +2,8 @@
 
 Status lines and headers are part of the evidence. Legacy sessions keep the `Mcp-Session-Id` the
 server assigned and DELETE it on close; the 2026-07-28 revision sends no session at all. Redirects are
-never followed: the harness talks only to the origin it was given.
+never followed: the harness talks only to the origin it was given. Bodies are read raw and their
+Content-Encoding undone by `decoding.py`, within the message cap as they are decoded.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from conformance.adapters.base import (
     TransportClosed,
     TransportError,
     TransportTimeout,
+    TransportTooLarge,
     TransportViolation,
 )
-from conformance.adapters.sse_parse import SseParser
+from conformance.adapters.decoding import BodyDecoder
+from conformance.adapters.sse_parse import SseEvent, SseParser
 from conformance.protocol.jsonrpc import Frame, classify
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -140,9 +143,10 @@ class HttpAdapter(Adapter):
                 headers=dict(resp.headers),
             )
             if reply.content_type.startswith("text/event-stream"):
-                await self._read_sse(resp, reply, expect_id, started, stream_window)
+                decoder = self._decoder(resp, None)
+                await self._read_sse(resp, decoder, reply, expect_id, started, stream_window)
             else:
-                data = await self._read_capped(resp)
+                data = await self._read_capped(resp, self._decoder(resp, self.max_message_bytes))
                 if data.strip():
                     self.transcript.record("recv", data, channel="body")
                     frame = classify(data)
@@ -182,20 +186,39 @@ class HttpAdapter(Adapter):
             "not application/json or text/event-stream"
         )
 
-    async def _read_capped(self, resp: httpx.Response) -> bytes:
+    def _decoder(self, resp: httpx.Response, cap: int | None) -> BodyDecoder:
+        """The body's own decoder: Content-Encoding undone by the harness, a JSON body counted against
+        the cap as it is decoded (an SSE stream's events are capped one by one by its parser)."""
+        try:
+            return BodyDecoder(resp.headers.get("content-encoding", ""), cap)
+        except TransportError as exc:
+            self.transcript.record("event", note=str(exc))
+            raise
+
+    async def _read_capped(self, resp: httpx.Response, decoder: BodyDecoder) -> bytes:
+        """The decoded body, read raw and decoded here chunk by chunk, never more than the cap."""
         buf = bytearray()
-        async for chunk in resp.aiter_bytes():
-            buf += chunk
-            if len(buf) > self.max_message_bytes:
-                raise TransportError(f"an HTTP body exceeded the {self.max_message_bytes}-byte cap")
+        async for chunk in resp.aiter_raw():
+            try:
+                for piece in decoder.feed(chunk):
+                    buf += piece
+            except TransportError as exc:
+                self.transcript.record("event", note=str(exc))
+                raise
         return bytes(buf)
 
     async def _read_sse(
-        self, resp: httpx.Response, reply: Reply, expect_id: Any, started: float, window: float
+        self,
+        resp: httpx.Response,
+        decoder: BodyDecoder,
+        reply: Reply,
+        expect_id: Any,
+        started: float,
+        window: float,
     ) -> None:
         parser = SseParser(self.max_message_bytes)
         deadline = started + window if window else None
-        stream = resp.aiter_bytes()
+        stream = resp.aiter_raw()
         while True:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
@@ -211,22 +234,34 @@ class HttpAdapter(Adapter):
                 except StopAsyncIteration:
                     return
             try:
-                events = list(parser.feed(chunk))
+                for piece in decoder.feed(chunk):
+                    for event in parser.feed(piece):
+                        if self._take_event(event, reply, expect_id):
+                            await _finish(stream)
+                            return
+                    # One raw chunk may decode to a flood of events: let the request's timeout in.
+                    await asyncio.sleep(0)
             except ValueError as exc:
-                raise TransportError(str(exc)) from None
-            for event in events:
-                if not event.data:
-                    continue
-                self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
-                frame = classify(event.data)
-                if len(reply.frames) < FRAMES_PER_REPLY:
-                    reply.frames.append(frame)
-                else:
-                    reply.dropped_frames += 1
-                if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
-                    reply.response = frame
-                    await _finish(stream)
-                    return
+                self.transcript.record("event", note=str(exc))
+                raise TransportTooLarge(str(exc)) from None
+            except TransportError as exc:
+                self.transcript.record("event", note=str(exc))
+                raise
+
+    def _take_event(self, event: SseEvent, reply: Reply, expect_id: Any) -> bool:
+        """Record one SSE event in `reply`; True when it answers the request."""
+        if not event.data:
+            return False
+        self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
+        frame = classify(event.data)
+        if len(reply.frames) < FRAMES_PER_REPLY:
+            reply.frames.append(frame)
+        else:
+            reply.dropped_frames += 1
+        if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
+            reply.response = frame
+            return True
+        return False
 
     async def close(self) -> None:
         client, self._client = self._client, None
@@ -236,10 +271,11 @@ class HttpAdapter(Adapter):
             with contextlib.suppress(Exception):
                 headers = self._headers(None)
                 headers.pop("Content-Type", None)
-                resp = await client.delete(self.url, headers=headers, timeout=2.0)
-                self.transcript.record(
-                    "recv", channel=f"DELETE session: HTTP {resp.status_code}", status=resp.status_code
-                )
+                # The status is all that matters: the body is never read, so never decoded.
+                async with client.stream("DELETE", self.url, headers=headers, timeout=2.0) as resp:
+                    self.transcript.record(
+                        "recv", channel=f"DELETE session: HTTP {resp.status_code}", status=resp.status_code
+                    )
         await client.aclose()
 
 

@@ -25,7 +25,9 @@ from conformance.adapters.base import (
     TargetUnreachable,
     Transcript,
     TransportClosed,
+    TransportError,
 )
+from conformance.adapters.decoding import BodyDecoder
 from conformance.adapters.sse_parse import SseParser
 from conformance.protocol.jsonrpc import classify
 
@@ -85,16 +87,23 @@ class LegacySseAdapter(StreamAdapter):
                     self._endpoint_ready.set()
                     return
                 parser = SseParser(self.max_message_bytes)
-                async for chunk in resp.aiter_bytes():
-                    for event in parser.feed(chunk):
-                        self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
-                        if event.event == "endpoint" and self.endpoint is None:
-                            self._set_endpoint(event.data.decode("utf-8", errors="replace").strip())
-                        elif event.event == "message":
-                            await self._frames.put(classify(event.data))
+                # Content-Encoding undone here, piece by piece; each event is capped by the parser.
+                decoder = BodyDecoder(resp.headers.get("content-encoding", ""), None)
+                async for chunk in resp.aiter_raw():
+                    for piece in decoder.feed(chunk):
+                        for event in parser.feed(piece):
+                            self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
+                            if event.event == "endpoint" and self.endpoint is None:
+                                self._set_endpoint(event.data.decode("utf-8", errors="replace").strip())
+                            elif event.event == "message":
+                                await self._frames.put(classify(event.data))
+                        await asyncio.sleep(0)  # a chunk may decode to a flood: stay cancellable
             self._stream_ended("the SSE stream ended")
         except (httpx.HTTPError, ValueError) as exc:
             self._stream_ended(f"the SSE stream failed: {exc!r}")
+        except TransportError as exc:  # a refused coding, or an SSE line or event over the cap
+            self.transcript.record("event", note=str(exc))
+            self._stream_ended(f"the SSE stream failed: {exc}")
         finally:
             self._endpoint_ready.set()
 
@@ -115,15 +124,18 @@ class LegacySseAdapter(StreamAdapter):
         sent = {"Content-Type": "application/json", **self.base_headers, **(headers or {})}
         self.transcript.record("send", message, channel=f"POST {self.endpoint}", headers=sent)
         try:
-            resp = await self._client.post(self.endpoint, content=message, headers=sent, timeout=timeout)
+            async with self._client.stream(
+                "POST", self.endpoint, content=message, headers=sent, timeout=timeout
+            ) as resp:
+                content = await self._read_body(resp)
         except httpx.HTTPError as exc:
             raise TransportClosed(f"POST to the SSE endpoint failed: {exc!r}") from None
         self.transcript.record(
-            "recv", resp.content, channel=f"POST: HTTP {resp.status_code}", status=resp.status_code
+            "recv", content, channel=f"POST: HTTP {resp.status_code}", status=resp.status_code
         )
         if resp.status_code >= 400:
             # The POST itself was refused: no answer will come on the stream for this message.
-            frame = classify(resp.content) if resp.content.strip() else None
+            frame = classify(content) if content.strip() else None
             answered = frame if frame is not None and frame.kind in ("response", "error", "invalid") else None
             return Reply(
                 response=answered,
@@ -137,6 +149,20 @@ class LegacySseAdapter(StreamAdapter):
         reply = await self._await_response(expect_id, timeout, started)
         reply.status = resp.status_code
         return reply
+
+    async def _read_body(self, resp: httpx.Response) -> bytes:
+        """The POST's answer body, decoded here and capped as it is decoded (usually "Accepted")."""
+        try:
+            decoder = BodyDecoder(resp.headers.get("content-encoding", ""), self.max_message_bytes)
+            buf = bytearray()
+            async for chunk in resp.aiter_raw():
+                for piece in decoder.feed(chunk):
+                    buf += piece
+        except TransportError as exc:
+            self.transcript.record("recv", channel=f"POST: HTTP {resp.status_code}", status=resp.status_code)
+            self.transcript.record("event", note=str(exc))
+            raise
+        return bytes(buf)
 
     async def close(self) -> None:
         if self._reader is not None:

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+#: Names the setting in a message about the cap.
+_CAP = " (max_message_bytes)"
+
 
 @dataclass
 class SseEvent:
@@ -33,7 +36,9 @@ class SseParser:
             idx = _line_end(self._buf)
             if idx is None:
                 if len(self._buf) > self.max_event_bytes:
-                    raise ValueError(f"an SSE line exceeded {self.max_event_bytes} bytes")
+                    raise ValueError(
+                        f"an SSE line exceeded the {self.max_event_bytes}-byte cap (max_message_bytes)"
+                    )
                 return
             end, skip = idx
             line = bytes(self._buf[:end])
@@ -51,7 +56,9 @@ class SseParser:
             if name == b"data":
                 self._size += len(value)
                 if self._size > self.max_event_bytes:
-                    raise ValueError(f"an SSE event exceeded {self.max_event_bytes} bytes")
+                    raise ValueError(
+                        f"an SSE event exceeded the {self.max_event_bytes}-byte cap (max_message_bytes)"
+                    )
                 self._data.append(value)
             elif name == b"event":
                 self._event = value.decode("utf-8", errors="replace")
