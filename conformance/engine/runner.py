@@ -415,7 +415,7 @@ class Runner:
                     if time.monotonic() >= deadline:
                         self._finished(target, self._unjudged(index, check, ctx, f"not run: {spent}"), slot)
                         continue
-                    mark = transcript.mark()
+                    mark, began = transcript.mark(), time.monotonic()
                     token = CURRENT_CASE.set(check.id)
                     try:
                         async with asyncio.timeout_at(deadline):
@@ -425,6 +425,7 @@ class Runner:
                         result = self._unjudged(
                             index, check, ctx, f"not finished: {spent}", transcript.since(mark)
                         )
+                        result.duration = time.monotonic() - began
                     finally:  # after the case's wire log is cut: closing is no part of its evidence
                         CURRENT_CASE.reset(token)
                         await ctx.close()
