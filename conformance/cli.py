@@ -9,6 +9,7 @@ suites are the installed packs (`conformance.packs`); each pack adds its own `ru
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -92,6 +93,13 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         metavar="S",
         help="seconds a server the harness starts may take to give its first answer "
         "(default: the target file's [timeouts] start, else 60)",
+    )
+    run.add_argument(
+        "--target-budget",
+        type=float,
+        metavar="S",
+        help="seconds of wall time one target may take; when spent, its cases not yet run are ERROR "
+        "(default: the target file's [timeouts] target, else 600)",
     )
     run.add_argument(
         "--call-tools",
@@ -267,6 +275,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem("--timeout must be positive")
     if args.start_timeout is not None and args.start_timeout <= 0:
         raise UsageProblem("--start-timeout must be positive")
+    if args.target_budget is not None and args.target_budget <= 0:
+        raise UsageProblem("--target-budget must be positive")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more")
     if args.jobs < 1:
@@ -295,6 +305,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     # A budget given on the command line wins over a target file's `[timeouts]`, which wins over the
     # defaults (RunOptions); the engine settles each target's figures and records them in the report.
     plan = api.with_budgets(plan, args.timeout, args.start_timeout)
+    if args.target_budget is not None:
+        plan = [(dataclasses.replace(t, target_budget=args.target_budget), c) for t, c in plan]
     expected = None
     if args.baseline:
         from conformance.reporting import baseline
@@ -313,6 +325,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     options = RunOptions(
         timeout=args.timeout or defaults.timeout,
         start_timeout=args.start_timeout or defaults.start_timeout,
+        target_budget=args.target_budget or defaults.target_budget,
         protocol=args.protocol,
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
@@ -329,6 +342,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "protocol": args.protocol,
                 "timeout": options.timeout,
                 "start_timeout": options.start_timeout,
+                "target_budget": options.target_budget,
                 "call_tools": args.call_tools,
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,

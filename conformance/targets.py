@@ -43,6 +43,8 @@ class Target:
     #: file's `[timeouts]`; None leaves them to `--timeout` and `--start-timeout`.
     request_timeout: float | None = None
     start_timeout: float | None = None
+    #: Seconds of wall time the target may take (`[timeouts] target`); None leaves it to `--target-budget`.
+    target_budget: float | None = None
     max_message_bytes: int = 16 * 1024 * 1024
     #: A command that starts an HTTP server and prints `LISTENING <url>`; the url is then the target.
     launch: tuple[str, ...] = ()
@@ -193,6 +195,7 @@ def _file_target(section: dict[str, Any], where: str, data: dict[str, Any], path
         "secrets": tuple(dict.fromkeys(s for s in secrets if s)),
         "request_timeout": _number(timeouts.get("request"), f"{path}: {at}timeouts.request"),
         "start_timeout": _number(timeouts.get("start"), f"{path}: {at}timeouts.start"),
+        "target_budget": _number(timeouts.get("target"), f"{path}: {at}timeouts.target"),
         "max_message_bytes": int(limits.get("max_message_bytes", 16 * 1024 * 1024)),
         "label": str(section.get("label", "")),
         "settings": settings,

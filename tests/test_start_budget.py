@@ -48,7 +48,7 @@ def test_a_cold_start_of_20_s_passes_with_the_default_start_budget(tmp_path: Pat
     result = cli("run", "--server", spec, "--quiet", "--report-dir", str(out), timeout=600)
     report = _report(out)
     assert result.returncode == 0, result.stdout[-3000:]
-    assert report["targets"][0]["timeouts"] == {"request": 10.0, "start": 60.0}
+    assert report["targets"][0]["timeouts"] == {"request": 10.0, "start": 60.0, "target": 600.0}
     assert report["targets"][0]["revisions_spoken"], "the cold server was judged, not given up on"
     assert not [c for c in report["cases"] if c["verdict"] in ("FAIL", "ERROR")]
 
@@ -62,7 +62,7 @@ def test_the_same_cold_start_is_unreachable_with_a_start_budget_of_5_s(tmp_path:
     result = cli("run", "--server", spec, *args, timeout=600)
     report = _report(out)
     assert result.returncode == 3, result.stdout[-3000:]
-    assert report["targets"][0]["timeouts"] == {"request": 2.0, "start": 5.0}
+    assert report["targets"][0]["timeouts"] == {"request": 2.0, "start": 5.0, "target": 600.0}
     connect = report["cases"][0]
     assert connect["verdict"] == "ERROR" and "within 5 s" in connect["message"], connect["message"]
     assert not (tmp_path / "warm").exists(), "no start was allowed to finish"
@@ -79,11 +79,11 @@ def test_a_target_files_timeouts_are_read_and_the_command_line_wins(tmp_path: Pa
         cli("run", "--server", str(target), "-k", "id-echo", "--quiet", "--report-dir", str(out)).returncode
         == 0
     )
-    assert _report(out)["targets"][0]["timeouts"] == {"request": 7.0, "start": 33.0}
+    assert _report(out)["targets"][0]["timeouts"] == {"request": 7.0, "start": 33.0, "target": 600.0}
     out = tmp_path / "b"
     args = ("-k", "id-echo", "--timeout", "4", "--quiet", "--report-dir", str(out))
     assert cli("run", "--server", str(target), *args).returncode == 0
-    assert _report(out)["targets"][0]["timeouts"] == {"request": 4.0, "start": 33.0}
+    assert _report(out)["targets"][0]["timeouts"] == {"request": 4.0, "start": 33.0, "target": 600.0}
 
 
 def test_with_j1_no_two_server_processes_start_at_once(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """stdio transport: the target is a child process speaking newline-delimited JSON on stdin/stdout.
 
 The child runs from an argv list (never a shell) in its own process group, so closing kills the whole
-group and leaves no orphans. stderr is kept as evidence (a bounded tail), never judged. One message is
+group; on Linux, descendants that left the group (`setsid()`) are found by a tag in their environment
+and killed too, and the harness is a child subreaper, so it reaps what they leave (`start_tagged`).
+stderr is kept as evidence (a bounded tail), never judged. One message is
 capped at `max_message_bytes`: a longer line is discarded as it streams and reported as a garbage frame.
 """
 
@@ -9,12 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import itertools
 import os
+import secrets
 import signal
+import sys
 import time
+import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from conformance.adapters.base import (
     NO_RESPONSE,
@@ -58,18 +65,9 @@ class StdioAdapter(StreamAdapter):
         return "stdio:" + " ".join(self.argv)
 
     async def start(self) -> None:
-        env = None
-        if self.env is not None:
-            env = {**os.environ, **self.env}
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=True,
+            self.proc = await start_tagged(
+                self.argv, stdin=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd
             )
         except OSError as exc:
             raise TargetUnreachable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
@@ -203,14 +201,191 @@ class StdioAdapter(StreamAdapter):
         return self.proc is not None and self.proc.returncode is None and not self._closed
 
 
+#: The environment variable every process the harness starts carries, set to a tag of its own; its
+#: descendants inherit it, also after `setsid()`, which is how `stop_process_group` finds them.
+TAG_VARIABLE = "MCP_CONFORMANCE_PROCESS_TAG"
+_TAGS: weakref.WeakKeyDictionary[asyncio.subprocess.Process, str] = weakref.WeakKeyDictionary()
+_SERIAL = itertools.count(1)
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper: bool | None = None
+#: At most this many stray descendants are killed per close (a fork bomb is not chased forever).
+MAX_STRAYS = 4096
+
+
+def become_subreaper() -> bool:
+    """Linux: make this process a child subreaper (once), so a target's descendants orphaned by their
+    parent's exit, `setsid()` or not, are re-parented here and can be reaped, not to init. Elsewhere
+    (macOS, Windows) nothing changes: a target's process group is killed on close, no more."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                libc = ctypes.CDLL(None, use_errno=True)
+                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+async def start_tagged(
+    argv: Sequence[str],
+    *,
+    stdin: int,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    **options: Any,
+) -> asyncio.subprocess.Process:
+    """Start `argv` (no shell) in a new session with piped stdout and stderr, tagged for `stop_process_group`
+    (`options` go to `asyncio.create_subprocess_exec`)."""
+    tag = f"{os.getpid()}.{next(_SERIAL)}.{secrets.token_hex(4)}"
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {}), TAG_VARIABLE: tag},
+        cwd=cwd,
+        start_new_session=True,
+        **options,
+    )
+    _TAGS[proc] = tag
+    return proc
+
+
+class _Stat(NamedTuple):
+    ppid: int
+    pgrp: int
+    session: int
+    zombie: bool
+
+
+def _process_table() -> dict[int, _Stat]:
+    """Every process in /proc (Linux) by pid: parent, group, session, and whether it is a zombie."""
+    table: dict[int, _Stat] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            fields = raw[raw.rfind(b")") + 2 :].split()
+            with contextlib.suppress(IndexError, ValueError):
+                table[int(name)] = _Stat(int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == b"Z")
+    return table
+
+
+def _descendants(root: int, table: Mapping[int, _Stat]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, stat in table.items():
+        children.setdefault(stat.ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [root]
+    while todo and len(found) < MAX_STRAYS:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _tagged(tag: str, table: Mapping[int, _Stat]) -> set[int]:
+    """The live processes whose environment carries `tag` (readable only for this user's processes)."""
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    uid = os.getuid()
+    found: set[int] = set()
+    for pid, stat in table.items():
+        if stat.zombie or len(found) >= MAX_STRAYS:
+            continue
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.add(pid)
+    return found
+
+
+async def _gone(pid: int, wait: float) -> None:
+    """Wait (at most `wait` s) for `pid` to exit, on a pidfd where there is one."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    try:
+        loop.add_reader(fd, exited)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done, wait)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def end_strays(proc: asyncio.subprocess.Process, family: set[int]) -> None:
+    """Kill what is left of a tagged child's descendants, and reap those re-parented to the harness.
+
+    The strays are its descendants seen while it ran (`family`) and every live process carrying its
+    tag, `setsid()` or not. Zombies re-parented here (the harness is a subreaper) are reaped when they
+    belonged to it: they are strays, or in the group or session of the child or of a stray. Only
+    those pids are waited for, so the harness's own children stay asyncio's to reap.
+    """
+    tag = _TAGS.pop(proc, None)
+    if tag is None or not os.path.isdir("/proc"):
+        return
+    me = os.getpid()
+    table = _process_table()
+    strays = ({p for p in family if p in table} | _tagged(tag, table)) - {proc.pid, me}
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    await asyncio.gather(*(_gone(pid, 2.0) for pid in strays))
+    groups = {proc.pid} | strays | {table[p].pgrp for p in strays} | {table[p].session for p in strays}
+    for pid, stat in _process_table().items():
+        if stat.ppid != me or not stat.zombie or pid == proc.pid:
+            continue
+        if pid in strays or stat.pgrp in groups or stat.session in groups:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def family_of(proc: asyncio.subprocess.Process) -> set[int]:
+    """The live descendants of a tagged child (Linux; empty elsewhere), read before it is stopped."""
+    if proc not in _TAGS or proc.returncode is not None or not os.path.isdir("/proc"):
+        return set()
+    return _descendants(proc.pid, _process_table())
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close the child's pipes, also one a stray still held open: no transport is left for the garbage
+    collector to close after the event loop has (`Event loop is closed`)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+
+
 async def stop_process_group(
     proc: asyncio.subprocess.Process, *, exit_wait: float = 0.5, term_wait: float = 2.0
 ) -> None:
     """End a child started with `start_new_session=True`, and everything it left in its group.
 
     Close its stdin, give it `exit_wait` seconds to exit by itself, then SIGTERM the group, then SIGKILL;
-    the group is killed at the end in any case, so grandchildren never outlive it. Every wait is bounded.
+    the group is killed at the end in any case, so grandchildren never outlive it. A child started by
+    `start_tagged` then has its strays outside the group killed and reaped too (`end_strays`), and its
+    pipes are closed. Every wait is bounded.
     """
+    family = family_of(proc)
     if proc.stdin is not None and not proc.stdin.is_closing():
         with contextlib.suppress(Exception):
             proc.stdin.close()
@@ -225,6 +400,8 @@ async def stop_process_group(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), 2.0)
     _signal_group(proc.pid, signal.SIGKILL)
+    await end_strays(proc, family)
+    _close_pipes(proc)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

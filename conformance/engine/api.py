@@ -8,5 +8,6 @@ runner reports the case ERROR with the adapter's evidence.
 from __future__ import annotations
 
 from conformance.adapters.base import TransportError, TransportTimeout, TransportViolation
+from conformance.protocol.session import NotSent
 
-__all__ = ["TransportError", "TransportTimeout", "TransportViolation"]
+__all__ = ["NotSent", "TransportError", "TransportTimeout", "TransportViolation"]

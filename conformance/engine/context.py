@@ -15,13 +15,16 @@ from conformance.engine.listing import Listing, cached_listing
 from conformance.engine.memo import remember
 from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
-from conformance.protocol.session import Call, ServerIdentity, Session
+from conformance.protocol.session import Call, NotSent, ServerIdentity, Session
 from conformance.targets import Target
 
 if TYPE_CHECKING:
     from conformance.adapters.http import HttpAdapter
 
 T = TypeVar("T")
+
+#: Default seconds of wall time one target may take (`--target-budget`).
+DEFAULT_TARGET_BUDGET = 600.0
 
 
 @dataclass
@@ -42,6 +45,9 @@ class RunOptions:
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"
+    #: Seconds of wall time one target may take (`--target-budget`), for targets whose file sets no
+    #: `[timeouts] target`: when spent, its cases not yet run are ERROR at once.
+    target_budget: float = DEFAULT_TARGET_BUDGET
     #: Values of the options packs declare (`Pack.options`), by `dest`: `--fuzz-examples` is
     #: `pack_options["fuzz_examples"]`. What is not given takes the option's default; each option's
     #: `settle` runs once, here, so every case of a run sees one value (the fuzz seed drawn once).
@@ -271,6 +277,8 @@ class CaseContext:
             self.pool.broken = True
             self.violations.append(Violation(method, str(exc), exc.evidence, None))
             raise
+        except NotSent:
+            raise  # nothing reached the server: the session is as it was
         except Exception:
             self.pool.broken = True
             raise

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
+from conformance.adapters.stdio import become_subreaper
 from conformance.engine import blocking
 from conformance.engine.checks import Blocked, Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions, TargetShared
@@ -30,6 +31,7 @@ from conformance.engine.events import (
 )
 from conformance.engine.results import CaseResult, case_key
 from conformance.engine.sessions import (
+    CURRENT_CASE,
     START_GATE,
     ProbeResult,
     SessionPool,
@@ -38,6 +40,7 @@ from conformance.engine.sessions import (
     probe_all,
     unjudged_reason,
 )
+from conformance.protocol.session import NotSent
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
@@ -123,6 +126,9 @@ class Runner:
         # fresh ones, a suite's own) and every check reads the same figures.
         request = target.request_timeout or self.options.timeout
         start = target.start_timeout or self.options.start_timeout
+        budget = target.target_budget or self.options.target_budget
+        # The target's wall time is counted from here: launching and probing spend it too.
+        deadline = time.monotonic() + budget
         target = target.with_budgets(request, start)
         options = dataclasses.replace(self.options, timeout=request)
         # With -j 1 one server process starts at a time, and none is booted ahead of its case.
@@ -134,7 +140,7 @@ class Runner:
             "index": index,
             "spec": target.describe(),
             "transport": target.kind,
-            "timeouts": {"request": request, "start": start},
+            "timeouts": {"request": request, "start": start, "target": budget},
         }
         self.ordered.emit(slot, TargetStarted(index, masker.mask_value(info)))
         suites = sorted({c.suite for c in checks})
@@ -199,6 +205,7 @@ class Runner:
                             slot.child(),
                             options,
                             per_target,
+                            (deadline, budget),
                         )
                     )
                 self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
@@ -374,8 +381,14 @@ class Runner:
         slot: Slot,
         options: RunOptions,
         per_target: TargetShared,
+        budget: tuple[float, float],
     ) -> None:
-        """Run the chosen checks on one revision, in order, over one shared (restartable) session."""
+        """Run the chosen checks on one revision, in order, over one shared (restartable) session.
+
+        `budget` is the target's (deadline, seconds): once the deadline has passed, a running case is
+        cut short and every case not yet run is ERROR at once, saying the budget was spent.
+        """
+        deadline, seconds = budget
         revision = probe.revision
         era = era_of(revision)
         transcript = pool.transcript
@@ -398,9 +411,23 @@ class Runner:
                         spares_allowed=check.fresh_sessions > 0,
                         per_target=per_target,
                     )
+                    spent = f"the target's budget of {seconds:g} s was spent (--target-budget)"
+                    if time.monotonic() >= deadline:
+                        self._finished(target, self._unjudged(index, check, ctx, f"not run: {spent}"), slot)
+                        continue
+                    mark, began = transcript.mark(), time.monotonic()
+                    token = CURRENT_CASE.set(check.id)
                     try:
-                        result = await self._run_case(index, check, ctx, transcript, plan)
+                        async with asyncio.timeout_at(deadline):
+                            result = await self._run_case(index, check, ctx, transcript, plan)
+                    except TimeoutError:
+                        ctx.session_broken()  # cut mid-exchange: its answer may still come
+                        result = self._unjudged(
+                            index, check, ctx, f"not finished: {spent}", transcript.since(mark)
+                        )
+                        result.duration = time.monotonic() - began
                     finally:  # after the case's wire log is cut: closing is no part of its evidence
+                        CURRENT_CASE.reset(token)
                         await ctx.close()
                     self._finished(target, result, slot)
         finally:
@@ -439,7 +466,8 @@ class Runner:
                     blocked_by = plan.key_of(outcome.by)
                     message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
-                ctx.session_broken()
+                if not isinstance(exc, NotSent):  # a request not sent left the session as it was
+                    ctx.session_broken()
                 verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
                 raised = exc
@@ -487,6 +515,33 @@ class Runner:
             blocked_by=blocked_by,
         )
 
+    def _unjudged(
+        self,
+        index: int,
+        check: Check,
+        ctx: CaseContext,
+        message: str,
+        entries: list[dict[str, Any]] | None = None,
+    ) -> CaseResult:
+        """ERROR for a case the target's budget left no time to run (or to finish)."""
+        req = requirement(check.requirement)
+        return CaseResult(
+            key=case_key(check.id, ctx.transport, ctx.revision, index),
+            check=check.id,
+            suite=check.suite,
+            requirement=check.requirement,
+            level=req.level,
+            title=check.title,
+            target=index,
+            transport=ctx.transport,
+            revision=ctx.revision,
+            verdict=Verdict.ERROR,
+            message=message,
+            duration=0.0,
+            evidence={},
+            transcript=entries or [],
+        )
+
 
 def _probe_info(probe: ProbeResult) -> dict[str, Any]:
     return {"revision": probe.revision, "spoken": probe.spoken, "message": probe.message}
@@ -499,6 +554,8 @@ async def run_all(plan: list[tuple[Target, list[Check]]], runner: Runner) -> tup
     revisions run at once, each revision over sessions of its own, and the events still come out in
     plan order, so the report is the same whatever `-j` was.
     """
+    # Linux: orphans of a target's processes come to the harness, which ends and reaps them on close.
+    become_subreaper()
     slots = [runner.ordered.root.child() for _ in plan]
     jobs = [
         runner.run_target(index, target, checks, slots[index]) for index, (target, checks) in enumerate(plan)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
-from conformance.adapters.stdio import StdioAdapter, stop_process_group
-from conformance.protocol.session import Call, HandshakeFailed, Session
+from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
+from conformance.protocol.session import Call, HandshakeFailed, NotSent, Session
 from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch
 from conformance.targets import Target
 
@@ -32,6 +31,39 @@ DEFAULT_START_TIMEOUT = 60.0
 START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.ContextVar(
     "mcp_conformance_start_gate", default=None
 )
+
+
+#: The case running in this task (its check id), set by the runner: a hang is recorded against it.
+CURRENT_CASE: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_conformance_case", default="")
+#: How many times one method may hang (time out unanswered) in one revision before the rest of its
+#: requests there are judged from that evidence, not sent.
+HANGS_PER_METHOD = 2
+
+
+@dataclass
+class HangLedger:
+    """The methods that hung in one (target, revision), and the cases they hung in.
+
+    Once a method has hung `limit` times, its later requests in the revision raise NotSent at once (a
+    timeout, with the evidence named) instead of waiting out the per-request budget again: a server
+    whose every `tools/call` hangs costs two timeouts per revision, not one per call.
+    """
+
+    limit: int = HANGS_PER_METHOD
+    cases: dict[str, list[str]] = field(default_factory=dict)
+
+    def before(self, method: str) -> None:
+        hung = self.cases.get(method, [])
+        if len(hung) >= self.limit:
+            times = "twice" if self.limit == 2 else f"{self.limit} times"
+            names = list(dict.fromkeys(hung))
+            where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
+            raise NotSent(f"not sent: {method} already hung {times} in this revision ({where})")
+
+    def hung(self, method: str) -> None:
+        hung = self.cases.setdefault(method, [])
+        if len(hung) < self.limit:
+            hung.append(CURRENT_CASE.get() or "(before the cases)")
 
 
 @contextlib.asynccontextmanager
@@ -79,16 +111,9 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
     if not target.launch:
         yield target
         return
-    env = {**os.environ, **target.env} if target.env else None
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *target.launch,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=target.cwd,
-            start_new_session=True,
+        proc = await start_tagged(
+            target.launch, stdin=asyncio.subprocess.DEVNULL, env=target.env or None, cwd=target.cwd
         )
     except OSError as exc:
         raise TargetUnreachable(f"cannot start {target.launch[0]!r}: {exc.strerror or exc}") from None
@@ -315,6 +340,12 @@ class SessionPool:
     #: A session was opened for this pool already (an adopted probe session counts): later ones are
     #: restarts, bounded by `max_restarts`.
     opened: bool = True
+    #: Which methods hung in this revision, shared by every session of the pool.
+    hangs: HangLedger = field(default_factory=HangLedger)
+
+    def _watched(self, session: Session) -> Session:
+        session.hangs = self.hangs
+        return session
 
     async def session(self) -> Session:
         if self.current is not None and not self.broken:
@@ -332,7 +363,9 @@ class SessionPool:
         self.opened = True
         self.broken = False
         try:
-            self.current = await open_session(self.target, self.revision, self.transcript, self.timeout)
+            self.current = self._watched(
+                await open_session(self.target, self.revision, self.transcript, self.timeout)
+            )
         except (HandshakeFailed, TransportError) as exc:
             # A server that cannot even be re-opened would only cost every later case a timeout.
             self.gave_up = True
@@ -342,7 +375,7 @@ class SessionPool:
 
     def adopt(self, session: Session | None) -> None:
         """Continue on the probe's session; None when it was closed after probing (`probe_all`)."""
-        self.current = session
+        self.current = self._watched(session) if session is not None else None
         self.opened = session is not None
 
     def prewarm(self, planned: int) -> None:
@@ -404,14 +437,14 @@ class SessionPool:
             adapter = await self._started_adapter(use_spare)
             # open_session closes the adapter itself when the opening fails.
             session = await open_session(self.target, self.revision, self.transcript, self.timeout, adapter)
-        self.extra.append(session)
+        self.extra.append(self._watched(session))
         return session
 
     async def open_as(self, target: Target) -> Session:
         """A session opened now on this revision's transcript as `target` (the pool's, or the same server
         with another principal's env or headers); its case closes it, and the pool does if it did not."""
         session = await open_session(target, self.revision, self.transcript, self.timeout)
-        self.extra.append(session)
+        self.extra.append(self._watched(session))
         return session
 
     async def fresh_unopened(self, use_spare: bool = False) -> Session:
@@ -420,7 +453,7 @@ class SessionPool:
             adapter = await self._started_adapter(use_spare)
         opening = start_budget(self.target, self.timeout) if self.target.kind == "stdio" else None
         session = Session(adapter, self.revision, timeout=self.timeout, opening_timeout=opening)
-        self.extra.append(session)
+        self.extra.append(self._watched(session))
         return session
 
     async def close(self) -> None:

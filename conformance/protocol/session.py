@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from conformance import __version__
 from conformance.adapters.base import (
@@ -142,6 +142,22 @@ class ServerIdentity:
         return isinstance(self.capabilities.get(capability), dict)
 
 
+class NotSent(TransportTimeout):
+    """A request the session did not send, because its method already hung in this revision: it is
+    judged as the timeout it would have been (`HangWatch`), at once. Nothing reached the server, so the
+    session is not broken by it."""
+
+
+class HangWatch(Protocol):
+    """Remembers which methods hung (timed out unanswered) and refuses to send them again past a bound."""
+
+    def before(self, method: str) -> None:
+        """Raise NotSent when `method` may not be sent any more."""
+
+    def hung(self, method: str) -> None:
+        """`method` waited its whole per-request budget with no answer."""
+
+
 class HandshakeFailed(Exception):
     """The server did not accept this revision; carries the call as evidence.
 
@@ -169,6 +185,8 @@ class Session:
         self.opening_timeout = opening_timeout
         self._ids = itertools.count(1)
         self.identity = ServerIdentity(revision)
+        #: Set by the engine: requests of a method that hung too often in this revision are not sent.
+        self.hangs: HangWatch | None = None
         if self.era == "modern":
             self._set_protocol_header(revision)
 
@@ -259,7 +277,16 @@ class Session:
             params["_meta"] = {**self.meta(), **_dict(params.get("_meta"))}
         message = jsonrpc.request(self.next_id() if msg_id is None else msg_id, method, params)
         merged = {**self.headers_for(method, params), **(headers or {})}
-        return await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
+        if self.hangs is not None:
+            self.hangs.before(method)
+        try:
+            return await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
+        except TransportTimeout:
+            # Only a wait of the whole per-request budget is a hang: a check that waits less on purpose
+            # (an answer it expects not to come) says nothing about the method.
+            if self.hangs is not None and (timeout is None or timeout >= self.timeout):
+                self.hangs.hung(method)
+            raise
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> Call:
         message = jsonrpc.notification(method, params)

@@ -28,7 +28,7 @@ from typing import Any
 
 from conformance.arguments.home import hypothesis_home
 from conformance.arguments.strategies import Model, Mutation
-from conformance.engine.api import TransportError, TransportTimeout
+from conformance.engine.api import NotSent, TransportError, TransportTimeout
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call, HandshakeFailed, Session
@@ -318,6 +318,8 @@ class ToolFuzzer:
         timeout = self.ctx.options.timeout
         try:
             call = await session.request("tools/call", params)
+        except NotSent as exc:  # tools/call hung twice in this revision already: this input was not sent
+            return Example(arguments, mutation, excerpt, [], [("unavailable", str(exc))])
         except TransportTimeout as exc:
             findings.append(("hang", f"no answer within {timeout:g} s"))
             excerpt["diagnostics"] = exc.evidence

@@ -1,0 +1,107 @@
+"""A target's cost is bounded: a method that hung twice in a revision is not sent there again, and
+`--target-budget` caps a target's wall time.
+
+The server is `tests/servers/costly_server.py hang-tools`: six read-only tools whose every tools/call is
+read and never answered, over three revisions; `--log` makes it write one line per call it left
+unanswered, so the tests count the hangs the server saw instead of timing them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.sessions import HANGS_PER_METHOD
+from conformance.targets import load_targets
+from tests.conftest import cli
+
+TIMEOUT = 2.0
+REVISIONS = ("2026-07-28", "2025-11-25", "2025-06-18")  # what the raw server speaks
+#: What the harness itself may spend beyond the hangs the rule allows: probes, starting and stopping
+#: processes, the other cases (a few seconds on an idle machine, more on a loaded 2-core runner).
+SLACK = 60.0
+
+
+def _server(tmp_path: Path) -> tuple[str, Path]:
+    log = tmp_path / "unanswered.log"
+    command = f"{sys.executable} -m tests.servers.costly_server hang-tools {tmp_path.name} --log {log}"
+    return f"stdio:{command}", log
+
+
+def _report(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "report.json").read_text(encoding="utf-8"))
+
+
+def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(tmp_path: Path) -> None:
+    server, log = _server(tmp_path)
+    began = time.monotonic()
+    done = cli(
+        "run", "--server", server, "--timeout", f"{TIMEOUT:g}", "--quiet",
+        "--report-dir", str(tmp_path / "out"),
+    )  # fmt: skip
+    wall = time.monotonic() - began
+    assert done.returncode == 1, done.stderr[-2000:]
+    report = _report(tmp_path / "out")
+    assert sorted(report["targets"][0]["revisions_spoken"]) == sorted(REVISIONS)
+    # The server saw exactly two unanswered tools/call per revision: the rest were never sent.
+    assert Counter(log.read_text(encoding="utf-8").split()) == dict.fromkeys(REVISIONS, HANGS_PER_METHOD)
+    # Without the rule each revision waited out 5 timeouts or more (two in the tool sweep, two in the
+    # stack-trace probe, one for the unknown tool); with it, the hangs cost this much at most.
+    bound = len(REVISIONS) * HANGS_PER_METHOD * TIMEOUT + SLACK
+    assert wall < bound, f"{wall:.1f} s, the rule allows {bound:.0f} s"
+    not_sent = [c for c in report["cases"] if "not sent: tools/call already hung twice" in c["message"]]
+    assert {c["revision"] for c in not_sent} == set(REVISIONS)
+    for case in not_sent:
+        assert case["verdict"] == "ERROR"
+        assert "in this revision (case base." in case["message"], case["message"]
+        assert case["duration"] < TIMEOUT * 1.5 + 5  # nothing waited a timeout: at most a restart
+    # Nothing judged is never PASS: the calls that hung or were not sent judged nothing.
+    calls = [c for c in report["cases"] if c["check"].startswith("base.call.")]
+    assert calls and all(c["verdict"] != "PASS" for c in calls)
+
+
+def test_a_spent_target_budget_ends_the_target_with_its_cases_error(tmp_path: Path) -> None:
+    server, _ = _server(tmp_path)
+    began = time.monotonic()
+    done = cli(
+        "run", "--server", server, "--timeout", f"{TIMEOUT:g}", "--target-budget", "5", "--quiet",
+        "--report-dir", str(tmp_path / "out"),
+    )  # fmt: skip
+    wall = time.monotonic() - began
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert wall < 5 + SLACK
+    report = _report(tmp_path / "out")
+    assert report["targets"][0]["timeouts"] == {"request": TIMEOUT, "start": 60.0, "target": 5.0}
+    spent = "the target's budget of 5 s was spent"
+    cases = report["cases"]
+    first = next(i for i, c in enumerate(cases) if spent in c["message"])
+    # With -j 1 cases run in report order: once the budget is spent, every later case is ERROR at once.
+    for case in cases[first:]:
+        assert case["verdict"] == "ERROR" and spent in case["message"], case
+        assert case["message"].startswith(("not run: ", "not finished: "))
+    assert sum(c["message"].startswith("not run: ") for c in cases) > 20
+
+
+def test_a_target_file_sets_the_budget_and_the_command_line_wins(tmp_path: Path) -> None:
+    path = tmp_path / "target.toml"
+    command = [sys.executable, "-m", "tests.servers.costly_server", "hang-tools"]
+    path.write_text(
+        f"[target]\ncommand = {json.dumps(command)}\n[timeouts]\ntarget = 3\nrequest = 2\n", encoding="utf-8"
+    )
+    (target,) = load_targets(path)
+    assert target.target_budget == 3.0
+    done = cli(
+        "run", "--server", str(path), "--quiet", "-k", "tools.list", "--report-dir", str(tmp_path / "a")
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # 1 if this machine took the 3 s to probe
+    assert _report(tmp_path / "a")["targets"][0]["timeouts"]["target"] == 3.0
+    done = cli(
+        "run", "--server", str(path), "--quiet", "-k", "tools.list", "--target-budget", "300",
+        "--report-dir", str(tmp_path / "b"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _report(tmp_path / "b")["targets"][0]["timeouts"]["target"] == 300.0
