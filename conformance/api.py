@@ -49,11 +49,15 @@ def build_plan(
 
 
 def with_budgets(
-    plan: list[tuple[Target, list[Check]]], timeout: float | None, start_timeout: float | None
+    plan: list[tuple[Target, list[Check]]],
+    timeout: float | None,
+    start_timeout: float | None,
+    target_budget: float | None = None,
 ) -> list[tuple[Target, list[Check]]]:
-    """The plan with the budgets a user named (`--timeout`, `--start-timeout`) over those of each target
-    file's `[timeouts]`; what neither names is left to RunOptions. The CLI and the pytest plugin agree."""
-    if timeout is None and start_timeout is None:
+    """The plan with the budgets a user named (`--timeout`, `--start-timeout`, `--target-budget`) over
+    those of each target file's `[timeouts]`; what neither names is left to RunOptions. The CLI and the
+    pytest plugin agree."""
+    if timeout is None and start_timeout is None and target_budget is None:
         return plan
     return [
         (
@@ -61,6 +65,7 @@ def with_budgets(
                 target,
                 request_timeout=target.request_timeout if timeout is None else timeout,
                 start_timeout=target.start_timeout if start_timeout is None else start_timeout,
+                target_budget=target.target_budget if target_budget is None else target_budget,
             ),
             checks,
         )
@@ -108,12 +113,12 @@ def run_report(
     select: str | None = None,
     options: RunOptions | None = None,
     header: dict[str, Any] | None = None,
-    budgets: tuple[float | None, float | None] = (None, None),
+    budgets: tuple[float | None, float | None, float | None] = (None, None, None),
 ) -> dict[str, Any]:
     """Run synchronously and return the canonical report (the CLI's `run` without files or progress).
 
     `header` adds to the report's header (the pytest plugin records its command line and options
-    there, as the CLI does); `budgets` are a user's (request, start) timeouts, over a target file's.
+    there, as the CLI does); `budgets` are a user's (request, start, target) budgets, over a target file's.
     """
     checks = select_checks(suites, select)
     plan = with_budgets(build_plan(servers, suites, checks), *budgets)

@@ -9,7 +9,6 @@ suites are the installed packs (`conformance.packs`); each pack adds its own `ru
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -304,9 +303,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem(str(exc)) from None
     # A budget given on the command line wins over a target file's `[timeouts]`, which wins over the
     # defaults (RunOptions); the engine settles each target's figures and records them in the report.
-    plan = api.with_budgets(plan, args.timeout, args.start_timeout)
-    if args.target_budget is not None:
-        plan = [(dataclasses.replace(t, target_budget=args.target_budget), c) for t, c in plan]
+    plan = api.with_budgets(plan, args.timeout, args.start_timeout, args.target_budget)
     expected = None
     if args.baseline:
         from conformance.reporting import baseline

@@ -89,6 +89,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds a server the harness starts may take to give its first answer",
     )
     group.addoption(
+        "--mcp-target-budget",
+        type=float,
+        default=defaults["target_budget"],
+        metavar="S",
+        help="seconds of wall time one target may take; when spent, its cases not yet run are ERROR",
+    )
+    group.addoption(
         "--mcp-call-tools",
         default=defaults["call_tools"],
         choices=("safe", "all", "none"),
@@ -127,6 +134,7 @@ def _options(config: pytest.Config) -> dict[str, Any]:
         "protocol": config.getoption("mcp_protocol"),
         "timeout": config.getoption("mcp_timeout") or defaults.timeout,
         "start_timeout": config.getoption("mcp_start_timeout") or defaults.start_timeout,
+        "target_budget": config.getoption("mcp_target_budget") or defaults.target_budget,
         "call_tools": config.getoption("mcp_call_tools"),
         "select": config.getoption("mcp_select") or "",
         "max_restarts": config.getoption("mcp_max_restarts"),
@@ -162,6 +170,7 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     run_options = RunOptions(
         timeout=options["timeout"],
         start_timeout=options["start_timeout"],
+        target_budget=options["target_budget"],
         protocol=options["protocol"],
         call_tools=options["call_tools"],
         max_restarts=options["max_restarts"],
@@ -176,7 +185,11 @@ def _run(config: pytest.Config) -> dict[str, Any]:
             select=options["select"] or None,
             options=run_options,
             header={"command": ["pytest", *config.invocation_params.args], "options": options},
-            budgets=(config.getoption("mcp_timeout"), config.getoption("mcp_start_timeout")),
+            budgets=(
+                config.getoption("mcp_timeout"),
+                config.getoption("mcp_start_timeout"),
+                config.getoption("mcp_target_budget"),
+            ),
         )
     except UsageError as exc:  # a malformed target spec or file: the user's to fix
         raise pytest.UsageError(f"--mcp-server: {exc}") from None
