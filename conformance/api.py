@@ -77,7 +77,8 @@ def new_builder(
     plan: list[tuple[Target, list[Check]]], header: dict[str, Any] | None = None
 ) -> ReportBuilder:
     suites = sorted({c.suite for _, checks in plan for c in checks})
-    return ReportBuilder(canonical.new_run_id(), {"suites": suites, **(header or {})})
+    secrets = tuple(dict.fromkeys(s for target, _ in plan for s in target.secrets))
+    return ReportBuilder(canonical.new_run_id(), {"suites": suites, **(header or {})}, secrets)
 
 
 async def run_plan_async(

@@ -330,11 +330,22 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         jobs=args.jobs,
         pack_options={dest: value for dest, value in given.items() if value is not None},
     )
-    secrets = tuple(s for target, _ in plan for s in target.secrets)
+    from conformance.text import MIN_SECRET_CHARS, masker
+
+    for index, (target, _) in enumerate(plan):
+        short = masker(target.secrets).short
+        if short:
+            print(
+                f"mcp-conformance: warning: target {index} has {short} secret value(s) shorter than "
+                f"{MIN_SECRET_CHARS} characters: too short to mask without masking ordinary text, "
+                "so they are not masked",
+                file=sys.stderr,
+            )
+    mask = masker(tuple(s for target, _ in plan for s in target.secrets))
     builder = api.new_builder(
         plan,
         {
-            "command": [_mask(part, secrets) for part in command],
+            "command": [mask.text(part) for part in command],
             "options": {
                 "protocol": args.protocol,
                 "timeout": options.timeout,
@@ -388,13 +399,6 @@ def pack_options_of(suites: Sequence[str], options: Any) -> dict[str, Any]:
         for pack, option in packs.all_options()
         if pack.name in suites
     }
-
-
-def _mask(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 if __name__ == "__main__":

@@ -132,10 +132,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
     import json
 
     from conformance.reporting import compare
+    from conformance.text import json_visible
 
     result = compare.diff(_load(args.before), _load(args.after))
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=1, ensure_ascii=False))
+    if args.json:  # invisible characters as JSON escapes: the same data, nothing raw for the terminal
+        print(json_visible(json.dumps(result.as_dict(), indent=1, ensure_ascii=False)))
     else:
         print(result.text())
     return EXIT_FAILED if result.regression else EXIT_OK

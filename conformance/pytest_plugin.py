@@ -324,7 +324,10 @@ class McpCase(pytest.Item):
 
                 body = "(not UTF-8) " + bytes_text(base64.b64decode(entry["base64"]))
             lines.append(f"  > {entry.get('dir')} {entry.get('channel', '')} {body[:300]}".rstrip())
-        return "\n".join(lines)
+        from conformance.text import visible
+
+        # Server text as every view shows it: no escape sequence or bidi control raw.
+        return visible("\n".join(lines), lines=True)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"mcp-conformance {self.case['key']}"

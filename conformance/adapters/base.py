@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.protocol.jsonrpc import Frame
+from conformance.text import REDACTED, masker
 
 #: Extra HTTP headers of one request, or None.
 Headers = Mapping[str, str] | None
@@ -34,7 +35,6 @@ TRANSCRIPT_BUDGET = 48 * 1024 * 1024
 FRAMES_PER_REPLY = 500
 
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-REDACTED = "[redacted]"
 
 
 class TransportError(Exception):
@@ -113,30 +113,26 @@ class Transcript:
         self.kept_bytes = 0
         self.dropped = 0
         self._t0 = time.monotonic()
-        self._secrets = tuple(s for s in secrets if s)
+        #: Masks the target's secrets in every form a server can echo them in (`text.Masker`).
+        self.masker = masker(tuple(secrets))
 
     def _now(self) -> float:
         return round(time.monotonic() - self._t0, 6)
 
     def mask(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return self.masker.text(text)
 
     def mask_value(self, value: Any) -> Any:
         """Mask secrets anywhere in a JSON-like value: server text reaches messages and evidence too."""
-        if not self._secrets:
-            return value
-        if isinstance(value, str):
-            return self.mask(value)
-        if isinstance(value, dict):
-            return {self.mask(str(k)): self.mask_value(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.mask_value(v) for v in value]
-        return value
+        return self.masker.value(value)
 
     def mask_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        return {k: (REDACTED if k.lower() in SENSITIVE_HEADERS else self.mask(v)) for k, v in headers.items()}
+        """Headers as recorded: a credential header's value is never kept, any other masked (a server
+        may echo a secret in a header of its own, or in a header's name)."""
+        return {
+            self.mask(k): (REDACTED if k.lower() in SENSITIVE_HEADERS else self.mask(v))
+            for k, v in headers.items()
+        }
 
     def mark(self) -> int:
         """Position to slice from, so a case can attach exactly its own part of the log."""
@@ -168,18 +164,23 @@ class Transcript:
             return
         entry: dict[str, Any] = {"t": self._now(), "dir": direction}
         if channel:
-            entry["channel"] = channel
+            # A server's words can be in it: an HTTP status line's reason phrase.
+            entry["channel"] = self.mask(channel)
         if data:
             kept = data[:TRANSCRIPT_BYTES_PER_ENTRY]
             self.kept_bytes += len(kept) + 64
+            # A secret the cut split in two is masked too (`Masker.cut`).
+            mask = self.masker.cut if len(data) > len(kept) else self.mask
             try:
-                entry["text"] = self.mask(kept.decode("utf-8"))
+                entry["text"] = mask(kept.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 if len(data) > len(kept) and exc.start >= len(kept) - 3:
                     # The cut, not the server, split a character: keep the whole characters before it.
-                    entry["text"] = self.mask(kept[: exc.start].decode("utf-8"))
+                    entry["text"] = mask(kept[: exc.start].decode("utf-8"))
                 else:
-                    entry["base64"] = base64.b64encode(kept).decode("ascii")
+                    # Not UTF-8: masked as bytes (the bytes that are not UTF-8 kept), then encoded.
+                    masked = mask(kept.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+                    entry["base64"] = base64.b64encode(masked).decode("ascii")
             if len(data) > len(kept):
                 entry["truncated_from"] = len(data)
         if status is not None:

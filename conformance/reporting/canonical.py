@@ -6,6 +6,7 @@ on Ctrl-C too, marked incomplete.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import os
@@ -24,7 +25,7 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
-from conformance.text import readable
+from conformance.text import Masker, masker, readable
 from conformance.verdicts import EXIT_INTERRUPTED, VERDICTS
 
 FORMAT = "mcp-conformance-report"
@@ -41,9 +42,15 @@ def now_iso() -> str:
 
 
 class ReportBuilder:
-    """A sink that accumulates the canonical report."""
+    """A sink that accumulates the canonical report.
 
-    def __init__(self, run_id: str, header: dict[str, Any]) -> None:
+    Given the run's `secrets`, it masks them once more in everything a server's text can reach (the
+    targets' details, each case's message, evidence and transcript) as it takes them in, and again
+    over the whole report when it is finished (`mask_report`): the engine masks at the source, this
+    is the last line of defence for anything a check wrote where the source masking could not see."""
+
+    def __init__(self, run_id: str, header: dict[str, Any], secrets: tuple[str, ...] = ()) -> None:
+        self.masker = masker(tuple(secrets))
         self.report: dict[str, Any] = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -62,21 +69,52 @@ class ReportBuilder:
         if isinstance(event, RunStarted):
             self.report["header"].update(event.header)
         elif isinstance(event, TargetStarted):
-            self.report["targets"].append(dict(event.info))
+            self.report["targets"].append(self.masker.value(dict(event.info)))
         elif isinstance(event, TargetFinished):
-            self.report["targets"][event.index] = dict(event.info)
+            self.report["targets"][event.index] = self.masker.value(dict(event.info))
         elif isinstance(event, CaseFinished):
-            self.report["cases"].append(event.result.as_dict())
+            self.report["cases"].append(mask_case(self.masker, event.result.as_dict()))
         elif isinstance(event, RunFinished):
             self.finish(event.complete, event.reason)
 
     def finish(self, complete: bool, reason: str = "") -> None:
+        mask_report(self.masker, self.report)
         self.report["footer"] = {
             "finished": now_iso(),
             "complete": complete,
             "reason": reason or ("complete" if complete else "interrupted"),
             "totals": totals(self.report["cases"]),
         }
+
+
+def mask_case(masker: Masker, case: dict[str, Any]) -> dict[str, Any]:
+    """`case` (as the report holds it) with secrets masked in what a server's text can reach: its
+    message, its evidence (as the report will write it: bytes and other values as their text) and its
+    transcript (a non-UTF-8 entry's bytes masked under their base64)."""
+    if not masker:
+        return case
+    case["message"] = masker.text(case["message"])
+    evidence = json.loads(json.dumps(case.get("evidence") or {}, ensure_ascii=False, default=readable))
+    case["evidence"] = masker.value(evidence)
+    entries = []
+    for entry in case.get("transcript") or []:
+        entry = {k: (v if k == "base64" else masker.value(v)) for k, v in entry.items()}
+        if "base64" in entry:
+            entry["base64"] = base64.b64encode(masker.data(base64.b64decode(entry["base64"]))).decode()
+        entries.append(entry)
+    case["transcript"] = entries
+    return case
+
+
+def mask_report(masker: Masker, report: dict[str, Any]) -> None:
+    """Mask secrets once more in every target's details and every case's message and evidence (the
+    transcripts were masked as they were recorded, and by the builder as each case came in)."""
+    if not masker:
+        return
+    report["targets"] = [masker.value(target) for target in report["targets"]]
+    for case in report["cases"]:
+        case["message"] = masker.text(case["message"])
+        case["evidence"] = masker.value(case.get("evidence") or {})
 
 
 def totals(cases: list[dict[str, Any]]) -> dict[str, int]:

@@ -9,7 +9,6 @@ ERROR, XPASS) and did not block, or did not exist, in the older one.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 from conformance.engine.results import case_key
 from conformance.reporting import canonical
 from conformance.reporting.model import Report, coerce
-from conformance.text import readable
+from conformance.text import readable, visible
 from conformance.verdicts import BLOCKING, Verdict
 
 #: Options that change what a verdict means: reports that differ in one of them cannot be merged.
@@ -113,19 +112,11 @@ class Diff:
         return "\n".join(lines)
 
 
-#: What must not reach a terminal from server text: C0 and C1 controls (escape sequences, line breaks,
-#: carriage returns), Unicode format characters (bidi overrides) and the line and paragraph separators.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
-
-
 def _terminal(text: str) -> str:
-    """`text` for one terminal line: every unprintable character as `\\xNN` or `\\uNNNN`."""
-
-    def shown(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _UNPRINTABLE.sub(shown, readable(text))
+    """`text` for one terminal line: C0 and C1 controls (escape sequences, line breaks), format
+    characters (bidi controls, zero-width characters) and separators as `\\xNN` or `\\uNNNN`
+    (`text.visible`)."""
+    return visible(readable(text))
 
 
 def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) -> Diff:

@@ -22,14 +22,13 @@ import contextlib
 import hashlib
 import html
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.reporting.model import Case, Report, case_anchor, coerce
-from conformance.text import bytes_text, readable
+from conformance.text import bytes_text, readable, visible
 from conformance.verdicts import (
     BASELINE_VERDICTS,
     BLOCKING,
@@ -77,7 +76,6 @@ CASE_ORDER: tuple[str, ...] = (
 )
 #: The verdicts a reader must act on: the views' "problems".
 PROBLEMS = frozenset({*BLOCKING, Verdict.WARN})
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 CSS = """
 :root { --fg:#1b1f24; --muted:#57606a; --line:#d0d7de; --bg:#fff; --soft:#f6f8fa; }
@@ -209,10 +207,10 @@ def _csp() -> str:
 
 
 def _e(value: Any) -> str:
-    """Escape any value for HTML text or a quoted attribute; control characters made visible."""
+    """Escape any value for HTML text or a quoted attribute; control, bidi and other invisible
+    characters shown as their escapes (`text.visible`), line breaks and tabs kept."""
     text = value if isinstance(value, str) else readable(value)
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return html.escape(text, quote=True)
+    return html.escape(visible(text, lines=True), quote=True)
 
 
 def _capped(text: str) -> str:

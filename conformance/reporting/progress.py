@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TextIO
 
 from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
+from conformance.text import visible
 from conformance.verdicts import Verdict
-
-#: A server's control characters (ANSI escapes included) must not drive the user's terminal.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _t(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """A server's control characters (ANSI escapes included) must not drive the user's terminal, nor
+    its bidi controls reorder a line: each is shown as its escape (`text.visible`)."""
+    return visible(text)
 
 
 class Progress:
@@ -38,7 +37,7 @@ class Progress:
             self._line(_t(f"» target {event.index}: {event.info['spec']}"))
         elif isinstance(event, TargetFinished):
             spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
-            self._line(f"  revisions spoken: {spoken}")
+            self._line(_t(f"  revisions spoken: {spoken}"))
             for probe in event.info.get("probe") or []:
                 if not probe.get("spoken"):
                     why = (probe.get("message") or "not spoken").splitlines()[0].removeprefix("not spoken: ")

@@ -31,13 +31,12 @@ import hashlib
 import json
 import re
 import sys
-import unicodedata
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from conformance.reporting.model import Case, Report, coerce
-from conformance.text import readable
+from conformance.text import readable, visible
 from conformance.verdicts import Verdict, level_fails
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -53,22 +52,12 @@ LEVELS = {
 #: The key of the fingerprint: versioned, so a change of what it digests cannot match old alerts.
 FINGERPRINT = "mcpConformanceCase/v1"
 MESSAGE_LIMIT = 2000
-#: Unicode categories shown as escapes, as conformance.text does for bytes: controls, format characters
-#: (a bidi override must not reorder what a reviewer reads), separators, surrogates, unassigned, private.
-_INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn", "Co"})
-
-
-def _escape(char: str) -> str:
-    if char == " " or unicodedata.category(char) not in _INVISIBLE:
-        return char
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _plain(text: Any, limit: int | None = None) -> str:
     """Server text as a SARIF plain-text message: readable, no control characters, and no embedded
     link (`\\`, `[` and `]` escaped as SARIF 3.11.6 requires of literal brackets)."""
-    out = "".join(_escape(ch) for ch in readable(text))
+    out = visible(readable(text))  # a bidi override must not reorder what a reviewer reads
     if limit is not None and len(out) > limit:
         out = out[:limit] + "..."
     return out.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from conformance.reporting.model import Case, Report, case_anchor
 from conformance.reporting.views import _md
+from conformance.text import visible
 from conformance.verdicts import LEVELS, WORST_FIRST, Verdict
 
 
@@ -172,12 +173,9 @@ def _csp() -> str:
 
 
 def _e(text: object) -> str:
-    """Escape for HTML text or a quoted attribute, control characters made visible."""
-    shown = "".join(
-        f"\\x{ord(ch):02x}" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else ch
-        for ch in (text if isinstance(text, str) else str(text))
-    )
-    return html.escape(shown, quote=True)
+    """Escape for HTML text or a quoted attribute, control, bidi and other invisible characters shown
+    as their escapes (`text.visible`)."""
+    return html.escape(visible(text if isinstance(text, str) else str(text)), quote=True)
 
 
 def page(data: Table) -> str:

@@ -19,15 +19,12 @@ from typing import Any
 from conformance.reporting import html_report, sarif
 from conformance.reporting.html_report import PROBLEMS, evidence_items, outcome, problems_first
 from conformance.reporting.model import Case, Report, coerce
-from conformance.text import readable
+from conformance.text import readable, visible
 from conformance.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
 
 AnyReport = Report | Mapping[str, Any]
 
 ICON = {verdict: verdict for verdict in VERDICTS}
-#: Characters XML 1.0 cannot carry at all (not even escaped): a server's control bytes become `\xNN`.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def shown_verdicts(report: AnyReport) -> list[Verdict]:
@@ -36,9 +33,10 @@ def shown_verdicts(report: AnyReport) -> list[Verdict]:
 
 
 def _t(text: Any) -> str:
-    """One terminal line: a server's escape sequences (colours, cursor moves, title changes) and line
-    breaks must not rewrite the summary a user reads, so control characters become `\\xNN`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", readable(text))
+    """One terminal line: a server's escape sequences (colours, cursor moves, title changes), line
+    breaks and bidi controls must not rewrite the summary a user reads, so each is shown as its escape
+    (`\\x1b`, `\\u202e`: `text.visible`)."""
+    return visible(readable(text))
 
 
 def summary_text(report: AnyReport, *, limit: int = 60) -> str:
@@ -66,7 +64,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     if blocked:
         counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if model.footer.complete else "  (INCOMPLETE: " + model.footer.reason + ")"
-    lines.append(f"{totals.get('cases', 0)} cases: {counts}{state}")
+    lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
     if model.nothing_judged:
         lines.append(
             f"nothing was judged: all {len(model.cases)} cases are SKIP (see their reasons above), "
@@ -90,12 +88,12 @@ def _evidence_text(value: Any) -> str:
 def _md(text: Any) -> str:
     """Escape for a Markdown table cell or line: no HTML, no table breaks, no emphasis, code or links.
 
-    The backslash goes first: otherwise a server's `\\|` would become `\\\\|`, an escaped backslash
-    followed by a live pipe that splits the table row.
+    Line breaks become a space; every other invisible character is shown as its escape (`\\x1b`,
+    `\\u202e`: `text.visible`). The backslash goes first: otherwise a server's `\\|` would become
+    `\\\\|`, an escaped backslash followed by a live pipe that splits the table row.
     """
-    out = readable(text).replace("\\", "\\\\")
+    out = visible(re.sub(r"[\r\n\t]+", " ", readable(text))).replace("\\", "\\\\")
     out = html.escape(out, quote=False).replace("|", "\\|")
-    out = re.sub(r"[\r\n\x00-\x1f\x7f]+", " ", out)
     for ch in "*_`[]()#!~{}":
         out = out.replace(ch, "\\" + ch)
     return out
@@ -189,9 +187,11 @@ def markdown(report: AnyReport) -> str:
 
 
 def _x(text: Any) -> str:
-    """Text XML 1.0 can carry: ElementTree escapes markup but writes control characters raw, which
-    would make the whole file unparseable for the CI system reading it."""
-    return _XML_ILLEGAL.sub(lambda m: f"\\x{ord(m.group()):02x}", readable(text))
+    """Text XML 1.0 can carry, shown as in every view: ElementTree escapes markup but writes control
+    characters raw, which would make the whole file unparseable for the CI system reading it, and a
+    bidi control would reorder what a reader sees. Each is shown as its escape (`text.visible`); line
+    breaks and tabs are kept."""
+    return visible(readable(text), lines=True)
 
 
 def junit_xml(report: AnyReport) -> bytes:
