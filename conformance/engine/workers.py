@@ -69,7 +69,7 @@ async def run_spread(
     targets and cases, joined in plan order, into `builder`'s report; `sinks` see the events in plan
     order as the cases finish. Cancelled (Ctrl-C), it stops every worker and keeps what they judged."""
     from conformance.engine.runner import OrderedEvents
-    from conformance.reporting import compare
+    from conformance.reporting import canonical, compare
 
     workers = min(options.jobs, len(plan))
     # What `-j` allows beyond one process per target goes to each worker's own probes and revisions.
@@ -104,7 +104,8 @@ async def run_spread(
         await asyncio.wait(tasks)
     reports = [(f"target {i}", report) for i, report in enumerate(results) if report is not None]
     targets, cases = compare.join_targets(reports)
-    builder.report["targets"], builder.report["cases"] = targets, cases
+    # Each worker kept its cases within a run's budget: together they keep within one.
+    builder.report["targets"], builder.report["cases"] = targets, canonical.bound_cases(cases)
     incomplete = [name for name, report in reports if not report["footer"].get("complete")]
     if interrupted:
         builder.finish(False, "interrupted")
