@@ -50,6 +50,9 @@ def now_iso() -> str:
 
 #: Bytes (as written) of transcripts, evidence and messages all cases of one run may keep together.
 RUN_BUDGET = 12 * 1024 * 1024
+#: What README.md promises of report.json at these defaults, whatever a server sends: the run budget,
+#: plus each case's fixed fields and floor (a few KB each) for a run of up to 1,000 cases.
+REPORT_BOUND = 20 * 1000 * 1000
 #: Bytes one case may keep of its transcript, and of its evidence and message, while the run budget lasts.
 CASE_TRANSCRIPT_BYTES = 512 * 1024
 CASE_EVIDENCE_BYTES = 256 * 1024
@@ -60,6 +63,8 @@ CASE_TRANSCRIPT_ENTRIES = 200
 CASE_FLOOR_BYTES = 4 * 1024
 #: Characters of a case's message at most (the views show its first line).
 MESSAGE_CHARS = 8 * 1024
+#: Items of one list (members of one object) an evidence value keeps at most, from its start and end.
+VALUE_ITEMS = 100
 #: Characters a target's server-given strings (serverInfo, probe messages) keep.
 TARGET_TEXT_CHARS = 4 * 1024
 
@@ -73,8 +78,21 @@ class CaseBudget:
     evidence_bytes: int = CASE_EVIDENCE_BYTES
 
 
-def _size(value: Any) -> int:
-    """Bytes of `value` as the report writes it, plus a little for the indentation of its lines."""
+def _size(value: Any, limit: int | None = None) -> int:
+    """Bytes of `value` as the report writes it, plus a little for the indentation of its lines. With
+    `limit`, counting stops early: any result above `limit` means only "too large" (so a flood's
+    megabytes are never serialised just to learn that they do not fit)."""
+    if limit is not None:
+        if isinstance(value, str) and len(value) > limit:
+            return limit + 1  # every character is a byte at least
+        if isinstance(value, dict | list | tuple):
+            total = 2
+            items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+            for key, item in items:
+                total += (len(str(key)) + 8 if key is not None else 4) + _size(item, limit - total)
+                if total > limit:
+                    return limit + 1
+            return total
     text = json.dumps(value, ensure_ascii=False, default=readable)
     return len(text.encode("utf-8", "surrogatepass")) + 4 * text.count(", ")
 
@@ -99,13 +117,15 @@ def bound_value(value: Any, limit: int) -> Any:
         text = value if isinstance(value, str) else readable(value)
         if len(text) * 6 + 2 <= limit:  # a character is 6 bytes at most as written (\u0000)
             return text
+        if len(text) > limit:  # too long however it is written: measure only what may stay
+            text = _cut_text(text, limit)
         size = _size(text)
         if size <= limit:
             return text
         # Escapes and multi-byte characters make the written size larger than the length.
         return _cut_text(text, max(16, int(len(text) * limit / size) - 8))
     if isinstance(value, dict):
-        if _size(value) <= limit:
+        if _size(value, limit) <= limit:
             return value
         out: dict[str, Any] = {}
         spent = 2
@@ -114,7 +134,7 @@ def bound_value(value: Any, limit: int) -> Any:
             share = max(64, (limit - spent - 120) // max(1, min(4, len(items) - n)))
             cut = bound_value(item, share)
             size = _size(str(key)) + _size(cut) + 4
-            if spent + size > limit - 80:
+            if spent + size > limit - 80 or n >= VALUE_ITEMS:
                 out["…"] = f"{len(items) - n} more members left out of {len(items)}"
                 break
             out[str(key)] = cut
@@ -122,14 +142,14 @@ def bound_value(value: Any, limit: int) -> Any:
         return out
     if isinstance(value, list | tuple):
         items = list(value)
-        if _size(items) <= limit:
+        if _size(items, limit) <= limit:
             return items
         head: list[Any] = []
         tail: list[Any] = []
         spent = 2 + 80
         share = max(64, limit // 8)
         i, j = 0, len(items) - 1
-        while i <= j:
+        while i <= j and len(head) + len(tail) < VALUE_ITEMS:
             cut = bound_value(items[i], share)
             size = _size(cut) + 2
             if spent + size > limit:
@@ -160,6 +180,12 @@ def _entry_bytes(entry: dict[str, Any]) -> int:
     )
 
 
+def _omitted(entry: dict[str, Any]) -> dict[str, int]:
+    """The counts of an earlier cut's marker entry (cut again, its counts carry over), else {}."""
+    omitted = entry.get("omitted")
+    return omitted if isinstance(omitted, dict) else {}
+
+
 def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[dict[str, Any]]:
     """The entries within `budget`: the first and the last ones, each half of the budget, around one
     marker entry counting the entries (and their bytes) left out. An entry that is too large by itself
@@ -168,11 +194,12 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
         return entries
     limit = max(CASE_FLOOR_BYTES // 2, budget.transcript_bytes)
     per_entry = max(512, limit // 4)
-    if len(entries) <= budget.transcript_entries and _size(entries) <= limit:
+    markers = sum(1 for e in entries if "omitted" in e)  # an earlier cut's: not counted again
+    if len(entries) - markers <= budget.transcript_entries and _size(entries, limit) <= limit:
         return entries
 
     def fit(entry: dict[str, Any]) -> dict[str, Any]:
-        if _size(entry) <= per_entry:
+        if _size(entry, per_entry) <= per_entry:
             return entry
         cut: dict[str, Any] = bound_value(entry, per_entry)
         return cut
@@ -203,7 +230,16 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
     left = entries[i : j + 1]
     if not left:
         return head + tail[::-1]
-    omitted = {"entries": len(left), "bytes": sum(_entry_bytes(e) for e in left)}
+    count = size = 0
+    for entry in left:  # one pass: a flood leaves hundreds of thousands here
+        if "omitted" in entry:
+            counts = _omitted(entry)
+            count += counts.get("entries", 1)
+            size += counts.get("bytes", 0)
+        else:
+            count += 1
+            size += _entry_bytes(entry)
+    omitted = {"entries": count, "bytes": size}
     marker = {
         "t": left[0].get("t", 0),
         "dir": "event",
