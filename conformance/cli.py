@@ -394,24 +394,28 @@ class Stop:
         loop = asyncio.get_running_loop()
         assert task is not None
 
-        def on_signal(signum: int, _frame: Any) -> None:
+        def on_signal(signum: int) -> None:
             if self.reason:  # the second signal: stop waiting for the cleanup
                 raise KeyboardInterrupt
             self.reason = "terminated" if signum == signal.SIGTERM else "interrupted"
             self.write_now()
             task.cancel()
-            loop.call_soon_threadsafe(lambda: None)  # wake the loop if it is waiting
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        # Through the loop, whose wakeup fd hears a signal whichever thread the kernel gives it to;
+        # the handler runs on the loop, between two steps of the run.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
         try:
             await work
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
 
     def write_now(self) -> None:
-        """The report as it stands, marked incomplete (called from the signal handler, on the main
-        thread between two steps of the run: every case in the builder is whole)."""
+        """The report as it stands, marked incomplete (called from the signal handler, on the event
+        loop between two steps of the run: every case in the builder is whole)."""
+        import contextlib
+        import os
         import time
 
         from conformance.reporting import canonical
@@ -428,10 +432,13 @@ class Stop:
         }
         try:
             canonical.write_json_atomic(self.path, snapshot)
+            said = f"mcp-conformance: {self.reason}: partial report written to {self.path}\n"
         except OSError as exc:  # the final write says it again, if it fails too
-            print(f"mcp-conformance: cannot write the partial report: {exc}", file=sys.stderr)
-            return
-        print(f"mcp-conformance: {self.reason}: partial report written to {self.path}", file=sys.stderr)
+            said = f"mcp-conformance: cannot write the partial report: {exc}\n"
+        # Straight to the file descriptor: the signal may have come while the progress display was
+        # writing to sys.stderr, and a buffered stream refuses a reentrant write.
+        with contextlib.suppress(OSError):
+            os.write(2, said.encode("utf-8", "replace"))
 
 
 def pack_options_of(suites: Sequence[str], options: Any) -> dict[str, Any]:

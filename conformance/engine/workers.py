@@ -261,7 +261,11 @@ def _stop_when_stdin_closes() -> None:
         with contextlib.suppress(OSError):
             while os.read(0, 4096):
                 pass
-        signal.raise_signal(signal.SIGINT)
+        # To the main thread: `raise_signal` here would reach this thread alone, and the main thread,
+        # asleep in the event loop's select for as long as a case's timeout, would hear it only then.
+        main = threading.main_thread().ident
+        assert main is not None
+        signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
@@ -273,6 +277,9 @@ def main() -> int:
     # Started from a job that ignores SIGINT (a background shell job, nohup), a worker would inherit
     # that and never stop: its stop signal is SIGINT (`_stop_when_stdin_closes`), so it is always heard.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM sent to a worker itself (a CI killing every process) stops it as its parent's stop does:
+    # it still writes its partial report and stops its servers, instead of leaving them behind.
+    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     target, check_ids, suites, options = _read_job()
     # The parent's channel is this stdout; anything else that writes to fd 1 goes to stderr instead.
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
