@@ -49,7 +49,7 @@ def now_iso() -> str:
 
 
 #: Bytes (as written) of transcripts, evidence and messages all cases of one run may keep together.
-RUN_BUDGET = 12 * 1024 * 1024
+RUN_BUDGET = 10 * 1024 * 1024
 #: What README.md promises of report.json at these defaults, whatever a server sends: the run budget,
 #: plus each case's fixed fields and floor (a few KB each) for a run of up to 1,000 cases.
 REPORT_BOUND = 20 * 1000 * 1000
@@ -61,8 +61,9 @@ CASE_TRANSCRIPT_ENTRIES = 200
 #: What every case keeps even once the run budget is spent: its first and last entries and a short
 #: message and evidence, so the report still shows where each case went wrong.
 CASE_FLOOR_BYTES = 4 * 1024
-#: Characters of a case's message at most (the views show its first line).
-MESSAGE_CHARS = 8 * 1024
+#: Bytes of a case's message at most, as written (the views show its first line); 1 KiB once the run
+#: budget is spent.
+MESSAGE_BYTES = 16 * 1024
 #: Items of one list (members of one object) an evidence value keeps at most, from its start and end.
 VALUE_ITEMS = 100
 #: Characters a target's server-given strings (serverInfo, probe messages) keep.
@@ -255,8 +256,8 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
 def bound_case(case: dict[str, Any], budget: CaseBudget) -> dict[str, Any]:
     """A case's dict within `budget` (its transcript, evidence and message cut as needed)."""
     message = case.get("message")
-    if isinstance(message, str) and len(message) > MESSAGE_CHARS:
-        case["message"] = _cut_text(message, MESSAGE_CHARS)
+    if isinstance(message, str):
+        case["message"] = bound_value(message, min(MESSAGE_BYTES, max(1024, budget.evidence_bytes // 4)))
     evidence = case.get("evidence")
     if evidence:
         case["evidence"] = bound_value(evidence, max(CASE_FLOOR_BYTES // 2, budget.evidence_bytes))
