@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from conformance import cli_reports, packs
 from conformance.protocol.versions import TESTED_REVISIONS
-from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
 #: `auto`, then every revision the harness judges, oldest first (plain data: importing it is cheap).
 PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
@@ -25,8 +25,8 @@ PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
 EXIT_CODES = (
     "Exit codes: 0 every MUST-level check passed and something was judged; 1 a check FAILed or was an "
     "ERROR, a baseline entry is stale (XPASS), or nothing was judged (every case SKIP); 2 usage or "
-    "configuration error (one line, no report); 3 a target could not be reached; 130 interrupted (the "
-    "partial report is still written, marked incomplete)."
+    "configuration error (one line, no report); 3 a target could not be reached; 130 interrupted (Ctrl-C) "
+    "and 143 terminated (SIGTERM): the partial report is still written, marked incomplete."
 )
 
 
@@ -361,17 +361,20 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     )
     run_id = builder.report["header"]["run_id"]
     directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
-    interrupted = False
+    stop = Stop(builder, directory / "report.json")
     try:
-        asyncio.run(api.run_plan_async(plan, options, builder, [Progress(quiet=args.quiet)]))
-    except KeyboardInterrupt:
-        interrupted = True
+        asyncio.run(stop.run(api.run_plan_async(plan, options, builder, [Progress(quiet=args.quiet)])))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        stop.reason = stop.reason or "interrupted"
     # asyncio may absorb the Ctrl-C into a cancelled run that still returns: the report says so.
-    interrupted = interrupted or builder.report["footer"].get("reason") == "interrupted"
-    report = api.finish(builder, interrupted=interrupted)
+    if not stop.reason and builder.report["footer"].get("reason") == "interrupted":
+        stop.reason = "interrupted"
+    report = api.finish(builder, interrupted=bool(stop.reason))
+    if stop.reason:
+        builder.finish(False, stop.reason)
     if expected is not None:
         baseline.apply(report, expected)
-    code = EXIT_INTERRUPTED if interrupted else report["footer"]["exit_code"]
+    code = stop.code if stop.reason else report["footer"]["exit_code"]
     report["footer"]["exit_code"] = code
     try:
         canonical.write_json_atomic(directory / "report.json", report)
@@ -389,6 +392,76 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     print(views.summary_text(written))
     print(f"report: {directory / 'report.json'}  (exit {code})")
     return code
+
+
+class Stop:
+    """SIGINT and SIGTERM during a run: the partial report is written at once, marked incomplete
+    (`interrupted` or `terminated`), before the run is cancelled and cleans up (servers stopped,
+    workers told to stop, each bounded), after which the CLI writes it again with what the cleanup
+    added. So a report exists within moments of the signal, whatever the cleanup takes; a second
+    signal is a KeyboardInterrupt, which ends the run's wait at once (the report is written again)."""
+
+    def __init__(self, builder: Any, path: Any) -> None:
+        self.builder = builder
+        self.path = path
+        self.reason = ""
+
+    @property
+    def code(self) -> int:
+        return EXIT_TERMINATED if self.reason == "terminated" else EXIT_INTERRUPTED
+
+    async def run(self, work: Any) -> None:
+        """Await `work` (the run) with both signals handled as above."""
+        import asyncio
+        import signal
+
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        assert task is not None
+
+        def on_signal(signum: int) -> None:
+            if self.reason:  # the second signal: stop waiting for the cleanup
+                raise KeyboardInterrupt
+            self.reason = "terminated" if signum == signal.SIGTERM else "interrupted"
+            self.write_now()
+            task.cancel()
+
+        # Through the loop, whose wakeup fd hears a signal whichever thread the kernel gives it to;
+        # the handler runs on the loop, between two steps of the run.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+        try:
+            await work
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    def write_now(self) -> None:
+        """The report as it stands, marked incomplete (called from the signal handler, on the event
+        loop between two steps of the run: every case in the builder is whole)."""
+        import contextlib
+        import os
+
+        from conformance.reporting import canonical
+
+        report = self.builder.report
+        snapshot = {**report, "targets": list(report["targets"]), "cases": list(report["cases"])}
+        snapshot["footer"] = {
+            "finished": canonical.now_iso(),
+            "complete": False,
+            "reason": self.reason,
+            "totals": canonical.totals(snapshot["cases"]),
+            "exit_code": self.code,
+        }
+        try:
+            canonical.write_json_atomic(self.path, snapshot)
+            said = f"mcp-conformance: {self.reason}: partial report written to {self.path}\n"
+        except OSError as exc:  # the final write says it again, if it fails too
+            said = f"mcp-conformance: cannot write the partial report: {exc}\n"
+        # Straight to the file descriptor: the signal may have come while the progress display was
+        # writing to sys.stderr, and a buffered stream refuses a reentrant write.
+        with contextlib.suppress(OSError):
+            os.write(2, said.encode("utf-8", "replace"))
 
 
 def pack_options_of(suites: Sequence[str], options: Any) -> dict[str, Any]:

@@ -47,6 +47,11 @@ FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
 STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: SIGTERM (what CI sends on a timeout): 128 + 15, as a shell reports a process the signal ended, so a
+#: wrapper tells a user's Ctrl-C (130) from a CI's stop; the partial report is written either way.
+EXIT_TERMINATED = 143
+#: The exit codes of a run stopped by a signal, each with its footer reason.
+STOPPED: dict[int, str] = {EXIT_INTERRUPTED: "interrupted", EXIT_TERMINATED: "terminated"}
 #: What each exit code means, in one sentence: every view's result line (the HTML banner, the
 #: Markdown's first line, the terminal summary's last) reads it here; README.md's table says the same.
 EXIT_MEANING: dict[int, str] = {
@@ -57,6 +62,7 @@ EXIT_MEANING: dict[int, str] = {
     EXIT_USAGE: "usage or configuration error: a bad option, suite or target file (no report is written)",
     EXIT_UNREACHABLE: "a target could not be reached at all; the report holds the ERROR with its evidence",
     EXIT_INTERRUPTED: "the run was interrupted; the partial report is written and marked incomplete",
+    EXIT_TERMINATED: "the run was terminated (SIGTERM); the partial report is written and marked incomplete",
 }
 
 #: Verdicts worst first: views list the cases that did not pass in this order (FAIL, ERROR and XPASS
@@ -114,7 +120,8 @@ def nothing_judged(verdicts: Iterable[str]) -> bool:
 
 def exit_code(*, unreachable: bool, complete: bool, verdicts: Iterable[str]) -> int:
     """0: every MUST-level check passed; 1: a blocking verdict (FAIL, ERROR, XPASS), an incomplete run,
-    or a run that judged nothing; 3: a target unreachable. 130 (interrupted) is the CLI's to stamp."""
+    or a run that judged nothing; 3: a target unreachable. 130 (interrupted) and 143 (terminated) are
+    the CLI's to stamp."""
     if unreachable:
         return EXIT_UNREACHABLE
     if not complete:
@@ -126,11 +133,18 @@ def exit_code(*, unreachable: bool, complete: bool, verdicts: Iterable[str]) -> 
 
 
 def result(
-    *, unreachable: bool, complete: bool, interrupted: bool, verdicts: Iterable[str]
+    *,
+    unreachable: bool,
+    complete: bool,
+    interrupted: bool,
+    verdicts: Iterable[str],
+    terminated: bool = False,
 ) -> tuple[Result, int]:
-    """The run's result in words and its exit code (`exit_code`, or 130 when it was interrupted):
-    interrupted, unreachable, incomplete and not judged say why a run that may hold no FAIL still
-    fails; otherwise it failed (a blocking verdict) or passed."""
+    """The run's result in words and its exit code (`exit_code`, or 130 when it was interrupted, 143
+    when terminated): interrupted (either signal), unreachable, incomplete and not judged say why a run
+    that may hold no FAIL still fails; otherwise it failed (a blocking verdict) or passed."""
+    if terminated:
+        return "interrupted", EXIT_TERMINATED
     if interrupted:
         return "interrupted", EXIT_INTERRUPTED
     seen = list(verdicts)

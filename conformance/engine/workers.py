@@ -69,7 +69,7 @@ async def run_spread(
     targets and cases, joined in plan order, into `builder`'s report; `sinks` see the events in plan
     order as the cases finish. Cancelled (Ctrl-C), it stops every worker and keeps what they judged."""
     from conformance.engine.runner import OrderedEvents
-    from conformance.reporting import compare
+    from conformance.reporting import canonical, compare
 
     workers = min(options.jobs, len(plan))
     # What `-j` allows beyond one process per target goes to each worker's own probes and revisions.
@@ -104,7 +104,8 @@ async def run_spread(
         await asyncio.wait(tasks)
     reports = [(f"target {i}", report) for i, report in enumerate(results) if report is not None]
     targets, cases = compare.join_targets(reports)
-    builder.report["targets"], builder.report["cases"] = targets, cases
+    # Each worker kept its cases within a run's budget: together they keep within one.
+    builder.report["targets"], builder.report["cases"] = targets, canonical.bound_cases(cases)
     incomplete = [name for name, report in reports if not report["footer"].get("complete")]
     if interrupted:
         builder.finish(False, "interrupted")
@@ -260,7 +261,11 @@ def _stop_when_stdin_closes() -> None:
         with contextlib.suppress(OSError):
             while os.read(0, 4096):
                 pass
-        signal.raise_signal(signal.SIGINT)
+        # To the main thread: `raise_signal` here would reach this thread alone, and the main thread,
+        # asleep in the event loop's select for as long as a case's timeout, would hear it only then.
+        main = threading.main_thread().ident
+        assert main is not None
+        signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
@@ -272,6 +277,9 @@ def main() -> int:
     # Started from a job that ignores SIGINT (a background shell job, nohup), a worker would inherit
     # that and never stop: its stop signal is SIGINT (`_stop_when_stdin_closes`), so it is always heard.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM sent to a worker itself (a CI killing every process) stops it as its parent's stop does:
+    # it still writes its partial report and stops its servers, instead of leaving them behind.
+    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     target, check_ids, suites, options = _read_job()
     # The parent's channel is this stdout; anything else that writes to fd 1 goes to stderr instead.
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")

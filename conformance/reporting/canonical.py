@@ -1,18 +1,26 @@
 """The canonical report: one JSON document per run, built from events; every view derives from it.
 
 It is written first and atomically, so a failing view writer can never lose it, and it is written
-on Ctrl-C too, marked incomplete.
+on Ctrl-C and SIGTERM too, marked incomplete.
+
+It is bounded, whatever a server sends: each case's transcript, evidence and message are cut to a
+per-case budget (`CaseBudget`) drawn from a per-run budget (`RUN_BUDGET`), so a notification flood
+cannot grow the report past the figure README.md states. A cut transcript keeps its first and last
+entries around one marker entry (`dir: "event"`, `omitted: {"entries": N, "bytes": B}`) saying what
+was left out; a cut evidence value keeps its head and tail, with the same count in words.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import json
 import os
 import secrets
 import tempfile
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +34,7 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.text import Masker, masker, readable
-from conformance.verdicts import EXIT_INTERRUPTED, VERDICTS
+from conformance.verdicts import VERDICTS
 
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
@@ -41,16 +49,285 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: Bytes (as written) of transcripts, evidence and messages all cases of one run may keep together.
+RUN_BUDGET = 10 * 1024 * 1024
+#: What README.md promises of report.json at these defaults, whatever a server sends: the run budget,
+#: plus each case's fixed fields and floor (a few KB each) for a run of up to 1,000 cases.
+REPORT_BOUND = 20 * 1000 * 1000
+#: Bytes one case may keep of its transcript, and of its evidence and message, while the run budget lasts.
+CASE_TRANSCRIPT_BYTES = 512 * 1024
+CASE_EVIDENCE_BYTES = 256 * 1024
+#: Entries one case's transcript keeps at most (half from its start, half from its end).
+CASE_TRANSCRIPT_ENTRIES = 200
+#: What every case keeps even once the run budget is spent: its first and last entries and a short
+#: message and evidence, so the report still shows where each case went wrong.
+CASE_FLOOR_BYTES = 4 * 1024
+#: Bytes of a case's message at most, as written (the views show its first line); 1 KiB once the run
+#: budget is spent.
+MESSAGE_BYTES = 16 * 1024
+#: Items of one list (members of one object) an evidence value keeps at most, from its start and end.
+VALUE_ITEMS = 100
+#: Characters a target's server-given strings (serverInfo, probe messages) keep.
+TARGET_TEXT_CHARS = 4 * 1024
+
+
+@dataclass
+class CaseBudget:
+    """What one case may keep (bytes as written, ensure_ascii=False, before indentation)."""
+
+    transcript_bytes: int = CASE_TRANSCRIPT_BYTES
+    transcript_entries: int = CASE_TRANSCRIPT_ENTRIES
+    evidence_bytes: int = CASE_EVIDENCE_BYTES
+
+
+def _size(value: Any, limit: int | None = None) -> int:
+    """Bytes of `value` as the report writes it, plus a little for the indentation of its lines. With
+    `limit`, counting stops early: any result above `limit` means only "too large" (so a flood's
+    megabytes are never serialised just to learn that they do not fit)."""
+    if limit is not None:
+        if isinstance(value, str) and len(value) > limit:
+            return limit + 1  # every character is a byte at least
+        if isinstance(value, dict | list | tuple):
+            total = 2
+            items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+            for key, item in items:
+                total += (len(str(key)) + 8 if key is not None else 4) + _size(item, limit - total)
+                if total > limit:
+                    return limit + 1
+            return total
+    text = json.dumps(value, ensure_ascii=False, default=readable)
+    return len(text.encode("utf-8", "surrogatepass")) + 4 * text.count(", ")
+
+
+def _cut_text(text: str, limit: int) -> str:
+    """`text` within `limit` characters: its head and tail around a count of what was left out."""
+    if len(text) <= limit:
+        return text
+    keep = max(0, limit - 60)
+    head, tail = text[: keep - keep // 4], text[len(text) - keep // 4 :] if keep // 4 else ""
+    left = len(text) - len(head) - len(tail)
+    return f"{head}… [{left} characters left out of {len(text)}] …{tail}"
+
+
+def bound_value(value: Any, limit: int) -> Any:
+    """A JSON value that serialises within about `limit` bytes, of the same shape where it can: a long
+    string keeps its head and tail, a long list its first and last items around a string counting the
+    rest, an object its first members and a `…` member counting the rest."""
+    if limit < 64:
+        limit = 64
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        text = value if isinstance(value, str) else readable(value)
+        if len(text) * 6 + 2 <= limit:  # a character is 6 bytes at most as written (\u0000)
+            return text
+        if len(text) > limit:  # too long however it is written: measure only what may stay
+            text = _cut_text(text, limit)
+        size = _size(text)
+        if size <= limit:
+            return text
+        # Escapes and multi-byte characters make the written size larger than the length.
+        return _cut_text(text, max(16, int(len(text) * limit / size) - 8))
+    if isinstance(value, dict):
+        if _size(value, limit) <= limit:
+            return value
+        out: dict[str, Any] = {}
+        spent = 2
+        items = list(value.items())
+        for n, (key, item) in enumerate(items):
+            share = max(64, (limit - spent - 120) // max(1, min(4, len(items) - n)))
+            cut = bound_value(item, share)
+            size = _size(str(key)) + _size(cut) + 4
+            if spent + size > limit - 80 or n >= VALUE_ITEMS:
+                out["…"] = f"{len(items) - n} more members left out of {len(items)}"
+                break
+            out[str(key)] = cut
+            spent += size
+        return out
+    if isinstance(value, list | tuple):
+        items = list(value)
+        if _size(items, limit) <= limit:
+            return items
+        head: list[Any] = []
+        tail: list[Any] = []
+        spent = 2 + 80
+        share = max(64, limit // 8)
+        i, j = 0, len(items) - 1
+        while i <= j and len(head) + len(tail) < VALUE_ITEMS:
+            cut = bound_value(items[i], share)
+            size = _size(cut) + 2
+            if spent + size > limit:
+                break
+            head.append(cut)
+            spent += size
+            i += 1
+            if i > j:
+                break
+            cut = bound_value(items[j], share)
+            size = _size(cut) + 2
+            if spent + size > limit:
+                break
+            tail.append(cut)
+            spent += size
+            j -= 1
+        left = j - i + 1
+        if left <= 0:
+            return head + tail[::-1]
+        return [*head, f"… {left} items left out of {len(items)} …", *tail[::-1]]
+    return value
+
+
+def _entry_bytes(entry: dict[str, Any]) -> int:
+    """Roughly the wire bytes an entry records (for the marker's count of what was left out)."""
+    return int(entry.get("truncated_from") or 0) or len(entry.get("text") or "") + len(
+        entry.get("base64") or ""
+    )
+
+
+def _omitted(entry: dict[str, Any]) -> dict[str, int]:
+    """The counts of an earlier cut's marker entry (cut again, its counts carry over), else {}."""
+    omitted = entry.get("omitted")
+    return omitted if isinstance(omitted, dict) else {}
+
+
+def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[dict[str, Any]]:
+    """The entries within `budget`: the first and the last ones, each half of the budget, around one
+    marker entry counting the entries (and their bytes) left out. An entry that is too large by itself
+    keeps the head and tail of its text."""
+    if not entries:
+        return entries
+    limit = max(CASE_FLOOR_BYTES // 2, budget.transcript_bytes)
+    per_entry = max(512, limit // 4)
+    markers = sum(1 for e in entries if "omitted" in e)  # an earlier cut's: not counted again
+    if len(entries) - markers <= budget.transcript_entries and _size(entries, limit) <= limit:
+        return entries
+
+    def fit(entry: dict[str, Any]) -> dict[str, Any]:
+        if _size(entry, per_entry) <= per_entry:
+            return entry
+        cut: dict[str, Any] = bound_value(entry, per_entry)
+        return cut
+
+    cap = max(2, budget.transcript_entries)
+    head: list[dict[str, Any]] = []
+    tail: list[dict[str, Any]] = []
+    spent = 300  # the marker entry
+    i, j = 0, len(entries) - 1
+    while i <= j and len(head) + len(tail) < cap:
+        took = False
+        for side in (head, tail):
+            if i > j or len(head) + len(tail) >= cap:
+                break
+            entry = fit(entries[i] if side is head else entries[j])
+            size = _size(entry) + 8
+            if spent + size > limit and (head or tail):
+                continue
+            side.append(entry)
+            spent += size
+            took = True
+            if side is head:
+                i += 1
+            else:
+                j -= 1
+        if not took:
+            break
+    left = entries[i : j + 1]
+    if not left:
+        return head + tail[::-1]
+    count = size = 0
+    for entry in left:  # one pass: a flood leaves hundreds of thousands here
+        if "omitted" in entry:
+            counts = _omitted(entry)
+            count += counts.get("entries", 1)
+            size += counts.get("bytes", 0)
+        else:
+            count += 1
+            size += _entry_bytes(entry)
+    omitted = {"entries": count, "bytes": size}
+    marker = {
+        "t": left[0].get("t", 0),
+        "dir": "event",
+        "note": (
+            f"report budget: {omitted['entries']} transcript entries ({omitted['bytes']} bytes) left out "
+            "here; the first and last entries are kept"
+        ),
+        "omitted": omitted,
+    }
+    return [*head, marker, *tail[::-1]]
+
+
+def bound_case(case: dict[str, Any], budget: CaseBudget) -> dict[str, Any]:
+    """A case's dict within `budget` (its transcript, evidence and message cut as needed)."""
+    message = case.get("message")
+    if isinstance(message, str):
+        case["message"] = bound_value(message, min(MESSAGE_BYTES, max(1024, budget.evidence_bytes // 4)))
+    evidence = case.get("evidence")
+    if evidence:
+        case["evidence"] = bound_value(evidence, max(CASE_FLOOR_BYTES // 2, budget.evidence_bytes))
+    if case.get("transcript"):
+        case["transcript"] = bound_transcript(list(case["transcript"]), budget)
+    return case
+
+
+class Budget:
+    """The run's evidence budget: each case draws its `CaseBudget` from what is left, down to a floor."""
+
+    def __init__(self, total: int = RUN_BUDGET) -> None:
+        self.left = total
+
+    def next_case(self) -> CaseBudget:
+        share = max(CASE_FLOOR_BYTES, min(self.left, CASE_TRANSCRIPT_BYTES + CASE_EVIDENCE_BYTES))
+        whole = CASE_TRANSCRIPT_BYTES + CASE_EVIDENCE_BYTES
+        entries = (
+            CASE_TRANSCRIPT_ENTRIES
+            if self.left >= whole
+            else max(4, CASE_TRANSCRIPT_ENTRIES * share // whole)
+        )
+        return CaseBudget(
+            transcript_bytes=share * CASE_TRANSCRIPT_BYTES // whole,
+            transcript_entries=entries,
+            evidence_bytes=share * CASE_EVIDENCE_BYTES // whole,
+        )
+
+    def bound(self, case: dict[str, Any]) -> dict[str, Any]:
+        case = bound_case(case, self.next_case())
+        self.left -= sum(_size(case.get(k)) for k in ("transcript", "evidence", "message"))
+        return case
+
+
+def bound_cases(cases: list[dict[str, Any]], total: int = RUN_BUDGET) -> list[dict[str, Any]]:
+    """Cases joined from several reports (the workers of `-j`) within one run budget."""
+    budget = Budget(total)
+    return [budget.bound(case) for case in cases]
+
+
+def bound_target(info: dict[str, Any]) -> dict[str, Any]:
+    """A target's entry with the strings a server gave (serverInfo, probe messages) cut."""
+    out = dict(info)
+    if isinstance(out.get("server_info"), dict):
+        out["server_info"] = bound_value(out["server_info"], 4 * TARGET_TEXT_CHARS)
+    if isinstance(out.get("probe"), list):
+        out["probe"] = [
+            {**p, "message": _cut_text(p["message"], TARGET_TEXT_CHARS)}
+            if isinstance(p, dict) and isinstance(p.get("message"), str)
+            else p
+            for p in out["probe"]
+        ]
+    if isinstance(out.get("unreachable"), str):
+        out["unreachable"] = _cut_text(out["unreachable"], TARGET_TEXT_CHARS)
+    return out
+
+
 class ReportBuilder:
-    """A sink that accumulates the canonical report.
+    """A sink that accumulates the canonical report, each case and target within the run's budget.
 
     Given the run's `secrets`, it masks them once more in everything a server's text can reach (the
-    targets' details, each case's message, evidence and transcript) as it takes them in, and again
-    over the whole report when it is finished (`mask_report`): the engine masks at the source, this
-    is the last line of defence for anything a check wrote where the source masking could not see."""
+    targets' details, each case's message, evidence and transcript) as it takes them in, before it cuts
+    anything to the budget (a cut must never leave half a secret), and again over the whole report when
+    it is finished (`mask_report`): the engine masks at the source, this is the last line of defence for
+    anything a check wrote where the source masking could not see."""
 
     def __init__(self, run_id: str, header: dict[str, Any], secrets: tuple[str, ...] = ()) -> None:
         self.masker = masker(tuple(secrets))
+        self.budget = Budget()
         self.report: dict[str, Any] = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -69,11 +346,16 @@ class ReportBuilder:
         if isinstance(event, RunStarted):
             self.report["header"].update(event.header)
         elif isinstance(event, TargetStarted):
-            self.report["targets"].append(self.masker.value(dict(event.info)))
+            self.report["targets"].append(bound_target(self.masker.value(dict(event.info))))
         elif isinstance(event, TargetFinished):
-            self.report["targets"][event.index] = self.masker.value(dict(event.info))
+            self.report["targets"][event.index] = bound_target(self.masker.value(dict(event.info)))
         elif isinstance(event, CaseFinished):
-            self.report["cases"].append(mask_case(self.masker, event.result.as_dict()))
+            result = event.result
+            if len(result.transcript) > CASE_TRANSCRIPT_ENTRIES:
+                # Cut before `as_dict`, which copies every entry: a flood's thousands need no copy.
+                cut = bound_transcript(list(result.transcript), self.budget.next_case())
+                result = dataclasses.replace(result, transcript=cut)
+            self.report["cases"].append(self.budget.bound(mask_case(self.masker, result.as_dict())))
         elif isinstance(event, RunFinished):
             self.finish(event.complete, event.reason)
 
@@ -140,10 +422,11 @@ def exit_code(report: dict[str, Any]) -> int:
 
 def refresh(report: dict[str, Any]) -> dict[str, Any]:
     """Recompute totals and the exit code after cases changed (a baseline applied, reports merged),
-    so the footer can never disagree with the cases it summarises. An interrupted run keeps 130."""
+    so the footer can never disagree with the cases it summarises. A run stopped by a signal keeps 130
+    (SIGINT) or 143 (SIGTERM)."""
     footer = report["footer"]
     footer["totals"] = totals(report["cases"])
-    if footer.get("exit_code") != EXIT_INTERRUPTED:
+    if footer.get("exit_code") not in verdicts.STOPPED:
         footer["exit_code"] = exit_code(report)
     return report
 

@@ -34,6 +34,7 @@ from conformance.verdicts import (
     BLOCKING,
     EXIT_INTERRUPTED,
     EXIT_MEANING,
+    EXIT_TERMINATED,
     LEVELS,
     VERDICTS,
     WORST_FIRST,
@@ -283,17 +284,21 @@ def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
 
 def outcome(report: Report | Mapping[str, Any]) -> Outcome:
     """The run's outcome (`verdicts.result`), read from the report alone: interrupted when the run
-    stamped 130 or its footer says so, else the exit code recomputed from the cases."""
+    stamped 130 (143: terminated) or its footer says so, else the exit code recomputed from the cases."""
     model = coerce(report)
     footer, cases = model.footer, model.cases
     interrupted = footer.exit_code == EXIT_INTERRUPTED or (
         not footer.complete and footer.reason == "interrupted"
+    )
+    terminated = footer.exit_code == EXIT_TERMINATED or (
+        not footer.complete and footer.reason == "terminated"
     )
     word, code = result(
         unreachable=model.unreachable,
         complete=footer.complete,
         interrupted=interrupted,
         verdicts=(case.verdict for case in cases),
+        terminated=terminated,
     )
     counts = Counter(case.verdict for case in cases)
     blocking = sum(counts[v] for v in BLOCKING)

@@ -258,25 +258,67 @@ VIEWS: dict[str, tuple[str, Callable[[AnyReport], str | bytes]]] = {
 }
 
 
-def write_views(report: AnyReport, directory: Path) -> list[str]:
-    """Write every view; return one line per view that failed (the canonical report is already safe).
-    The model is read once for all of them; a report that does not read is every view's failure."""
+#: Seconds of wall-clock time each view may take to render and write; past it the view is reported
+#: as failed (one line) and the run goes on. Every view is linear in the report, which is bounded.
+VIEW_BUDGET = 30.0
+
+
+def write_views(report: AnyReport, directory: Path, *, budget: float | None = None) -> list[str]:
+    """Write every view; return one line per view that failed or ran out of its `budget` seconds (the
+    canonical report is already safe). Each view renders in a thread of its own, waited on for at most
+    `budget` (default `VIEW_BUDGET`); one that overruns is left to finish unseen (a daemon thread,
+    which writes to a temporary file, so a late view never leaves a half-written one) and is not
+    waited for at exit. The model is read once for all of them; a report that does not read is every
+    view's failure."""
+    import threading
+
+    seconds = VIEW_BUDGET if budget is None else budget
     try:
         model = coerce(report)
     except ValueError as exc:
         return [f"the {name} view failed: {exc}" for name in VIEWS]
     failures = []
     for name, (filename, render) in VIEWS.items():
-        try:
-            data = render(model)
-            path = directory / filename
-            if isinstance(data, bytes):
-                path.write_bytes(data)
-            else:
-                path.write_text(data, encoding="utf-8")
-        except Exception as exc:
-            failures.append(f"the {name} view failed: {exc!r}")
+        outcome: list[BaseException | None] = []
+        abandoned = threading.Event()
+        thread = threading.Thread(
+            target=_write_view,
+            args=(render, model, directory, filename, outcome, abandoned),
+            name=f"view-{name}",
+            daemon=True,
+        )
+        thread.start()
+        thread.join(seconds)
+        abandoned.set()
+        if not outcome:
+            failures.append(f"the {name} view took longer than its {seconds:g} s budget and was not written")
+        elif outcome[0] is not None:
+            failures.append(f"the {name} view failed: {outcome[0]!r}")
     return failures
+
+
+def _write_view(
+    render: Callable[[AnyReport], str | bytes],
+    model: Report,
+    directory: Path,
+    filename: str,
+    outcome: list[BaseException | None],
+    abandoned: Any,
+) -> None:
+    """Render one view into a temporary file, then put it in place, unless its caller gave up on it
+    meanwhile (then the temporary file goes): a view is written whole and in time, or not at all."""
+    tmp = directory / f".tmp-{filename}"
+    try:
+        data = render(model)
+        tmp.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        if abandoned.is_set():
+            tmp.unlink(missing_ok=True)
+            return
+        tmp.replace(directory / filename)
+        outcome.append(None)
+    except BaseException as exc:  # reported by the caller, in one line
+        tmp.unlink(missing_ok=True)
+        outcome.append(exc)
 
 
 def blocking(report: AnyReport) -> int:

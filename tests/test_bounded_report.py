@@ -1,0 +1,383 @@
+"""The report survives hostile servers: it is bounded whatever a server sends, it is written before any
+view, a view that fails or overruns its time budget is one line, and SIGTERM or SIGINT leave a partial
+report within 5 s.
+
+The servers are `tests/servers/flood_server.py`: the conformant raw server with a notification flood
+(over Streamable HTTP: an SSE stream that never carries the answer) or a hang on chosen methods.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from conformance.reporting import canonical, model, views
+from tests.conftest import PY, REPO
+
+REVISION = "2025-11-25"
+FLOOD = [PY, "-m", "tests.servers.flood_server"]
+RUN = [PY, "-m", "conformance", "run"]
+VIEW_FILES = ("report.md", "junit.xml", "report.html", "report.sarif")
+#: What README.md promises: a partial report within this many seconds of SIGINT or SIGTERM.
+SIGNAL_BOUND = 5.0
+
+
+def _env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+
+
+def _target(tmp_path: Path, name: str, args: list[str], *, http: bool) -> str:
+    """A target file for a flood server tagged with the test's folder (its processes are counted)."""
+    command = [*FLOOD, *(["--http"] if http else []), *args, "--tag", tmp_path.name]
+    path = tmp_path / f"{name}.toml"
+    transport = '\ntransport = "http"' if http else ""
+    path.write_text(
+        f"[target]\ncommand = {json.dumps(command)}{transport}\nlabel = {json.dumps(name)}\n",
+        encoding="utf-8",
+    )
+    return str(path)
+
+
+def _server_processes(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"tests.servers.flood_server" in argv and tag.encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
+def _none_left(tag: str, within: float = 10.0) -> list[int]:
+    """The tagged server processes still alive after `within` seconds (bounded; none expected)."""
+    deadline = time.monotonic() + within
+    while (left := _server_processes(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def _omitted(report: model.Report) -> list[Any]:
+    return [e["omitted"] for c in report.cases for e in c.transcript if "omitted" in e]
+
+
+@pytest.mark.parametrize("http", [True, False], ids=["http-sse", "stdio"])
+def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool, tmp_path: Path) -> None:
+    target = _target(tmp_path, "flood", [], http=http)
+    out = tmp_path / "r"
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            *RUN,
+            "--server",
+            target,
+            "--protocol",
+            REVISION,
+            "--timeout",
+            "2",
+            "--quiet",
+            "--report-dir",
+            str(out),
+        ],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr[-2000:]
+    size = (out / "report.json").stat().st_size
+    print(f"flood over {'HTTP' if http else 'stdio'}: report.json {size} bytes, run {elapsed:.1f} s")
+    assert size < canonical.REPORT_BOUND
+    report = model.load(out)  # validated against the schema, read back by the typed model
+    assert report.footer.complete is True
+    timed_out = [c for c in report.cases if c.verdict == "ERROR" and c.message.startswith("timeout: no")]
+    assert timed_out and all(c.transcript for c in timed_out), "each flooded request's case shows its wire"
+    omitted = _omitted(report)
+    assert omitted, "the flood's frames beyond the budget are counted by a marker entry"
+    assert sum(o["entries"] for o in omitted) > 1000
+    for case in timed_out:  # the first and the last entries of a cut transcript are kept around the marker
+        marks = [i for i, e in enumerate(case.transcript) if "report budget" in e.get("note", "")]
+        if marks:
+            assert 0 < marks[0] < len(case.transcript) - 1
+    assert "view" not in result.stderr, result.stderr[-2000:]
+    for name in VIEW_FILES:
+        assert (out / name).stat().st_size > 0
+    assert _none_left(tmp_path.name) == []
+
+
+def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:
+    """Unit: 100,000 entries and a 5 MB evidence value keep within the per-case budget, and a run of
+    many such cases within the run budget plus each case's floor."""
+    entries = [
+        {"t": i / 1000, "dir": "recv", "text": '{"jsonrpc":"2.0","method":"x"}' * 4} for i in range(100_000)
+    ]
+    budget = canonical.Budget()
+    cases = []
+    for n in range(30):  # the run budget is spent after a dozen such cases: the rest keep the floor
+        case = {
+            "key": f"k{n}",
+            "message": "m" * 100_000,
+            "evidence": {"why": "\x01" * 5_000_000, "frames": list(range(100_000))},
+            "transcript": entries,
+        }
+        cases.append(budget.bound(case))
+    first = cases[0]
+    assert first["transcript"][0] == entries[0] and first["transcript"][-1] == entries[-1]
+    marker = next(e for e in first["transcript"] if "omitted" in e)
+    kept = len(first["transcript"]) - 1
+    assert marker["omitted"]["entries"] == len(entries) - kept and marker["dir"] == "event"
+    assert len(json.dumps(first["message"])) <= canonical.MESSAGE_BYTES
+    assert isinstance(first["evidence"]["why"], str) and "left out" in first["evidence"]["why"]
+    last = cases[-1]
+    assert last["transcript"][0] == entries[0] and last["transcript"][-1] == entries[-1]
+
+
+def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path) -> None:
+    """The README's figure, measured on the file as written: 1,000 cases, each with a flood's transcript,
+    a huge evidence value and a huge message, in a report under `REPORT_BOUND`."""
+    from conformance.engine.events import CaseFinished
+    from conformance.engine.results import CaseResult
+
+    entries = [{"t": i / 1000, "dir": "recv", "text": "\x1b" * 2000} for i in range(2_000)]
+    builder = canonical.ReportBuilder("run-1", {"suites": ["base"]})
+    for n in range(1000):
+        result = CaseResult(
+            key=f"base.rpc.id-echo[stdio@2025-11-25]#{n}",
+            check="base.rpc.id-echo",
+            suite="base",
+            requirement="BASE-RPC-002",
+            level="MUST",
+            title="id echo",
+            target=0,
+            transport="stdio",
+            revision=REVISION,
+            verdict="ERROR",
+            message="\x00" * 50_000,
+            duration=1.0,
+            evidence={"why": "\x01" * 100_000, "frames": [{"a": "\x02" * 1000}] * 1000},
+            transcript=entries,
+        )
+        builder.handle(CaseFinished(result))
+    builder.finish(True)
+    canonical.write_json_atomic(tmp_path / "report.json", builder.report)
+    size = (tmp_path / "report.json").stat().st_size
+    print(f"1,000 flooded cases: report.json {size} bytes")
+    assert size < canonical.REPORT_BOUND
+    report = model.load(tmp_path)
+    assert all(any("omitted" in e for e in c.transcript) for c in report.cases)
+
+
+# --------------------------------------------------------------------------- signals
+
+
+class Announcements:
+    """A loopback listener the flood server tells (`--announce PORT`) when it starts to hang."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                with contextlib.suppress(OSError):
+                    self.lines.put(conn.makefile().readline().strip())
+
+    def wait(self, count: int, within: float = 60.0) -> list[str]:
+        deadline = time.monotonic() + within
+        got: list[str] = []
+        while len(got) < count:
+            got.append(self.lines.get(timeout=max(0.01, deadline - time.monotonic())))
+        return got
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _reader(stream: IO[str]) -> queue.Queue[str | None]:
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _wait_line(lines: queue.Queue[str | None], words: str, within: float) -> tuple[str, list[str]]:
+    deadline = time.monotonic() + within
+    seen: list[str] = []
+    while True:
+        line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        assert line is not None, f"the harness ended before saying {words!r}: {''.join(seen)[-2000:]}"
+        seen.append(line)
+        if words in line:
+            return line, seen
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "reason", "targets"),
+    [
+        (signal.SIGTERM, 143, "terminated", 1),
+        (signal.SIGINT, 130, "interrupted", 1),
+        (signal.SIGTERM, 143, "terminated", 2),
+    ],
+    ids=["sigterm", "sigint", "sigterm-j2"],
+)
+def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
+    sig: signal.Signals, code: int, reason: str, targets: int, tmp_path: Path
+) -> None:
+    """Every tools/call hangs (as in the issue): the signal comes while a case waits on one, and a
+    report marked incomplete exists within 5 s; no server process outlives the run; the exit code
+    says which signal. With two targets and `-j 2` the workers stop too and the parent merges."""
+    listen = Announcements()
+    args = ["--flood", "", "--hang", "tools/call", "--announce", str(listen.port)]
+    servers = [_target(tmp_path, f"hang{n}", args, http=False) for n in range(targets)]
+    out = tmp_path / "r"
+    command = [PY, "-m", "conformance", "run", "--protocol", REVISION, "--timeout", "60"]
+    for server in servers:
+        command += ["--server", server]
+    command += ["-j", str(targets), "--report-dir", str(out)]
+    proc = subprocess.Popen(
+        command, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        err = _reader(proc.stderr)
+        listen.wait(targets)  # a case of each target waits on a tools/call that never comes
+        proc.send_signal(sig)
+        signalled = time.monotonic()
+        _wait_line(err, "partial report written", SIGNAL_BOUND)
+        first = time.monotonic() - signalled
+        partial = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        assert partial["footer"]["complete"] is False and partial["footer"]["reason"] == reason
+        proc.wait(timeout=60)
+        ended = time.monotonic() - signalled
+        stdout = proc.stdout.read()
+    finally:
+        listen.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    print(
+        f"{sig.name} with {targets} target(s): partial report after {first:.2f} s, exit after {ended:.2f} s"
+    )
+    assert first < SIGNAL_BOUND
+    assert proc.returncode == code
+    report = model.load(out)
+    assert report.footer.complete is False and report.footer.reason == reason
+    assert report.footer.exit_code == code
+    assert [t.index for t in report.targets] == list(range(targets))
+    assert any(c.verdict == "PASS" for c in report.cases), "the cases judged before the signal are kept"
+    assert f"(exit {code})" in stdout
+    if targets > 1:  # the merged report (the workers' cases) is in place within the bound too
+        assert ended < SIGNAL_BOUND, f"the merged report came {ended:.1f} s after the signal"
+    assert _none_left(tmp_path.name) == []
+    assert not [p for p in _children_named("conformance.engine.workers")], "a worker outlived the run"
+
+
+def _children_named(module: str) -> list[int]:
+    """Worker processes of any run still alive (none may outlive the run that started it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if module.encode() in argv and ppid == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+# --------------------------------------------------------------------------- views
+
+
+def test_a_view_that_raises_or_overruns_is_one_line_and_the_report_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance.cli import main
+
+    stop = threading.Event()
+
+    def boom(report: Any) -> str:
+        raise RuntimeError("this view is broken")
+
+    def slow(report: Any) -> str:
+        stop.wait(30)  # far past its budget; released when the test ends
+        return "late"
+
+    monkeypatch.setattr(views, "VIEW_BUDGET", 1.0)
+    monkeypatch.setattr(
+        views, "VIEWS", {**views.VIEWS, "boom": ("boom.txt", boom), "slow": ("slow.txt", slow)}
+    )
+    raw = f"stdio:{PY} -m tests.servers.raw_server"
+    started = time.monotonic()
+    try:
+        args = ["--server", raw, "--protocol", REVISION, "-k", "id-echo", "--quiet"]
+        code = main(["run", *args, "--report-dir", str(tmp_path)])
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 60
+    err = capsys.readouterr().err
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "view" in line]
+    assert len(lines) == 2, err
+    assert any("the boom view failed: RuntimeError('this view is broken')" in line for line in lines)
+    assert any("the slow view took longer than its 1 s budget" in line for line in lines)
+    report = model.load(tmp_path)
+    assert report.footer.complete and report.cases
+    for name in VIEW_FILES:
+        assert (tmp_path / name).exists()
+    assert not (tmp_path / "boom.txt").exists() and not (tmp_path / "slow.txt").exists()
+    assert not list(tmp_path.glob(".tmp-*")) or stop.is_set()
+
+
+def test_write_views_bounds_each_view_in_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit: a stuck view costs its budget, not the run; the others are written."""
+    stop = threading.Event()
+    monkeypatch.setattr(
+        views, "VIEWS", {**views.VIEWS, "stuck": ("stuck.txt", lambda r: stop.wait(30) and "")}
+    )
+    builder = canonical.ReportBuilder("run-1", {"suites": ["base"]})
+    builder.finish(True)
+
+    started = time.monotonic()
+    try:
+        failures = views.write_views(builder.report, tmp_path, budget=0.5)
+    finally:
+        stop.set()
+    assert time.monotonic() - started < 15
+    assert failures == ["the stuck view took longer than its 0.5 s budget and was not written"]
+    for name in VIEW_FILES:
+        assert (tmp_path / name).exists()
