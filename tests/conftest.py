@@ -35,6 +35,15 @@ REQUEST_TIMEOUT = 30.0
 START_TIMEOUT = 60.0
 
 
+def budget(seconds: float) -> float:
+    """A wall-clock bound of `seconds` on an idle machine, stretched by the machine's load: the 1-minute
+    load average per CPU (at least 1), times `MCP_CONFORMANCE_TIME_SCALE` (default 1). For asserting a
+    run is bounded (not waiting out a hang); never a measure of speed."""
+    per_cpu = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
+    scale = float(os.environ.get("MCP_CONFORMANCE_TIME_SCALE") or 1)
+    return seconds * max(1.0, per_cpu) * scale
+
+
 def stdio(module: str, *args: str) -> str:
     """A stdio target spec running `python -m module args` from the repo root."""
     return "stdio:" + shlex.join([PY, "-m", module, *args])
