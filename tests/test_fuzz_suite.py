@@ -76,7 +76,7 @@ def test_every_defect_has_an_expectation() -> None:
 
 
 def test_base_reference_over_stdio_passes() -> None:
-    report = run([stdio("conformance_reference.base_server")], FUZZ, timeout=5.0, protocol="2026-07-28")
+    report = run([stdio("conformance_reference.base_server")], FUZZ, protocol="2026-07-28")
     assert non_pass(report) == set()
     cases = _cases(report)
     assert set(cases) == CHECKS
