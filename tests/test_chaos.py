@@ -18,6 +18,9 @@ import pytest
 
 from tests.conftest import budget, run
 
+#: Misbehaving servers: hangs waited out, restarts, 50 MB messages, floods.
+pytestmark = pytest.mark.slow
+
 REVISION = "2025-11-25"  # one revision keeps each run short; the faults do not depend on it
 #: Cases whose own request to tools/call must be answered (an unknown tool, invalid arguments).
 TOOL_CALL_CHECKS = {

@@ -29,6 +29,9 @@ import pytest
 from conformance.verdicts import BLOCKING
 from tests.conftest import REPO, cli, shared_install, shared_tmp
 
+#: Full base runs of Node and SDK servers through the CLI.
+pytestmark = pytest.mark.slow
+
 EVERYTHING_VERSION = "2026.8.31"
 PRELOAD = REPO / "tests" / "servers" / "loopback_listen.cjs"
 
