@@ -1,21 +1,47 @@
-"""Shared helpers for the harness's own tests: run suites in-process and summarise verdicts."""
+"""Shared helpers for the harness's own tests: run suites in-process and summarise verdicts.
+
+The suite runs under pytest-xdist (`python -m pytest -n auto`, with `--dist loadgroup` from pyproject):
+each worker has its own temporary folders (`tmp_path`, `tmp_path_factory`), every server listens on an
+ephemeral port, and what several workers may share (an npm install, an apt-get install) is made under
+`shared_install`'s file lock, once. A test that uses a module-scoped fixture of its own module is sent
+to one worker with the rest of that module's users (see `pytest_collection_modifyitems`), so a costly
+module fixture (a run of a server shared by several assertions) runs once, not once per worker.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 from conformance import api
 from conformance.engine.context import RunOptions
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
+#: Seconds per request in `run()`: generous, since the verdicts of a server that answers do not depend on
+#: it and a loaded machine (xdist workers, CPU hogs, other jobs) can stall an answer for seconds. A test
+#: whose point is a timeout firing passes a small one of its own.
+REQUEST_TIMEOUT = 30.0
+#: Seconds a started server may take to give its first answer in `run()` (a Python import under load).
+START_TIMEOUT = 60.0
+
+
+def budget(seconds: float) -> float:
+    """A wall-clock bound of `seconds` on an idle machine, stretched by the machine's load: the 1-minute
+    load average per CPU (at least 1), times `MCP_CONFORMANCE_TIME_SCALE` (default 1). For asserting a
+    run is bounded (not waiting out a hang); never a measure of speed."""
+    per_cpu = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
+    scale = float(os.environ.get("MCP_CONFORMANCE_TIME_SCALE") or 1)
+    return seconds * max(1.0, per_cpu) * scale
 
 
 def stdio(module: str, *args: str) -> str:
@@ -30,8 +56,8 @@ def run(
     select: str | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    options.setdefault("timeout", 5.0)
-    options.setdefault("start_timeout", 30.0)
+    options.setdefault("timeout", REQUEST_TIMEOUT)
+    options.setdefault("start_timeout", START_TIMEOUT)
     return api.run_report(servers, suites, select=select, options=RunOptions(**options))
 
 
@@ -51,6 +77,40 @@ def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
     return {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
 
 
+@contextlib.contextmanager
+def shared_install(folder: Path, timeout: float = 1800) -> Iterator[Path]:
+    """Hold `folder`'s lock (made if missing) while installing into it: xdist workers, and pytest runs
+    side by side, that need the same install wait for the first one instead of installing over it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder.with_name(folder.name + ".lock")), timeout=timeout):
+        yield folder
+
+
+def shared_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder shared by every xdist worker of this run (the run's own without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests using a module-scoped fixture of their own module go to one xdist worker together
+    (`--dist loadgroup`), so that fixture runs once per session; every other test is spread freely."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        module = getattr(item, "module", None)
+        if info is None or module is None or item.get_closest_marker("xdist_group"):
+            continue
+        shared = any(
+            fixturedef.scope in ("module", "class")
+            and getattr(fixturedef.func, "__module__", None) == module.__name__
+            for fixturedefs in info.name2fixturedefs.values()
+            for fixturedef in fixturedefs
+        )
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(module.__name__))
+
+
 @pytest.fixture(autouse=True)
 def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
     """Targets like `python -m tests.servers...` resolve from the repo root."""
@@ -68,12 +128,14 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def chromium() -> str:
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Debian's headless Chromium, installed with apt-get when missing; the test skips, saying why,
     when it can be neither found nor installed."""
     from tests.browser import find_chromium
 
-    path, why = find_chromium()
+    # One apt-get at a time: a second xdist worker waits for the first install, then finds the browser.
+    with shared_install(shared_tmp(tmp_path_factory) / "chromium-install"):
+        path, why = find_chromium()
     if path is None:
         pytest.skip(f"no Chromium for the browser test: {why}")
     return path

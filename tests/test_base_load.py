@@ -16,7 +16,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from tests.conftest import run, stdio
+
+#: Two full runs of the reference, the second beside a CPU hog per core.
+pytestmark = pytest.mark.slow
 
 #: A hog stops by itself after this many seconds even if the test process is killed first.
 HOG_DEADLINE_S = 600

@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run
+from tests.conftest import budget, run
+
+#: Misbehaving servers: hangs waited out, restarts, 50 MB messages, floods.
+pytestmark = pytest.mark.slow
 
 REVISION = "2025-11-25"  # one revision keeps each run short; the faults do not depend on it
 #: Cases whose own request to tools/call must be answered (an unknown tool, invalid arguments).
@@ -60,13 +63,25 @@ def _chaos_processes(tag: str) -> list[int]:
     return found
 
 
+#: The per-request timeout of a mode whose server leaves some request unanswered, so each such wait is
+#: short; the requests it does answer are answered in milliseconds (the timeout is ample under load).
+HANG_TIMEOUT = 2.0
+#: Modes where a timeout must fire: their runs use HANG_TIMEOUT (hang-first: the start budget too).
+HANGS: dict[str, dict[str, Any]] = {"hang-first": dict(timeout=HANG_TIMEOUT, start_timeout=5.0)} | {
+    mode: dict(timeout=HANG_TIMEOUT) for mode in ("hang-call", "http-trickle", "http-sse-forever")
+}
+
+
 def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[str, str]]:
+    """Run one mode. `bound` is the run's wall time on an idle machine with room to spare, stretched
+    by the load (`budget`): a misbehaving server must not make the harness wait out its hang. Modes
+    that answer every request get the generous default timeouts, so no answer is lost to load."""
     started = time.monotonic()
-    report = run([_spec(mode, tmp_path)], protocol=REVISION, timeout=1.0, start_timeout=5.0)
+    report = run([_spec(mode, tmp_path)], protocol=REVISION, **HANGS.get(mode, {}))
     elapsed = time.monotonic() - started
-    assert elapsed < bound, f"{mode}: the run took {elapsed:.1f} s (bound {bound} s)"
+    assert elapsed < budget(bound), f"{mode}: the run took {elapsed:.1f} s (bound {budget(bound):.0f} s)"
     assert report["footer"]["complete"] is True
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # polled: on an idle machine they are gone at once
     while _chaos_processes(tmp_path.name) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _chaos_processes(tmp_path.name) == [], f"{mode}: a server process was left behind"
@@ -74,7 +89,7 @@ def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[
 
 
 @pytest.mark.parametrize(
-    ("mode", "bound"), [("hang-first", 20), ("exit-0", 10), ("http-500", 10), ("http-ctype", 10)]
+    ("mode", "bound"), [("hang-first", 30), ("exit-0", 10), ("http-500", 10), ("http-ctype", 10)]
 )
 def test_server_that_never_answers_usefully_is_an_error_and_exit_3(
     mode: str, bound: float, tmp_path: Path
@@ -86,7 +101,7 @@ def test_server_that_never_answers_usefully_is_an_error_and_exit_3(
 
 
 def test_hang_on_one_call_errors_only_the_cases_that_call_tools(tmp_path: Path) -> None:
-    report, verdicts = _run("hang-call", tmp_path, 40)
+    report, verdicts = _run("hang-call", tmp_path, 60)
     errors = {check for check, verdict in verdicts.items() if verdict == "ERROR"}
     assert errors == TOOL_CALL_CHECKS
     skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]
@@ -129,7 +144,7 @@ def test_one_50_mb_message_is_an_error_not_a_hang(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["http-trickle", "http-reset", "http-sse-forever"])
 def test_http_faults_on_one_method_error_its_cases_only(mode: str, tmp_path: Path) -> None:
-    _report, verdicts = _run(mode, tmp_path, 60)
+    _report, verdicts = _run(mode, tmp_path, 90)
     assert "PASS" in verdicts.values() and "ERROR" in verdicts.values()
     assert not {"FAIL", "WARN"} & set(verdicts.values())
     assert verdicts["base.resources.read-shape"] == "PASS", "cases that never list tools are untouched"
@@ -141,12 +156,12 @@ def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
     code = (
         "import resource, sys\n"
         "from conformance.cli import main\n"
-        f"main(['run', '--server', {_spec(mode, tmp_path)!r}, '--protocol', {REVISION!r}, '--timeout', '1',\n"
-        f"      '--quiet', '--report-dir', {str(tmp_path / 'r')!r}])\n"
+        f"main(['run', '--server', {_spec(mode, tmp_path)!r}, '--protocol', {REVISION!r},\n"
+        f"      '--timeout', '30', '--quiet', '--report-dir', {str(tmp_path / 'r')!r}])\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ}
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ}
     )
     peak_mb = int(result.stderr.strip().splitlines()[-1]) / 1024
     assert peak_mb < 200, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
@@ -193,7 +208,7 @@ def test_secrets_never_reach_any_output(tmp_path: Path) -> None:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
             env=env,
         )
         assert result.returncode in (0, 1), result.stderr
@@ -225,6 +240,6 @@ def test_legacy_sse_endpoint_on_another_origin_is_refused(tmp_path: Path) -> Non
     )
     started = time.monotonic()
     report = run([str(path)], protocol=REVISION, timeout=1.0)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < budget(20), "refused at once, not after the stream's 30 s"
     assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "ERROR")]
     assert "outside the target's origin" in report["cases"][0]["message"]

@@ -31,6 +31,9 @@ import yaml
 
 from tests.conftest import PY, REPO, stdio
 
+#: Installs the harness into a venv of its own and runs the action's steps.
+pytestmark = pytest.mark.slow
+
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 EXAMPLE = yaml.safe_load((REPO / "docs" / "ci-example.yml").read_text(encoding="utf-8"))
 PLACEHOLDER = "your-org/mcp-conformance@v1"

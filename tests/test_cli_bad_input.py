@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import budget
+
 CLI = [sys.executable, "-m", "conformance"]
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout)
 
 
@@ -77,7 +79,7 @@ def test_hanging_server_is_bounded_by_the_start_and_request_timeouts(tmp_path: P
     result = cli(
         "run",
         "--server",
-        stdio_python("import time; time.sleep(120)"),
+        stdio_python("import time; time.sleep(3600)"),
         "--timeout",
         "1",
         "--start-timeout",
@@ -85,14 +87,16 @@ def test_hanging_server_is_bounded_by_the_start_and_request_timeouts(tmp_path: P
         "--report-dir",
         str(tmp_path),
         "--quiet",
+        timeout=900,
     )
     elapsed = time.monotonic() - started
     assert result.returncode == 3
     assert "within 1 s" in report_of(tmp_path)["cases"][0]["message"]
-    assert elapsed < 30, "three bounded probes and the kills, not the server's two minutes"
+    bound = budget(30)
+    assert elapsed < bound, f"three bounded probes and the kills ({bound:.0f} s), not the server's hour"
 
 
-def interrupt_after(args: list[str], wanted: str, wait: float = 60) -> tuple[int, str, str, list[str]]:
+def interrupt_after(args: list[str], wanted: str, wait: float = 300) -> tuple[int, str, str, list[str]]:
     """Run the CLI, send SIGINT once a stderr line starting with `wanted` is out, and return its exit
     code, stdout, the rest of stderr and the stderr lines read before the signal (every wait bounded)."""
     proc = subprocess.Popen(
@@ -123,9 +127,9 @@ def interrupt_after(args: list[str], wanted: str, wait: float = 60) -> tuple[int
                 break
         proc.send_signal(signal.SIGINT)
         out = proc.stdout.read() if proc.stdout else ""
-        proc.wait(timeout=60)
+        proc.wait(timeout=120)
         rest = []
-        while (line := lines.get(timeout=10)) is not None:
+        while (line := lines.get(timeout=60)) is not None:
             rest.append(line)
     finally:
         proc.kill()

@@ -132,7 +132,7 @@ def mutant_reports() -> dict[str, dict[str, Any]]:
             defect: pool.submit(_run, _mutant(defect, *args, settings=settings))
             for defect, (args, settings, _) in MUTANTS.items()
         }
-        return {defect: future.result(timeout=120) for defect, future in futures.items()}
+        return {defect: future.result(timeout=900) for defect, future in futures.items()}
 
 
 @pytest.mark.parametrize("defect", sorted(MUTANTS))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PY, REPO, cli, non_pass, run, stdio
+from tests.conftest import PY, REPO, budget, cli, non_pass, run, stdio
 from tests.servers.fuzz_mutants import DEFECTS
 
 FUZZ = ("fuzz",)
@@ -30,8 +30,9 @@ CHECKS = {
     "fuzz.invalid.rejected",
     "fuzz.hygiene.no-stack-traces",
 }
-#: Raw JSON-lines servers answer in milliseconds; one second is ample and keeps hangs cheap.
-TIMEOUT = 1.0
+#: Raw JSON-lines servers answer in milliseconds: five seconds is ample however busy the machine (no
+#: answer is lost to load and taken for a hang), and the one planted hang (large-integer) waits it once.
+TIMEOUT = 5.0
 #: One revision keeps each run short: input handling does not depend on it, and the checks run once anyway.
 REVISION = "2025-11-25"
 
@@ -75,7 +76,14 @@ def test_every_defect_has_an_expectation() -> None:
 
 
 def test_base_reference_over_stdio_passes() -> None:
-    report = run([stdio("conformance_reference.base_server")], FUZZ, timeout=5.0, protocol="2026-07-28")
+    # The example budget is under test here, not the wall-clock one (60 s by default): a busy machine
+    # slows the SDK server, so the time budget is widened to let every default example be sent.
+    report = run(
+        [stdio("conformance_reference.base_server")],
+        FUZZ,
+        protocol="2026-07-28",
+        pack_options={"fuzz_budget": 900},
+    )
     assert non_pass(report) == set()
     cases = _cases(report)
     assert set(cases) == CHECKS
@@ -112,7 +120,7 @@ def test_raw_reference_over_http_passes(tmp_path: Path) -> None:
 def test_each_defect_is_found_within_the_default_budget(defect: str) -> None:
     started = time.monotonic()
     report = run([_mutant(defect)], FUZZ, timeout=TIMEOUT, protocol=REVISION)
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < budget(45), "bounded: no hang or crash is waited out twice"
     assert non_pass(report) == EXPECTED[defect]
     for case in [c for c in report["cases"] if c["verdict"] != "PASS"]:
         _assert_finding(case, SAYS[defect])
@@ -199,7 +207,7 @@ def test_examples_and_budget_bound_the_run() -> None:
     assert all(t["examples"] <= 7 for t in tools.values())
     started = time.monotonic()
     report = run([raw], FUZZ, timeout=TIMEOUT, protocol=REVISION, pack_options={"fuzz_budget": 0.05})
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < budget(15)
     assert non_pass(report) <= {(c, "SKIP") for c in CHECKS}
     assert any("the fuzz time budget ran out" in c["message"] for c in report["cases"])
 
@@ -212,7 +220,7 @@ def _replay(
     assert argv[:2] == ["mcp-conformance", "run"]
     if server is not None:
         argv[argv.index("--server") + 1] = server
-    return cli(*argv[1:], "--report-dir", str(tmp_path), "--quiet", timeout=60)
+    return cli(*argv[1:], "--report-dir", str(tmp_path), "--quiet", timeout=300)
 
 
 def test_the_replay_command_reproduces_exactly_that_case(tmp_path: Path) -> None:
@@ -244,14 +252,14 @@ def test_the_harness_writes_only_its_report(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     server = shlex.join([PY, "-m", "tests.servers.raw_server"])
-    options = f"--suite fuzz --quiet --report-dir out --fuzz-examples 20 --timeout 1 --protocol {REVISION}"
+    options = f"--suite fuzz --quiet --report-dir out --fuzz-examples 20 --timeout 30 --protocol {REVISION}"
     done = subprocess.run(
         [PY, "-m", "conformance", "run", "--server", f"stdio:{server}", *options.split()],
         cwd=work,
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.name for p in work.iterdir()) == ["out"]

@@ -234,6 +234,7 @@ def _old_sdk(tmp_path_factory: pytest.TempPathFactory, requirement: str) -> Path
     return python
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("requirement", "spoken"),
     [("mcp==1.9.4", ["2025-03-26", "2024-11-05"]), ("mcp==1.1.3", ["2024-11-05"])],

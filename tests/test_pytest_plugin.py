@@ -40,10 +40,10 @@ def _server_args() -> list[str]:
 
 def test_without_mcp_server_the_plugin_adds_nothing_and_imports_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mine=INERT)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(passed=1)
     assert "mcp-conformance:" not in result.stdout.str()  # no header line, no summary line
-    assert "--mcp-server=SPEC" in pytester.runpytest_subprocess("--help", timeout=60).stdout.str()
+    assert "--mcp-server=SPEC" in pytester.runpytest_subprocess("--help", timeout=300).stdout.str()
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +123,7 @@ def test_baseline_turns_failures_into_xfail(pytester: pytest.Pytester, tmp_path:
 
 def test_a_bad_server_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "--mcp-server", "ftp://nowhere", "-p", "no:cacheprovider", timeout=120
+        "--mcp-server", "ftp://nowhere", "-p", "no:cacheprovider", timeout=300
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--mcp-server" in result.stderr.str()

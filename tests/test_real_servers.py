@@ -27,7 +27,10 @@ from typing import Any
 import pytest
 
 from conformance.verdicts import BLOCKING
-from tests.conftest import REPO, cli
+from tests.conftest import REPO, cli, shared_install, shared_tmp
+
+#: Full base runs of Node and SDK servers through the CLI.
+pytestmark = pytest.mark.slow
 
 EVERYTHING_VERSION = "2026.8.31"
 PRELOAD = REPO / "tests" / "servers" / "loopback_listen.cjs"
@@ -58,7 +61,8 @@ def _assert_conformant(code: int, report: dict[str, Any]) -> None:
 @pytest.fixture(scope="module")
 def everything(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """server-everything's entry script: from the environment, else installed into pytest's cache (a
-    temporary folder when the cache is off)."""
+    temporary folder shared by this run's xdist workers when the cache is off), under a file lock so
+    that workers side by side wait for one install instead of running npm into one folder at once."""
     given = os.environ.get("MCP_CONFORMANCE_EVERYTHING")
     if given:
         return Path(given)
@@ -67,19 +71,20 @@ def everything(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     if os.environ.get("MCP_CONFORMANCE_NO_INSTALL"):
         pytest.skip("MCP_CONFORMANCE_NO_INSTALL is set and MCP_CONFORMANCE_EVERYTHING names no install")
     cache = getattr(request.config, "cache", None)
-    name = "npm-server-everything"
-    prefix = Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
-    script = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not script.exists():
-        package = f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"
-        done = subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0 or not script.exists():
-            pytest.skip(f"npm could not install {package}: {done.stderr.strip()[-300:]}")
+    name = f"npm-server-everything-{EVERYTHING_VERSION}"
+    folder = Path(cache.mkdir(name)) if cache is not None else shared_tmp(tmp_path_factory) / name
+    with shared_install(folder) as prefix:
+        script = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+        if not script.exists():
+            package = f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"
+            done = subprocess.run(
+                ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0 or not script.exists():
+                pytest.skip(f"npm could not install {package}: {done.stderr.strip()[-300:]}")
     return script
 
 

@@ -35,8 +35,10 @@ META: dict[str, Any] = {
     "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "0"},
 }
 TOOL_ORDER = ["echo", "add", "reverse", "now", "fail_politely"]
-WAIT = 5.0
-STARTUP_WAIT = 15.0
+#: Bounds on waits for something that must come (a frame, an answer, an exit, the LISTENING line):
+#: generous, since a busy machine can take seconds to start the SDK server; nothing waits them out.
+WAIT = 60.0
+STARTUP_WAIT = 120.0
 ACCEPT = "application/json, text/event-stream"
 
 

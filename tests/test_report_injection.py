@@ -28,7 +28,7 @@ from tests.servers.hostile_server import PAYLOAD
 @pytest.fixture(scope="module")
 def hostile() -> dict[str, Any]:
     # --strict: the leaked trace misses BASE-HYG-001, a SHOULD, so the payload lands in a FAIL's evidence.
-    report = run([stdio("tests.servers.hostile_server")], timeout=5.0, strict=True)
+    report = run([stdio("tests.servers.hostile_server")], strict=True)
     problems = [c for c in report["cases"] if c["verdict"] != "PASS"]
     # The payload reached the parts of the report every view prints: identity, messages, evidence, wire.
     assert "<script>" in report["targets"][0]["server_info"]["name"]

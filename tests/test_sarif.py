@@ -39,7 +39,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("sarif")
     server = stdio(RAW, "--defect", "schema-violation")
     common = ["--server", server, "-k", "structured,rpc.id", "--protocol", "2025-11-25", "--quiet"]
-    failing = cli("run", *common, "--report-dir", str(root / "failing"), timeout=120)
+    failing = cli("run", *common, "--report-dir", str(root / "failing"), timeout=600)
     assert failing.returncode == 1, failing.stdout + failing.stderr
     update = cli("baseline", "update", "--report", str(root / "failing"), "--out", str(root / "base.json"))
     assert update.returncode == 0, update.stderr

@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import cli
+
+#: Full CLI runs through a start wrapper, one of them a 20 s cold start.
+pytestmark = pytest.mark.slow
 
 REFERENCE = [sys.executable, "-m", "conformance_reference.base_server"]
 
