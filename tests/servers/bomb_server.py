@@ -23,9 +23,10 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.servers import loopback
 from tests.servers.raw_server import Server
 
 MODES = {
@@ -171,10 +172,7 @@ def serve(mode: str, only: str) -> None:
             except OSError:  # the client hung up, as it should once its cap is reached
                 self.close_connection = True
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    print(f"LISTENING http://127.0.0.1:{httpd.server_address[1]}/mcp", flush=True)
-    httpd.serve_forever()
+    loopback.serve(Handler)
 
 
 def main() -> None:

@@ -15,9 +15,10 @@ import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.servers import loopback
 from tests.servers.raw_server import RpcError, Server
 
 STDIO_MODES = {
@@ -213,16 +214,9 @@ def serve_http(mode: str) -> None:
                 self._send(200, data, "application/json")
 
         def _send(self, status: int, data: bytes, ctype: str) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            loopback.send(self, status, data, ctype)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    print(f"LISTENING http://127.0.0.1:{httpd.server_address[1]}/mcp", flush=True)
-    httpd.serve_forever()
+    loopback.serve(Handler)
 
 
 def main() -> None:

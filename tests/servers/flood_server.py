@@ -22,9 +22,10 @@ import contextlib
 import json
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.servers import loopback
 from tests.servers.raw_server import Server
 
 #: The longest a flood or a hang lasts, so no test's server runs on forever.
@@ -139,16 +140,9 @@ def serve_http(flood: set[str], hang: set[str]) -> None:
             if message is None:
                 response = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
             data = json.dumps(response).encode() if response is not None else b""
-            self.send_response(200 if response is not None else 202)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            loopback.send(self, 200 if response is not None else 202, data)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    print(f"LISTENING http://127.0.0.1:{httpd.server_address[1]}/mcp", flush=True)
-    httpd.serve_forever()
+    loopback.serve(Handler)
 
 
 def main() -> None:
