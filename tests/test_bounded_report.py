@@ -24,10 +24,10 @@ import pytest
 
 from conformance.reporting import canonical, model, views
 from tests.conftest import PY, REPO
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 REVISION = "2025-11-25"
 FLOOD = [PY, "-m", "tests.servers.flood_server"]
-RUN = [PY, "-m", "conformance", "run"]
 VIEW_FILES = ("report.md", "junit.xml", "report.html", "report.sarif")
 #: What README.md promises: a partial report within this many seconds of SIGINT or SIGTERM.
 SIGNAL_BOUND = 5.0
@@ -52,26 +52,9 @@ def _target(tmp_path: Path, name: str, args: list[str], *, http: bool) -> str:
     return str(path)
 
 
-def _server_processes(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"tests.servers.flood_server" in argv and tag.encode() in argv:
-            found.append(int(entry.name))
-    return found
-
-
 def _none_left(tag: str, within: float = 10.0) -> list[int]:
-    """The tagged server processes still alive after `within` seconds (bounded; none expected)."""
-    deadline = time.monotonic() + within
-    while (left := _server_processes(tag)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return left
+    """The tagged server processes still alive after `within` seconds (bounded polling; none expected)."""
+    return left_after(tag, within)
 
 
 def _omitted(report: model.Report) -> list[Any]:
@@ -83,32 +66,25 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
     target = _target(tmp_path, "flood", [], http=http)
     out = tmp_path / "r"
     started = time.monotonic()
-    result = subprocess.run(
-        [
-            *RUN,
-            "--server",
-            target,
-            "--protocol",
-            REVISION,
-            "--timeout",
-            "2",
-            "--quiet",
-            "--report-dir",
-            str(out),
-        ],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    try:
+        result, peak_mb = harness(
+            "run", "--server", target, "--protocol", REVISION, "--timeout", "2", "--quiet",
+            "--report-dir", str(out),
+        )  # fmt: skip
+    finally:
+        left = _none_left(tmp_path.name)
     elapsed = time.monotonic() - started
+    assert not left, f"server processes left behind: {left}"
     assert result.returncode == 1, result.stderr[-2000:]
     size = (out / "report.json").stat().st_size
-    print(f"flood over {'HTTP' if http else 'stdio'}: report.json {size} bytes, run {elapsed:.1f} s")
+    print(
+        f"flood over {'HTTP' if http else 'stdio'}: report.json {size} bytes, run {elapsed:.1f} s, "
+        f"peak RSS {peak_mb:.0f} MB"
+    )
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
     assert size < canonical.REPORT_BOUND
     report = model.load(out)  # validated against the schema, read back by the typed model
-    assert report.footer.complete is True
+    assert report.footer.complete is True and report.footer.exit_code == 1
     # A request sent and left unanswered shows its wire; one not sent (its method already hung twice in
     # the revision, the target-cost rule) has none to show and says so.
     timed_out = [c for c in report.cases if c.verdict == "ERROR" and c.message.startswith("timeout: no ")]
@@ -123,7 +99,6 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
     assert "view" not in result.stderr, result.stderr[-2000:]
     for name in VIEW_FILES:
         assert (out / name).stat().st_size > 0
-    assert _none_left(tmp_path.name) == []
 
 
 def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:

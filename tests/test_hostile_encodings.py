@@ -13,7 +13,6 @@ import gzip
 import json
 import os
 import subprocess
-import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -23,24 +22,14 @@ import pytest
 from conformance.adapters.base import Transcript, TransportTooLarge
 from conformance.adapters.decoding import FACTORIES, BodyDecoder, RefusedEncoding, accept_encoding
 from conformance.adapters.http import HttpAdapter
+from conformance.reporting import model
 from tests.conftest import PY, REPO
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 REVISION = "2025-11-25"
 CAP = 16 * 1024 * 1024
-#: The bound the harness must keep on any one hostile target at the default caps.
-PEAK_LIMIT_MB = 256
 #: Checks run against each bomb: tools/list is asked after initialization succeeded.
 CHECKS = "list-shape"
-WRAPPER = (
-    "import atexit, sys\n"
-    "def _peak():\n"
-    "    with open('/proc/self/status') as status:\n"
-    "        kb = next(line.split()[1] for line in status if line.startswith('VmHWM:'))\n"
-    "    sys.stderr.write(f'PEAK-KB {kb}\\n')\n"
-    "atexit.register(_peak)\n"
-    "from conformance.cli import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
 #: mode -> what the ERROR must say.
 BOMBS = {
     "gzip": f"exceeded the {CAP}-byte cap",
@@ -52,20 +41,6 @@ BOMBS = {
 }
 
 
-def _server_processes(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"tests.servers.bomb_server" in argv and tag.encode() in argv:
-            found.append(int(entry.name))
-    return found
-
-
 def _harness(mode: str, tmp_path: Path, *server_args: str) -> tuple[int, dict[str, Any], float]:
     """Run the harness on `bomb_server MODE`: (exit code, report.json, peak RSS in MB)."""
     tag = f"bomb-{tmp_path.name}"
@@ -73,32 +48,15 @@ def _harness(mode: str, tmp_path: Path, *server_args: str) -> tuple[int, dict[st
     target = tmp_path / "target.toml"
     target.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     out = tmp_path / "report"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
     args = ["run", "--server", str(target), "--protocol", REVISION, "-k", CHECKS, "--timeout", "10"]
     try:
-        result = subprocess.run(
-            [PY, "-c", WRAPPER, *args, "--quiet", "--report-dir", str(out)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result, peak_mb = harness(*args, "--quiet", "--report-dir", str(out), timeout=120)
     finally:
-        deadline = time.monotonic() + 5  # the harness kills its server on close; bounded wait for it
-        while _server_processes(tag) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = _server_processes(tag)
-        for pid in left:  # never leak one into the next test, even when failing
-            os.kill(pid, 9)
+        left = left_after(tag, within=5)  # the harness kills its server on close
     assert not left, f"{mode}: server processes left behind: {left}"
-    peaks = [line.split()[1] for line in result.stderr.splitlines() if line.startswith("PEAK-KB ")]
-    assert peaks, f"{mode}: the harness printed no peak (stderr: {result.stderr[-2000:]})"
+    model.load(out)  # readable: valid against the schema and read back by the typed model
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    return result.returncode, report, int(peaks[-1]) / 1024
+    return result.returncode, report, peak_mb
 
 
 @pytest.mark.parametrize("only", ["", "tools/list"], ids=["on-initialize", "after-initialize"])

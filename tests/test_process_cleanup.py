@@ -3,6 +3,7 @@
 The servers are `tests/servers/costly_server.py`: one whose child calls `setsid()` and sleeps, one whose
 child (in a session of its own too) keeps the server's stdout open after the server exits. Every
 process carries the test's own tag in its command line, so only this test's processes are counted.
+The harness runs as a real subprocess under the peak-RSS wrapper of tests/hostile.py.
 """
 
 from __future__ import annotations
@@ -14,29 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli, run
+from conformance.reporting import model
+from tests.conftest import run
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after, tagged
 
 MODES = ("setsid-grandchild", "stdout-holder")
 NOISE = ("Exception ignored", "Event loop is closed", "Task was destroyed")
-#: /proc holds a few hundred processes on a runner; more than this is not a machine to scan.
-MAX_SCAN = 100_000
-
-
-def _tagged(tag: str) -> list[int]:
-    """The live processes whose command line carries `tag` (a bounded scan of /proc)."""
-    found = []
-    for count, entry in enumerate(Path("/proc").iterdir()):
-        if count > MAX_SCAN:
-            break
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if tag.encode() in argv:
-            found.append(int(entry.name))
-    return found
 
 
 def _children() -> set[int]:
@@ -61,14 +45,21 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 def test_no_process_outlives_the_run_and_stderr_stays_clean(mode: str, tmp_path: Path) -> None:
     tag = f"costly-{uuid.uuid4().hex}"
     server = f"stdio:{sys.executable} -m tests.servers.costly_server {mode} {tag}"
-    done = cli(
-        "run", "--server", server, "--protocol", "2025-11-25", "--timeout", "2", "--quiet",
-        "--report-dir", str(tmp_path / "out"),
-    )  # fmt: skip
-    assert done.returncode in (0, 1), done.stderr[-2000:]
-    assert (tmp_path / "out" / "report.json").exists()
-    left = _tagged(tag)
+    try:
+        done, peak_mb = harness(
+            "run", "--server", server, "--protocol", "2025-11-25", "--timeout", "2", "--quiet",
+            "--report-dir", str(tmp_path / "out"),
+        )  # fmt: skip
+    finally:
+        # The harness kills every stray before it exits: none may be alive at once (not even after a
+        # grace), and any found is killed so it cannot reach the next test.
+        left = left_after(tag, within=0)
+    print(f"{mode}: peak RSS {peak_mb:.0f} MB")  # shown with -s
     assert not left, f"left running: {left}"
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    report = model.load(tmp_path / "out")
+    assert report.footer.complete is True and report.footer.exit_code == done.returncode
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
     for noise in NOISE:
         assert noise not in done.stderr, done.stderr[-3000:]
 
@@ -81,5 +72,5 @@ def test_strays_are_killed_and_reaped_in_process(tmp_path: Path) -> None:
     servers = [f"stdio:{sys.executable} -m tests.servers.costly_server {mode} {tag}" for mode in MODES]
     report = run(servers, protocol="2025-11-25", timeout=2.0, select="tools.list")
     assert report["cases"] and all(c["verdict"] == "PASS" for c in report["cases"]), report["cases"]
-    assert not _tagged(tag)
+    assert not tagged(tag)
     assert _children() <= before

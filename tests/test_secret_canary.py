@@ -3,7 +3,10 @@
 The server is tests/servers/echo_secret_server.py, over stdio and over HTTP, run by the harness as a
 real subprocess from a target file (`[target.env_from]`, `[target.headers_from_env]`) with the secret
 in the environment. Every file the run, `certify`, `compare` and `diff` write, and everything the
-harness prints, is searched for the secret in every encoding the server used and more.
+harness prints, is searched for the secret in every encoding the server used and more. The harness runs
+as a real subprocess under the peak-RSS wrapper of tests/hostile.py: each run's exit code, its
+report.json read back by the typed model, its peak RSS and the server processes left (by the test's
+tag) are checked too.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
+from conformance.reporting import model
 from conformance.text import Masker, visible
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 from tests.servers.echo_secret_server import BIDI_RAW, ESCAPED_FORMS, text_forms
 
 REVISION = "2025-11-25"
@@ -44,19 +50,18 @@ def leaked_forms(secret: str) -> dict[str, str]:
 
 
 def _harness(args: list[str], env: dict[str, str], outputs: list[str]) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+    result, peak_mb = harness(*args, environ=env, timeout=180)
+    over = f" {Path(args[args.index('--server') + 1]).stem}" if "--server" in args else ""
+    print(f"{args[0]}{over}: peak RSS {peak_mb:.0f} MB")  # shown with -s
+    assert peak_mb < PEAK_LIMIT_MB, f"{args[0]}: the harness peaked at {peak_mb:.0f} MB"
     outputs += [result.stdout, result.stderr]
     return result
 
 
 def _run_both(tmp_path: Path, extra: list[str], env: dict[str, str], outputs: list[str]) -> list[Path]:
     """Run the echo server over stdio and HTTP from target files; the report folders."""
+    tag = f"echo-{uuid.uuid4().hex}"
+    extra = [*extra, "--tag", tag]
     stdio_target = tmp_path / "stdio.toml"
     stdio_target.write_text(
         f'[target]\ncommand = {json.dumps([*SERVER, *extra])}\n[target.env_from]\nCANARY = "CANARY_SOURCE"\n',
@@ -72,22 +77,19 @@ def _run_both(tmp_path: Path, extra: list[str], env: dict[str, str], outputs: li
     folders = []
     for target in (stdio_target, http_target):
         folder = tmp_path / target.stem
-        result = _harness(
-            [
-                "run",
-                "--server",
-                str(target),
-                "--protocol",
-                REVISION,
-                "--timeout",
-                "5",
-                "--report-dir",
-                str(folder),
-            ],
-            env,
-            outputs,
-        )
+        try:
+            result = _harness(
+                ["run", "--server", str(target), "--protocol", REVISION, "--timeout", "5",
+                 "--report-dir", str(folder)],
+                env,
+                outputs,
+            )  # fmt: skip
+        finally:
+            left = left_after(tag)
+        assert not left, f"{target.stem}: server processes left behind: {left}"
         assert result.returncode in (0, 1), result.stderr
+        report = model.load(folder)
+        assert report.footer.complete is True and report.footer.exit_code == result.returncode
         assert {"report.json", "report.md", "junit.xml", "report.html", "report.sarif"} <= {
             p.name for p in folder.iterdir()
         }

@@ -2,8 +2,11 @@
 `--target-budget` caps a target's wall time.
 
 The server is `tests/servers/costly_server.py hang-tools`: six read-only tools whose every tools/call is
-read and never answered, over three revisions; `--log` makes it write one line per call it left
-unanswered, so the tests count the hangs the server saw instead of timing them.
+read and never answered, over three revisions, over stdio and (`--http`) Streamable HTTP, where every
+other request is still answered while the calls hang; `--log` makes it write one line per call it left
+unanswered, so the tests count the hangs the server saw instead of timing them. The harness runs as a
+real subprocess under the peak-RSS wrapper of tests/hostile.py, and no process carrying the test's tag
+may be left after it.
 """
 
 from __future__ import annotations
@@ -11,13 +14,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.engine.sessions import HANGS_PER_METHOD
+from conformance.reporting import model
 from conformance.targets import load_targets
 from tests.conftest import cli
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 TIMEOUT = 2.0
 REVISIONS = ("2026-07-28", "2025-11-25", "2025-06-18")  # what the raw server speaks
@@ -26,26 +34,48 @@ REVISIONS = ("2026-07-28", "2025-11-25", "2025-06-18")  # what the raw server sp
 SLACK = 60.0
 
 
-def _server(tmp_path: Path) -> tuple[str, Path]:
-    log = tmp_path / "unanswered.log"
-    command = f"{sys.executable} -m tests.servers.costly_server hang-tools {tmp_path.name} --log {log}"
-    return f"stdio:{command}", log
+def _server(tmp_path: Path, *, http: bool = False) -> tuple[str, Path, str]:
+    """A target file for `costly_server hang-tools` tagged for this test: its path, log and tag."""
+    log, tag = tmp_path / "unanswered.log", f"costly-{uuid.uuid4().hex}"
+    command = [sys.executable, "-m", "tests.servers.costly_server", "hang-tools", tag, "--log", str(log)]
+    command += ["--http"] if http else []
+    transport = 'transport = "http"\n' if http else ""
+    path = tmp_path / "target.toml"
+    path.write_text(f"[target]\ncommand = {json.dumps(command)}\n{transport}", encoding="utf-8")
+    return str(path), log, tag
+
+
+def _run(tag: str, *args: str) -> tuple[int, dict[str, Any], float]:
+    """The harness on the tagged server: exit code, report.json (read back by the typed model too),
+    peak RSS in MB; no tagged process may be left."""
+    out = args[args.index("--report-dir") + 1]
+    try:
+        done, peak_mb = harness("run", *args)
+    finally:
+        left = left_after(tag)
+    print(f"peak RSS {peak_mb:.0f} MB")  # shown with -s
+    assert not left, f"left running: {left}"
+    model.load(Path(out))
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
+    return done.returncode, _report(Path(out)), peak_mb
 
 
 def _report(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "report.json").read_text(encoding="utf-8"))
 
 
-def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(tmp_path: Path) -> None:
-    server, log = _server(tmp_path)
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
+def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(http: bool, tmp_path: Path) -> None:
+    server, log, tag = _server(tmp_path, http=http)
     began = time.monotonic()
-    done = cli(
-        "run", "--server", server, "--timeout", f"{TIMEOUT:g}", "--quiet",
+    code, report, _ = _run(
+        tag, "--server", server, "--timeout", f"{TIMEOUT:g}", "--quiet",
         "--report-dir", str(tmp_path / "out"),
     )  # fmt: skip
     wall = time.monotonic() - began
-    assert done.returncode == 1, done.stderr[-2000:]
-    report = _report(tmp_path / "out")
+    assert code == 1, report["footer"]
+    assert report["footer"]["exit_code"] == 1 and report["footer"]["complete"] is True
+    assert report["targets"][0]["transport"] == ("http" if http else "stdio")
     assert sorted(report["targets"][0]["revisions_spoken"]) == sorted(REVISIONS)
     # The server saw exactly two unanswered tools/call per revision: the rest were never sent.
     assert Counter(log.read_text(encoding="utf-8").split()) == dict.fromkeys(REVISIONS, HANGS_PER_METHOD)
@@ -62,19 +92,20 @@ def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(tmp_path: P
     # Nothing judged is never PASS: the calls that hung or were not sent judged nothing.
     calls = [c for c in report["cases"] if c["check"].startswith("base.call.")]
     assert calls and all(c["verdict"] != "PASS" for c in calls)
+    if http:  # the hanging calls blocked nothing: the other requests were answered and judged
+        assert any(c["check"] == "base.tools.list-shape" and c["verdict"] == "PASS" for c in report["cases"])
 
 
 def test_a_spent_target_budget_ends_the_target_with_its_cases_error(tmp_path: Path) -> None:
-    server, _ = _server(tmp_path)
+    server, _, tag = _server(tmp_path)
     began = time.monotonic()
-    done = cli(
-        "run", "--server", server, "--timeout", f"{TIMEOUT:g}", "--target-budget", "5", "--quiet",
+    code, report, _ = _run(
+        tag, "--server", server, "--timeout", f"{TIMEOUT:g}", "--target-budget", "5", "--quiet",
         "--report-dir", str(tmp_path / "out"),
     )  # fmt: skip
     wall = time.monotonic() - began
-    assert done.returncode == 1, done.stderr[-2000:]
+    assert code == 1, report["footer"]
     assert wall < 5 + SLACK
-    report = _report(tmp_path / "out")
     assert report["targets"][0]["timeouts"] == {"request": TIMEOUT, "start": 60.0, "target": 5.0}
     spent = "the target's budget of 5 s was spent"
     cases = report["cases"]

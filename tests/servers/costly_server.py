@@ -1,11 +1,16 @@
 """Servers that cost their client: hangs that would eat a run's time, processes that outlive a close.
 
-    python -m tests.servers.costly_server hang-tools [TAG] [--log FILE]
+    python -m tests.servers.costly_server hang-tools [TAG] [--log FILE] [--http]
     python -m tests.servers.costly_server setsid-grandchild TAG
     python -m tests.servers.costly_server stdout-holder TAG
 
 Every mode is the conformant raw server (three revisions) with one fault. TAG is an argument every
 process of the mode carries in its command line, so a test can look for what is left after a run.
+
+With `--http` (hang-tools only) the server speaks Streamable HTTP instead: a threading HTTP server on
+127.0.0.1, an ephemeral port, `LISTENING http://127.0.0.1:<port>/mcp` once it accepts connections. Each
+POST is answered with application/json on its own thread, so a tools/call that hangs (its request read,
+no response ever written, the connection held open) blocks nothing else.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import contextlib
 import json
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.servers.raw_server import META_VERSION, Server
+from tests.servers.raw_server import META_VERSION, STATUS, Server
 
 MODES = {
     "hang-tools": "six read-only tools; every tools/call is read and never answered",
@@ -35,6 +42,8 @@ HANGING_TOOLS = [
     }
     for n in range(1, 7)
 ]
+#: The longest an HTTP tools/call hangs, so a server that outlives its harness still ends by itself.
+HANG_SECONDS = 300.0
 #: How long a stray child sleeps: far longer than any test, so only a kill ends it.
 STRAY_SECONDS = 600
 
@@ -73,10 +82,7 @@ def serve_stdio(mode: str, tag: str, log: str = "") -> None:
         with contextlib.suppress(ValueError):
             message = json.loads(line)
             if mode == "hang-tools" and isinstance(message, dict) and message.get("method") == "tools/call":
-                if log:  # one line per call left unanswered, naming the revision it came in
-                    meta = (message.get("params") or {}).get("_meta") or {}
-                    with open(log, "a", encoding="utf-8") as f:
-                        f.write(f"{meta.get(META_VERSION) or server.revision}\n")
+                log_unanswered(log, message, server.revision)
                 continue  # read, never answered; everything else still is
         response = server.handle_line(line.rstrip(b"\r\n"))
         if response is not None:
@@ -84,14 +90,80 @@ def serve_stdio(mode: str, tag: str, log: str = "") -> None:
             out.flush()
 
 
+def log_unanswered(log: str, message: dict[str, Any], revision: str | None) -> None:
+    """One line per call left unanswered, naming the revision it came in."""
+    if log:
+        meta = (message.get("params") or {}).get("_meta") or {}
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{meta.get(META_VERSION) or revision}\n")
+
+
+def serve_http(log: str = "") -> None:
+    """hang-tools over Streamable HTTP: every tools/call is read and never answered."""
+    server = HangingTools()
+    lock = threading.Lock()  # the raw server's state (its revision) is one per process
+    stop = threading.Event()  # never set: a hanging call waits on it, bounded by HANG_SECONDS
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def reply(self, status: int, body: bytes = b"") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            if status == 405:
+                self.send_header("Allow", "POST")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self.reply(405)
+
+        def do_DELETE(self) -> None:
+            self.reply(405)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                message = json.loads(body)
+            except ValueError:
+                error = {"code": -32700, "message": "Parse error"}
+                self.reply(400, json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
+                return
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                with lock:  # over HTTP each request names its revision in its MCP-Protocol-Version header
+                    log_unanswered(log, message, self.headers.get("MCP-Protocol-Version") or server.revision)
+                stop.wait(HANG_SECONDS)  # read, never answered; the other threads still answer
+                self.close_connection = True
+                return
+            with lock:
+                response = server.handle(message)
+            if response is None:
+                self.reply(202)
+                return
+            status = STATUS.get(response["error"].get("code"), 200) if "error" in response else 200
+            self.reply(status, json.dumps(response).encode())
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    print(f"LISTENING http://127.0.0.1:{httpd.server_address[1]}/mcp", flush=True)
+    httpd.serve_forever()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=sorted(MODES))
     parser.add_argument("tag", nargs="?", default="")
     parser.add_argument("--log", default="", help="append the revision of each unanswered tools/call here")
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP (hang-tools only)")
     args = parser.parse_args()
+    if args.http and args.mode != "hang-tools":
+        parser.error("--http is for hang-tools only")
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        serve_stdio(args.mode, args.tag, args.log)
+        serve_http(args.log) if args.http else serve_stdio(args.mode, args.tag, args.log)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ The secret is the bearer token of the Authorization header it receives (HTTP), o
 environment variable (stdio). With `--bidi` it echoes no secret but bidi controls, zero-width
 characters and terminal escape sequences in its names and messages instead.
 
-    python -m tests.servers.echo_secret_server [--http] [--bidi]
+    python -m tests.servers.echo_secret_server [--http] [--bidi] [--tag TAG]
+
+`--tag` is ignored: it lets a test find exactly its own processes.
 """
 
 from __future__ import annotations
@@ -208,6 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--bidi", action="store_true")
+    parser.add_argument("--tag", default="", help="ignored: lets a test find exactly its own processes")
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         if args.http:
