@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
+from typing import IO, AnyStr
 
 from tests.conftest import PY, REPO
 
@@ -90,3 +93,17 @@ def left_after(tag: str, within: float = GONE_WITHIN) -> list[int]:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     return left
+
+
+def line_queue(stream: IO[AnyStr]) -> queue.Queue[AnyStr | None]:
+    """Read `stream` line by line on a daemon thread; None marks its end. Lets every read of a child's
+    output carry a timeout (`queue.get(timeout=...)`) instead of blocking the test."""
+    lines: queue.Queue[AnyStr | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines

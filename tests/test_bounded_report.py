@@ -18,11 +18,12 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
 from conformance.reporting import canonical, model, views
+from tests import hostile
 from tests.conftest import PY, REPO
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
@@ -197,18 +198,6 @@ class Announcements:
         self.sock.close()
 
 
-def _reader(stream: IO[str]) -> queue.Queue[str | None]:
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
-
-
 def _wait_line(lines: queue.Queue[str | None], words: str, within: float) -> tuple[str, list[str]]:
     deadline = time.monotonic() + within
     seen: list[str] = []
@@ -248,7 +237,7 @@ def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
     )
     try:
         assert proc.stderr is not None and proc.stdout is not None
-        err = _reader(proc.stderr)
+        err = hostile.line_queue(proc.stderr)
         listen.wait(targets)  # a case of each target waits on a tools/call that never comes
         proc.send_signal(sig)
         signalled = time.monotonic()

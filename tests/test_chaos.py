@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests import hostile
 from tests.conftest import budget, run
 
 #: Misbehaving servers: hangs waited out, restarts, 50 MB messages, floods.
@@ -50,17 +51,8 @@ def _spec(mode: str, tmp_path: Path) -> str:
 
 
 def _chaos_processes(tag: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"tests.servers.chaos_server" in argv and tag.encode() in argv:
-            found.append(int(entry.name))
-    return found
+    """The chaos server's processes of one test (its unique tag is one of their arguments)."""
+    return hostile.tagged(tag)
 
 
 #: The per-request timeout of a mode whose server leaves some request unanswered, so each such wait is

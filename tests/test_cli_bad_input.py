@@ -150,9 +150,9 @@ def test_ctrl_c_during_the_start_up_probe_writes_a_partial_report(tmp_path: Path
     assert "INCOMPLETE" in out
 
 
-def test_ctrl_c_while_cases_run_exits_130_quietly_with_a_partial_report(tmp_path: Path) -> None:
-    """Ctrl-C once a case has finished, with more of this target's cases and a second target to come: no
-    traceback, no `coroutine ... was never awaited` for what never started, the cases so far reported."""
+def interrupt_two_targets(tmp_path: Path, wait_for: str, *extra: str) -> tuple[int, str, str]:
+    """Ctrl-C on a run of two raw-server targets (the first fails its id echo at once, the second has a
+    tool that takes a minute) once `wait_for` shows: (exit code, stdout, stderr)."""
     server = [sys.executable, "-m", "tests.servers.raw_server"]
     code, out, err, _ = interrupt_after(
         [
@@ -163,11 +163,19 @@ def test_ctrl_c_while_cases_run_exits_130_quietly_with_a_partial_report(tmp_path
             "stdio:" + shlex.join([*server, "--defect", "slow-tool"]),
             "--call-tools",
             "all",
+            *extra,
             "--report-dir",
             str(tmp_path),
         ],
-        "FAIL  base.rpc.id-echo",
+        wait_for,
     )
+    return code, out, err
+
+
+def test_ctrl_c_while_cases_run_exits_130_quietly_with_a_partial_report(tmp_path: Path) -> None:
+    """Ctrl-C once a case has finished, with more of this target's cases and a second target to come: no
+    traceback, no `coroutine ... was never awaited` for what never started, the cases so far reported."""
+    code, out, err = interrupt_two_targets(tmp_path, "FAIL  base.rpc.id-echo")
     assert code == 130, err
     assert "Traceback" not in err, err
     assert "RuntimeWarning" not in err and "never awaited" not in err, err

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -93,25 +92,9 @@ def test_a_file_of_many_targets_runs_them_all_into_one_report(tmp_path: Path) ->
 def test_ctrl_c_stops_every_worker_and_keeps_what_they_judged(tmp_path: Path) -> None:
     """Ctrl-C reaches the parent only (workers run in sessions of their own): it tells each worker to
     stop, each hands in its partial report, and the run exits 130 with the cases judged so far."""
-    from tests.test_cli_bad_input import interrupt_after
+    from tests.test_cli_bad_input import interrupt_two_targets
 
-    raw = [PY, "-m", "tests.servers.raw_server"]
-    code, out, err, _ = interrupt_after(
-        [
-            "run",
-            "--server",
-            "stdio:" + shlex.join([*raw, "--defect", "wrong-id"]),
-            "--server",
-            "stdio:" + shlex.join([*raw, "--defect", "slow-tool"]),
-            "--call-tools",
-            "all",
-            "-j",
-            "2",
-            "--report-dir",
-            str(tmp_path),
-        ],
-        "FAIL",
-    )
+    code, out, err = interrupt_two_targets(tmp_path, "FAIL", "-j", "2")
     assert code == 130, err
     assert "Traceback" not in err, err
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))

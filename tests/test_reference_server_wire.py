@@ -17,7 +17,6 @@ import os
 import queue
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,8 @@ from typing import IO, Any
 
 import httpx
 import pytest
+
+from tests import hostile
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MODULE = "conformance_reference.base_server"
@@ -76,19 +77,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=3)
 
 
-def _line_pump(stream: IO[bytes]) -> queue.Queue[bytes | None]:
-    """Read `stream` line by line on a daemon thread; None marks EOF. Lets every read carry a timeout."""
-    lines: queue.Queue[bytes | None] = queue.Queue()
-
-    def pump() -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
-
-
 class StdioPeer:
     """A raw newline-delimited JSON-RPC client on the server's stdin/stdout."""
 
@@ -96,7 +84,7 @@ class StdioPeer:
         assert proc.stdin is not None and proc.stdout is not None
         self.proc = proc
         self._stdin = proc.stdin
-        self._lines = _line_pump(proc.stdout)
+        self._lines = hostile.line_queue(proc.stdout)
 
     def send_raw(self, text: str) -> None:
         self._stdin.write(text.encode("utf-8") + b"\n")
@@ -141,7 +129,7 @@ def stdio_server(tmp_path: Path) -> Iterator[StdioPeer]:
 def _start_http(era: str, stderr: IO[bytes]) -> tuple[subprocess.Popen[bytes], str]:
     proc = _spawn(["--http", "--port", "0", "--era", era], stderr, stdio=False)
     assert proc.stdout is not None
-    lines = _line_pump(proc.stdout)
+    lines = hostile.line_queue(proc.stdout)
     try:
         line = lines.get(timeout=STARTUP_WAIT)
     except queue.Empty:

@@ -504,18 +504,12 @@ class Runner:
             note += "target's transcript memory budget is spent"
             t = entries[-1]["t"] if entries else 0.0
             entries.append({"t": t, "dir": "event", "note": note, "omitted": {"entries": lost, "bytes": 0}})
-        return CaseResult(
-            key=key,
-            check=check.id,
-            suite=check.suite,
-            requirement=check.requirement,
-            level=req.level,
-            title=check.title,
-            target=index,
-            transport=ctx.transport,
-            revision=ctx.revision,
-            verdict=verdict,
-            message=message,
+        return _case_result(
+            index,
+            check,
+            ctx,
+            Verdict(verdict),
+            message,
             duration=time.monotonic() - started,
             evidence=evidence,
             transcript=entries if verdict != Verdict.PASS or self.options.keep_transcripts else [],
@@ -531,23 +525,7 @@ class Runner:
         entries: list[dict[str, Any]] | None = None,
     ) -> CaseResult:
         """ERROR for a case the target's budget left no time to run (or to finish)."""
-        req = requirement(check.requirement)
-        return CaseResult(
-            key=case_key(check.id, ctx.transport, ctx.revision, index),
-            check=check.id,
-            suite=check.suite,
-            requirement=check.requirement,
-            level=req.level,
-            title=check.title,
-            target=index,
-            transport=ctx.transport,
-            revision=ctx.revision,
-            verdict=Verdict.ERROR,
-            message=message,
-            duration=0.0,
-            evidence={},
-            transcript=entries or [],
-        )
+        return _case_result(index, check, ctx, Verdict.ERROR, message, transcript=entries or [])
 
 
 def _probe_info(probe: ProbeResult) -> dict[str, Any]:
@@ -584,3 +562,35 @@ def _close_all(slot: Slot) -> None:
     for item in slot.items:
         if isinstance(item, Slot):
             _close_all(item)
+
+
+def _case_result(
+    index: int,
+    check: Check,
+    ctx: CaseContext,
+    verdict: Verdict,
+    message: str,
+    *,
+    duration: float = 0.0,
+    evidence: dict[str, Any] | None = None,
+    transcript: list[dict[str, Any]] | None = None,
+    blocked_by: str | None = None,
+) -> CaseResult:
+    """One case's result: the check's identity and requirement row, where it ran, and its verdict."""
+    return CaseResult(
+        key=case_key(check.id, ctx.transport, ctx.revision, index),
+        check=check.id,
+        suite=check.suite,
+        requirement=check.requirement,
+        level=requirement(check.requirement).level,
+        title=check.title,
+        target=index,
+        transport=ctx.transport,
+        revision=ctx.revision,
+        verdict=verdict,
+        message=message,
+        duration=duration,
+        evidence=evidence or {},
+        transcript=transcript or [],
+        blocked_by=blocked_by,
+    )
