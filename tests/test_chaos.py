@@ -156,7 +156,8 @@ def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ}
     )
     peak_mb = int(result.stderr.strip().splitlines()[-1]) / 1024
-    assert peak_mb < 200, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
+    # The bound the README states for one hostile target at the default caps (tests/hostile.py holds it too).
+    assert peak_mb < 256, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
     assert (tmp_path / "r" / "report.json").exists()
 
 
