@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 from packaging.version import Version
 
 from conformance import schemas
@@ -390,17 +391,18 @@ def mcp1_venv(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     where, stamp = home / "venv", home / "ready"
     python = where / "bin" / "python"
     wanted = f"{MCP_1X} pytest; Python {sys.version}"
-    if not (python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted):
-        stamp.unlink(missing_ok=True)
-        shutil.rmtree(where, ignore_errors=True)
-        venv.EnvBuilder(with_pip=True).create(where)
-        try:
-            done = _pip(python, "install", "--quiet", MCP_1X, "pytest")
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"pip install {MCP_1X} did not finish within 600 s")
-        if done.returncode != 0:
-            pytest.skip(f"cannot install {MCP_1X} into a separate venv: {done.stderr.strip()[-300:]}")
-        stamp.write_text(wanted, encoding="utf-8")
+    with FileLock(str(home / "build.lock")):  # xdist workers share the cache: one builds, the others wait
+        if not (python.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted):
+            stamp.unlink(missing_ok=True)
+            shutil.rmtree(where, ignore_errors=True)
+            venv.EnvBuilder(with_pip=True).create(where)
+            try:
+                done = _pip(python, "install", "--quiet", MCP_1X, "pytest")
+            except subprocess.TimeoutExpired:
+                pytest.skip(f"pip install {MCP_1X} did not finish within 600 s")
+            if done.returncode != 0:
+                pytest.skip(f"cannot install {MCP_1X} into a separate venv: {done.stderr.strip()[-300:]}")
+            stamp.write_text(wanted, encoding="utf-8")
     _pip(python, "uninstall", "--yes", "--quiet", "mcp-conformance")  # a previous session's copy
     # `pip install <checkout>`, from a copy: a build in the checkout itself would leave build/ there.
     source = tmp_path_factory.mktemp("checkout") / "mcp-conformance"
