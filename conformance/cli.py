@@ -143,7 +143,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
                 group.add_argument(
                     option.flag,
                     dest=option.dest,
-                    type=_option_type(option),
+                    type=option_type(option),
                     default=None,
                     metavar=option.metavar,
                     help=option.help,
@@ -162,7 +162,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-def _option_type(option: packs.PackOption) -> Any:
+def option_type(option: packs.PackOption) -> Any:
     """The option's converter, its ValueError turned into argparse's one-line usage error."""
 
     def convert(text: str) -> Any:

@@ -84,6 +84,8 @@ class Pack:
     #: schema in the pack's `schemas/` folder. A target file's table is validated against its pack's
     #: schema when the file is read; a table no installed pack declares is a configuration error.
     settings: Mapping[str, str] = field(default_factory=dict)
+    #: Where the pack stands in `list`, `run` and the reports: lower first, then by name.
+    order: int = 100
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -203,9 +205,10 @@ def core_requirement_rows() -> list[dict[str, Any]]:
 
 @cache
 def installed() -> dict[str, Pack]:
-    """Every installed pack by name, in a stable order (this repository's first, then by name)."""
+    """Every installed pack by name, in the order `list` and the reports show them (`Pack.order`, then
+    the name): the core names no pack, each says where it stands."""
     found: dict[str, Pack] = {}
-    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_entry_order):
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
             pack = entry.load()
         except Exception as exc:  # a pack that cannot even be imported: say which, in one line
@@ -217,16 +220,7 @@ def installed() -> dict[str, Pack]:
         if pack.name in found and found[pack.name] != pack:
             raise PackError(f"suite {pack.name!r} is installed twice ({entry.value})")
         found[pack.name] = pack
-    return found
-
-
-#: This repository's packs, in the order the report and `list` show them.
-OWN_ORDER = ("base", "dw-discovery", "map-review", "uwmd", "fuzz")
-
-
-def _entry_order(entry: metadata.EntryPoint) -> tuple[int, str]:
-    name = entry.name
-    return (OWN_ORDER.index(name), name) if name in OWN_ORDER else (len(OWN_ORDER), name)
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
 
 
 def names() -> tuple[str, ...]:

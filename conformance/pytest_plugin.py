@@ -112,13 +112,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
     group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
     from conformance import packs
-    from conformance.cli import _option_type
+    from conformance.cli import option_type
 
     for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
         group.addoption(
             "--mcp-" + option.flag.lstrip("-"),
             dest=f"mcp_{option.dest}",
-            type=_option_type(option),
+            type=option_type(option),
             default=None,
             metavar=option.metavar,
             help=option.help,

@@ -15,4 +15,5 @@ PACK = Pack(
     ),
     reference="conformance_reference.base_server",
     default_for_servers=True,
+    order=0,
 )

@@ -18,4 +18,5 @@ PACK = Pack(
     reference="conformance_reference.dw_server",
     since="2025-06-18",
     settings={"dw-discovery": "urn:mcp-conformance:dw-discovery-target:1"},
+    order=10,
 )

@@ -48,4 +48,5 @@ PACK = Pack(
             "JSON",
         ),
     ),
+    order=40,
 )

@@ -19,4 +19,5 @@ PACK = Pack(
     controller="conformance_reference.map_controller",
     since="2025-06-18",
     settings={"map": "urn:mcp-conformance:map-review-target:1"},
+    order=20,
 )

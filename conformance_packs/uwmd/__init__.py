@@ -20,4 +20,5 @@ PACK = Pack(
     controller="conformance_reference.uwmd_controller",
     since="2025-06-18",
     settings={"uwmd": "urn:mcp-conformance:uwmd-target:1"},
+    order=30,
 )
