@@ -11,6 +11,7 @@ module fixture (a run of a server shared by several assertions) runs once, not o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import subprocess
@@ -95,20 +96,46 @@ def shared_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests using a module-scoped fixture of their own module go to one xdist worker together
-    (`--dist loadgroup`), so that fixture runs once per session; every other test is spread freely."""
+    (`--dist loadgroup`), so that fixture runs once per session; every other test is spread freely.
+
+    A parametrised module fixture is one fixture per parameter: its users are grouped by the parameter
+    too (`module:fixture=param`), so a costly fixture split into parameters (the mutant runs of
+    `tests/profile_helpers.py`, `mutant_params`) spreads over the workers, each part still run once."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         module = getattr(item, "module", None)
         if info is None or module is None or item.get_closest_marker("xdist_group"):
             continue
-        shared = any(
-            fixturedef.scope in ("module", "class")
-            and getattr(fixturedef.func, "__module__", None) == module.__name__
+        shared = [
+            fixturedef.argname
             for fixturedefs in info.name2fixturedefs.values()
             for fixturedef in fixturedefs
-        )
+            if fixturedef.scope in ("module", "class")
+            and getattr(fixturedef.func, "__module__", None) == module.__name__
+        ]
         if shared:
-            item.add_marker(pytest.mark.xdist_group(module.__name__))
+            params = getattr(getattr(item, "callspec", None), "params", {})
+            parts = [f"{name}={params[name]}" for name in sorted(set(shared)) if name in params]
+            # No brackets: xdist takes the text after the last `@` as the group only past the last `]`.
+            group = module.__name__ + "".join(f":{part}" for part in parts)
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On an xdist worker, fail at once where `--dist loadgroup` would silently not group: xdist marks a
+    grouped test by suffixing its node id (`@group`), which pytest 9.2 no longer lets it do
+    (pytest-xdist issue 1386; the test extra pins pytest below 9.2 until a fix). Ungrouped, every worker
+    would run every costly module fixture itself: the same tests pass, in twice the time or more."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not session.config.getvalue("loadgroup"):
+        return
+    ungrouped = [
+        i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid
+    ]
+    if ungrouped:
+        raise RuntimeError(
+            f"pytest-xdist could not group {len(ungrouped)} tests (e.g. {ungrouped[0]}) with pytest "
+            f"{pytest.__version__}: install the test extra's pytest (see pyproject.toml)"
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -125,6 +152,20 @@ def shared_dir() -> Path:
     if not path.is_dir():
         pytest.skip("../shared is not present")
     return path
+
+
+@pytest.fixture(scope="session")
+def embedded_default(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """`run(None)`: the base suite against the embedded default, run once per session however many
+    tests and xdist workers ask for it (test_base_reference judges it, test_base_load compares a loaded
+    run with it). The first worker runs it under a file lock and leaves the report as JSON; the others
+    wait for that and read it. Each test gets its own copy."""
+    with shared_install(shared_tmp(tmp_path_factory) / "embedded-default") as folder:
+        path = folder / "report.json"
+        if not path.is_file():
+            path.write_text(json.dumps(run(None)), encoding="utf-8")
+        report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,15 +131,17 @@ class StatefulProfile:
         parallel: int = 2,
     ) -> dict[str, dict[str, Any]]:
         """The reports of the mutants (`defect` parameters of `test_file`) this session selected among
-        `expected`, each over its own state file with the checks `selection` names for it."""
+        `expected`, each over its own state file with the checks `selection` names for it: those of the
+        fixture's group (`request.param`, see `mutant_params`) when it has one, else all of them."""
         known = set(expected)
+        group = getattr(request, "param", None)
         plans = {
             defect: (
                 [self.target(tmp_path_factory.mktemp(defect) / "state.db", defect=defect)],
                 selection(defect),
             )
             for defect in selected_params(request, test_file, "defect")
-            if defect in known
+            if defect in known and (group is None or mutant_group(defect) == group)
         }
         return self.run_many(plans, parallel=parallel)
 
@@ -167,6 +170,29 @@ class StatefulProfile:
             return dict(await asyncio.gather(*(one(k, t, c) for k, (t, c) in plans.items())))
 
         return asyncio.run(all_plans())
+
+
+#: Groups the mutants of one module are run in. One module fixture running every mutant would hold one
+#: xdist worker for minutes while the others idle; a group each, chosen by a stable hash of the defect's
+#: name (adding a defect moves no other), spreads them (tests/conftest.py groups a parametrised module
+#: fixture's users by parameter) and still runs each mutant once.
+MUTANT_GROUPS = 6
+
+
+def mutant_group(defect: str) -> int:
+    """The group of a defect: stable across runs, machines and Python's hash seed."""
+    return zlib.crc32(defect.encode("utf-8")) % MUTANT_GROUPS
+
+
+def mutant_params(defects: Iterable[str], fixture: str = "reports") -> Any:
+    """`@pytest.mark.parametrize` over `defect`, each with its group as the indirect parameter of the
+    module fixture `fixture` (which calls `mutant_reports`); the test ids stay the defect names."""
+    return pytest.mark.parametrize(
+        ("defect", fixture),
+        [pytest.param(d, mutant_group(d), id=d) for d in sorted(defects)],
+        indirect=[fixture],
+        scope="module",
+    )
 
 
 def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:

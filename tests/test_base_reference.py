@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import non_pass, run, stdio
 
@@ -13,8 +14,10 @@ ALL = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 SPOKEN = {"stdio": ALL, "http": ALL[:-1]}
 
 
-def test_embedded_default_passes_on_both_transports_and_all_revisions() -> None:
-    report = run(None)
+def test_embedded_default_passes_on_both_transports_and_all_revisions(
+    embedded_default: dict[str, Any],
+) -> None:
+    report = embedded_default  # run(None), shared with tests/test_base_load.py
     assert [t["transport"] for t in report["targets"]] == ["stdio", "http"]
     for target in report["targets"]:
         assert target["revisions_spoken"] == SPOKEN[target["transport"]]

@@ -186,13 +186,22 @@ class Runner:
         outputs = {k: self.expand(v["value"], ctx) for k, v in ACTION["outputs"].items()}
         return Job(steps, outputs, self.summary.read_text() if self.summary.exists() else "")
 
-    def job(self, name: str, env: dict[str, str], replace: dict[str, str]) -> Job:
+    def job(
+        self,
+        name: str,
+        env: dict[str, str],
+        replace: dict[str, str],
+        inputs: dict[str, dict[str, str]] | None = None,
+    ) -> Job:
         """Run a job of the example, the `run:` of the steps named in `replace` replaced (what the
-        example asks a user to replace: the install of their server)."""
+        example asks a user to replace: the install of their server), and the `with:` of the steps
+        named in `inputs` given those inputs too (what a user may add: `args` narrowing a run)."""
         steps = copy.deepcopy(EXAMPLE["jobs"][name]["steps"])
         for step in steps:
             if step.get("name") in replace:
                 step["run"] = replace[step["name"]]
+            if step.get("name") in (inputs or {}):
+                step["with"] = {**step["with"], **(inputs or {})[step["name"]]}
         ctx: dict[str, Any] = {"inputs": {}, "env": {**EXAMPLE.get("env", {}), **env}, "steps": {}}
         steps = self.run(steps, ctx)
         return Job(steps, {}, self.summary.read_text() if self.summary.exists() else "")
@@ -225,6 +234,9 @@ def _runner(paths: dict[str, Path], workspace: str, event: str = "push") -> Runn
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the harness runs from its own venv
     env["ACTION_PATH"] = str(paths["action"])
+    # The action's own install, without byte-compiling every module of every dependency (pip's default;
+    # most are never imported here): the same packages installed, in less time on a busy machine.
+    env["PIP_NO_COMPILE"] = "1"
     # `python` is the one the servers are installed in, as after a workflow's setup-python and install.
     env["PATH"] = os.pathsep.join([str(Path(PY).parent), os.environ.get("PATH", "")])
     return Runner(ws, paths["temp"], env, event)
@@ -311,11 +323,19 @@ def test_the_example_workflow_uses_the_action_and_gates_last(runner_temp: dict[s
     server = "stdio:" + shlex.join(
         ["env", f"PYTHONPATH={REPO}", PY, "-m", "tests.servers.raw_server", "--defect", "schema-violation"]
     )
+    # The example's wiring is under test, not the base suite (tests/test_base_*.py judge it): a few
+    # checks, as the other tests of the action select, keep the run short. The mutant fails one of them.
+    conformance = next(s for s in steps if s.get("uses") == PLACEHOLDER)
+    assert "args" not in conformance["with"]
     job = runner.job(
-        "conformance", {"SERVER": server}, {install["name"]: ": the test servers are importable"}
+        "conformance",
+        {"SERVER": server},
+        {install["name"]: ": the test servers are importable"},
+        {conformance["name"]: {"args": "-k structured --protocol 2025-11-25"}},
     )
     action = next(s for s in job.steps if s.uses == PLACEHOLDER)
     assert action.ran and action.code == 0 and action.with_["gate"] == "false"
+    assert action.with_["suites"] == "base" and action.with_["args"] == "-k structured --protocol 2025-11-25"
     assert action.outputs["exit-code"] == "1" and action.outputs["baseline-created"] == "true"
     assert _in(runner, "conformance-baseline.json").is_file()
     results = json.loads(_in(runner, action.outputs["sarif"]).read_text())["runs"][0]["results"]

@@ -21,6 +21,7 @@ import pytest
 
 from conformance.engine.checks import Check
 from tests.map_helpers import DECISION_RACES, PROFILE, checks, non_pass
+from tests.profile_helpers import mutant_params
 from tests.servers.map_mutants import DEFECTS
 
 EXPLAINED = {("map-review.read.publication-details", "WARN")}
@@ -138,7 +139,7 @@ def test_every_check_but_one_has_a_mutant_that_fails_it() -> None:
 
 @pytest.fixture(scope="module")
 def reports(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Run the mutants this session selected, three at a time, once for the module."""
+    """Run the mutants of one group (`mutant_params`) this session selected, three at a time."""
     return PROFILE.mutant_reports(request, tmp_path_factory, __file__, EXPECTED, selection, parallel=3)
 
 
@@ -154,7 +155,7 @@ def selection(defect: str) -> list[Check]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("defect", sorted(EXPECTED))
+@mutant_params(EXPECTED)
 def test_mutant_fails_exactly_its_rows(defect: str, reports: dict[str, Any]) -> None:
     report = reports[defect]
     explained = (

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.profile_helpers import mutant_params
 from tests.servers.uwmd_mutants import DEFECTS
 from tests.uwmd_helpers import COSTLY, PROFILE, checks, non_pass
 
@@ -152,12 +153,12 @@ def test_every_check_has_a_mutant_that_it_catches() -> None:
 
 @pytest.fixture(scope="module")
 def reports(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Run the mutants this session selected, two at a time, once for the module."""
+    """Run the mutants of one group (`mutant_params`) this session selected, two at a time."""
     return PROFILE.mutant_reports(request, tmp_path_factory, __file__, EXPECTED, selection)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("defect", sorted(EXPECTED))
+@mutant_params(EXPECTED)
 def test_mutant_fails_exactly_its_rows(defect: str, reports: dict[str, Any]) -> None:
     report = reports[defect]
     assert non_pass(report) == EXPECTED[defect]
