@@ -102,6 +102,49 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
         assert (out / name).stat().st_size > 0
 
 
+@pytest.mark.parametrize("http", [True, False], ids=["http-sse", "stdio"])
+def test_a_flood_past_the_transcript_budget_keeps_each_cases_first_and_last_frames(
+    http: bool, tmp_path: Path
+) -> None:
+    """60 KB notifications spend the target's transcript budget (48 MB) within the first flooded
+    case: each later one keeps its first and last frames around a marker counting the rest, and
+    the harness stays under its memory bound."""
+    target = _target(tmp_path, "flood", ["--pad", "60000"], http=http)
+    out = tmp_path / "r"
+    try:
+        result, peak_mb = harness(
+            "run", "--server", target, "--protocol", REVISION, "--timeout", "3", "--quiet",
+            "--report-dir", str(out),
+        )  # fmt: skip
+    finally:
+        left = _none_left(tmp_path.name)
+    assert not left, f"server processes left behind: {left}"
+    assert result.returncode == 1, result.stderr[-2000:]
+    size = (out / "report.json").stat().st_size
+    report = model.load(out)
+    spent = [
+        c for c in report.cases if any("transcript budget spent" in e.get("note", "") for e in c.transcript)
+    ]
+    dropped = sum(
+        e["omitted"]["entries"]
+        for c in spent
+        for e in c.transcript
+        if "transcript budget spent" in e.get("note", "")
+    )
+    print(
+        f"60 KB flood over {'HTTP' if http else 'stdio'}: {len(spent)} case(s) past the transcript "
+        f"budget, {dropped} frames counted, report.json {size} bytes, peak RSS {peak_mb:.0f} MB"
+    )
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
+    assert size < canonical.REPORT_BOUND
+    assert spent and dropped > 0, "the flood spent the transcript budget"
+    for case in spent:
+        entries = case.transcript
+        at = next(i for i, e in enumerate(entries) if "transcript budget spent" in e.get("note", ""))
+        assert 0 < at < len(entries) - 1, "a frame is kept before and after the count"
+        assert entries[at + 1]["dir"] in ("send", "recv"), "the latest frame is kept after the count"
+
+
 def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:
     """Unit: 100,000 entries and a 5 MB evidence value keep within the per-case budget, and a run of
     many such cases within the run budget plus each case's floor."""
@@ -127,6 +170,43 @@ def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:
     assert isinstance(first["evidence"]["why"], str) and "left out" in first["evidence"]["why"]
     last = cases[-1]
     assert last["transcript"][0] == entries[0] and last["transcript"][-1] == entries[-1]
+
+
+def test_a_spent_transcript_keeps_each_cases_first_and_last_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit: once the target's transcript budget is spent, each case (each mark) still keeps its first
+    and last frames, around one marker counting the frames in between; memory grows per case, not per
+    frame; and the report's own budget carries the count on."""
+    from conformance.adapters import base
+
+    monkeypatch.setattr(base, "TRANSCRIPT_BUDGET", 10_000)
+    transcript = base.Transcript()
+    transcript.record("send", b"x" * 20_000)  # spends the budget
+    cases = []
+    for n in range(3):
+        mark = transcript.mark()
+        for i in range(5_000):
+            transcript.record("recv", f'{{"case":{n},"frame":{i}}}'.encode() + b" " * 5_000)
+        cases.append(transcript.since(mark))
+    assert len(transcript.entries) == 1 + 3 * 3, "first, marker and last per case, whatever the flood"
+    for n, entries in enumerate(cases):
+        first, marker, last = entries
+        assert first["text"].startswith(f'{{"case":{n},"frame":0}}')
+        assert last["text"].startswith(f'{{"case":{n},"frame":4999}}')
+        assert last["truncated_from"] == 5_000 + len(f'{{"case":{n},"frame":4999}}')
+        assert len(first["text"]) == base.SPENT_BYTES_PER_ENTRY, "past the budget an entry keeps less"
+        assert marker["dir"] == "event" and marker["omitted"]["entries"] == 4_998
+        assert marker["omitted"]["bytes"] > 4_998 * 5_000
+        assert "first and latest entries are kept" in marker["note"]
+    assert transcript.dropped == 3 * 4_998
+    # One frame in a case is kept alone; two are kept both, with nothing counted.
+    for frames in (1, 2):
+        mark = transcript.mark()
+        for i in range(frames):
+            transcript.record("recv", b"%d" % i)
+        assert [e["text"] for e in transcript.since(mark)] == [str(i) for i in range(frames)]
+    # The report's budget cuts the case again and counts the marker's entries with its own.
+    result = canonical.bound_transcript(cases[0], canonical.CaseBudget(transcript_entries=2))
+    assert sum(e["omitted"]["entries"] for e in result if "omitted" in e) == 4_998
 
 
 def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path) -> None:
