@@ -24,7 +24,7 @@ import pytest
 
 from conformance.reporting import canonical, model, views
 from tests import hostile
-from tests.conftest import PY, REPO
+from tests.conftest import PY, REPO, budget
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 REVISION = "2025-11-25"
@@ -102,18 +102,21 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
         assert (out / name).stat().st_size > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("http", [True, False], ids=["http-sse", "stdio"])
 def test_a_flood_past_the_transcript_budget_keeps_each_cases_first_and_last_frames(
     http: bool, tmp_path: Path
 ) -> None:
     """60 KB notifications spend the target's transcript budget (48 MB) within the first flooded
     case: each later one keeps its first and last frames around a marker counting the rest, and
-    the harness stays under its memory bound."""
+    the harness stays under its memory bound. Each flooded request waits out a 10 s timeout, so even
+    a loaded machine reads well past 48 MB of the flood (about 3 flooded cases run, the target-cost
+    rule judging the rest)."""
     target = _target(tmp_path, "flood", ["--pad", "60000"], http=http)
     out = tmp_path / "r"
     try:
         result, peak_mb = harness(
-            "run", "--server", target, "--protocol", REVISION, "--timeout", "3", "--quiet",
+            "run", "--server", target, "--protocol", REVISION, "--timeout", "10", "--quiet",
             "--report-dir", str(out),
         )  # fmt: skip
     finally:
@@ -313,23 +316,25 @@ def _peak_mb(stderr: str) -> float:
 
 
 @pytest.mark.parametrize(
-    ("sig", "code", "reason", "targets"),
+    ("sig", "code", "reason", "targets", "http"),
     [
-        (signal.SIGTERM, 143, "terminated", 1),
-        (signal.SIGINT, 130, "interrupted", 1),
-        (signal.SIGTERM, 143, "terminated", 2),
+        (signal.SIGTERM, 143, "terminated", 1, False),
+        (signal.SIGINT, 130, "interrupted", 1, False),
+        (signal.SIGTERM, 143, "terminated", 2, False),
+        (signal.SIGTERM, 143, "terminated", 1, True),
     ],
-    ids=["sigterm", "sigint", "sigterm-j2"],
+    ids=["sigterm", "sigint", "sigterm-j2", "sigterm-http"],
 )
 def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
-    sig: signal.Signals, code: int, reason: str, targets: int, tmp_path: Path
+    sig: signal.Signals, code: int, reason: str, targets: int, http: bool, tmp_path: Path
 ) -> None:
     """Every tools/call hangs (as in the issue): the signal comes while a case waits on one, and a
-    report marked incomplete exists within 5 s; no server process outlives the run; the exit code
-    says which signal. With two targets and `-j 2` the workers stop too and the parent merges."""
+    report marked incomplete exists within 5 s; the harness stays under its memory bound; no server
+    process outlives the run; the exit code says which signal. With two targets and `-j 2` the
+    workers stop too and the parent merges. Over Streamable HTTP the hung POST is the wait."""
     listen = Announcements()
     args = ["--flood", "", "--hang", "tools/call", "--announce", str(listen.port)]
-    servers = [_target(tmp_path, f"hang{n}", args, http=False) for n in range(targets)]
+    servers = [_target(tmp_path, f"hang{n}", args, http=http) for n in range(targets)]
     out = tmp_path / "r"
     command = [PY, "-c", hostile.WRAPPER, "run", "--protocol", REVISION, "--timeout", "60"]
     for server in servers:
@@ -372,8 +377,8 @@ def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
     assert [t.index for t in report.targets] == list(range(targets))
     assert any(c.verdict == "PASS" for c in report.cases), "the cases judged before the signal are kept"
     assert f"(exit {code})" in stdout
-    if targets > 1:  # the merged report (the workers' cases) is in place within the bound too
-        assert ended < SIGNAL_BOUND, f"the merged report came {ended:.1f} s after the signal"
+    if targets > 1:  # the merged report (the workers' cases) follows within the bound, stretched by load
+        assert ended < budget(SIGNAL_BOUND), f"the merged report came {ended:.1f} s after the signal"
     assert _none_left(tmp_path.name) == []
     assert not [p for p in _children_named("conformance.engine.workers")], "a worker outlived the run"
 
