@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.authority import TOKEN_KINDS, AuthorityServer, load_key, mint
-from tests.conftest import cli
+from tests.conftest import cli, shared_install, shared_tmp
 from tests.servers.auth_mutants import DEFECTS
 
 pytestmark = pytest.mark.slow
@@ -259,3 +260,71 @@ def test_the_authority_mints_each_kind_as_documented(tmp_path: Path) -> None:
         jwt.decode(tokens["unknown-key"], keys)
     assert tokens["malformed"].count(".") != 2
     assert oct(os.stat(tmp_path / "k.json").st_mode & 0o777) == "0o600"
+
+
+#: The TypeScript SDK server's packages, pinned (npm installs them into pytest's cache).
+TS_PACKAGES = ("@modelcontextprotocol/sdk@1.32.2", "express@5.3.0", "jose@6.2.18", "zod@4.6.7")
+
+
+@pytest.fixture(scope="module")
+def ts_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/servers/ts_auth_server.mjs inside a folder where its packages are installed (ES modules
+    resolve imports from the script's own folder), under a file lock shared by xdist workers."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not on PATH: the TypeScript SDK server cannot be installed")
+    if os.environ.get("MCP_CONFORMANCE_NO_INSTALL"):
+        pytest.skip("MCP_CONFORMANCE_NO_INSTALL is set: the TypeScript SDK server is not installed")
+    cache = getattr(request.config, "cache", None)
+    name = "npm-ts-auth-" + "-".join(p.rsplit("@", 1)[1] for p in TS_PACKAGES)
+    folder = Path(cache.mkdir(name)) if cache is not None else shared_tmp(tmp_path_factory) / name
+    with shared_install(folder) as prefix:
+        if not (prefix / "node_modules" / "jose").exists():
+            done = subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--silent",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                    str(prefix),
+                    *TS_PACKAGES,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            if done.returncode != 0:
+                pytest.skip(f"npm could not install {' '.join(TS_PACKAGES)}: {done.stderr.strip()[-300:]}")
+        script = prefix / "ts_auth_server.mjs"
+        shutil.copyfile(Path(__file__).parent / "servers" / "ts_auth_server.mjs", script)
+    return script
+
+
+@pytest.mark.parametrize("defect", ["", "--no-audience-check"])
+def test_a_typescript_sdk_server_with_bearer_auth(
+    ts_server: Path, own_deployment: Any, tmp_path: Path, defect: str
+) -> None:
+    """A server no part of this project's SDK built: the TypeScript SDK's `requireBearerAuth` and
+    metadata router, trusting the test issuer. It passes every row it speaks (2025-06-18 and 2025-11-25);
+    with its verifier's audience check removed it FAILs exactly AUTH-TOKEN-003."""
+    key, issuer, _ = own_deployment
+    command = ["node", str(ts_server), issuer, *([defect] if defect else [])]
+    target = tmp_path / "ts.toml"
+    target.write_text(
+        f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n'
+        f"[auth]\nkey_file = {json.dumps(str(key))}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "report"
+    result = cli(
+        "run", "--suite", "auth", "--server", str(target), "--quiet", "--report-dir", str(out), timeout=300
+    )
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["targets"][0]["server_info"]["name"] == "ts-protected"
+    assert {"2025-06-18", "2025-11-25"} <= set(report["targets"][0]["revisions_spoken"])
+    failed = {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
+    if defect:
+        assert result.returncode == 1 and failed == {("auth.token.audience", "FAIL")}
+    else:
+        assert result.returncode == 0 and not failed, result.stdout
