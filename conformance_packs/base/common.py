@@ -215,7 +215,8 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
             if first is None:
                 entry.why = f"not called: {drawn.problem}"
                 continue
-            rank, text = 0, first
+            rank = 0
+            text: str | None = first
             while text is not None:
                 args = json.loads(text)  # a fresh copy: a check may change the arguments it sends
                 try:
