@@ -201,7 +201,7 @@ async def _sdk(server: Any, calls: int, revision: str) -> list[float]:
     from mcp import Client
 
     mode = "legacy" if era_of(revision) == "legacy" else revision
-    async with Client(server, mode=mode, cache=None, read_timeout_seconds=10) as client:
+    async with Client(server, mode=mode, cache=None, read_timeout_seconds=START_TIMEOUT) as client:
         times = []
         for _ in range(WARMUP + calls):
             started = time.perf_counter()
