@@ -14,7 +14,6 @@ from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
-from conformance.schemas import shape_errors
 from conformance_packs.base.wirelog import excerpt, server_messages
 
 #: 2025-03-26 added the completions capability (2024-11-05 had completion/complete without one).
@@ -140,6 +139,11 @@ GATED = (
 )
 
 
+def _undeclared_gates(capabilities: dict[str, Any], era: str) -> list[str]:
+    """The gated notifications this server leaves undeclared: the ones it must not send."""
+    return [m for m in GATED if _gate(m, capabilities, era)]
+
+
 @check(
     "base.cap.notifications-declared",
     "BASE-CAP-003",
@@ -147,18 +151,26 @@ GATED = (
     last=True,
 )
 async def notifications_declared(ctx: CaseContext) -> None:
+    closed = _undeclared_gates(ctx.identity.capabilities, ctx.era)
+    if not closed:
+        skip("the server declares every capability a notification needs (listChanged, subscribe, logging)")
     entries = ctx.wire_log()
-    gated = [s for s in server_messages(entries) if s.kind == "notification" and s.method in GATED]
-    if not gated:
-        skip("the server sent no capability-gated notification (list_changed, resources/updated, message)")
-    for item in gated:
-        needs = _gate(item.method or "", ctx.identity.capabilities, ctx.era)
-        if needs:
+    seen = server_messages(entries)
+    if not seen:
+        skip("the server sent no JSON-RPC message in this revision's exchanges")
+    for item in seen:
+        if item.kind == "notification" and item.method in closed:
+            needs = _gate(item.method or "", ctx.identity.capabilities, ctx.era)
             missed(
                 f"message {item.entry}: {item.method} sent, but the server did not declare {needs}",
                 **excerpt(entries, item),
             )
-    ctx.note(f"{len(gated)} capability-gated notification(s), each declared")
+    notifications = sum(1 for s in seen if s.kind == "notification")
+    ctx.note(
+        f"{len(seen)} server messages ({notifications} notifications) read, none of "
+        + ", ".join(closed)
+        + " (their capabilities are not declared)"
+    )
 
 
 LISTS = (
@@ -212,30 +224,26 @@ async def lists_per_connection(ctx: CaseContext) -> None:
 
 
 @check(
-    "base.cap.missing-client-capability",
+    "base.cap.declared-lists-answered",
     "BASE-CAP-005",
-    "-32021 names the missing client capabilities",
+    "a declared feature's list is answered",
     eras=("modern",),
-    last=True,
 )
-async def missing_client_capability(ctx: CaseContext) -> None:
-    entries = ctx.wire_log()
-    refusals = [
-        s
-        for s in server_messages(entries)
-        if s.kind == "response"
-        and isinstance(s.message.get("error"), dict)
-        and s.message["error"].get("code") == jsonrpc.MISSING_CLIENT_CAPABILITY
-    ]
-    if not refusals:
-        skip("the server refused no request for a missing client capability (-32021)")
-    for item in refusals:
-        problems = shape_errors("missingCapabilityError", item.message["error"], ctx.revision)
-        if problems:
-            missed(f"message {item.entry}: " + "; ".join(problems), **excerpt(entries, item))
-        if ctx.transport == "http" and item.status not in (None, 400):
-            missed(
-                f"message {item.entry}: -32021 came with HTTP {item.status}, not 400",
-                **excerpt(entries, item),
+async def declared_lists_answered(ctx: CaseContext) -> None:
+    wanted = [e for e in LISTS if ctx.identity.has(e[0]) and e[1] != "resources/templates/list"]
+    if not wanted:
+        skip("the server declares none of tools, resources and prompts")
+    for capability, method, key, _ in wanted:
+        listing = await ctx.list_all(method, key)
+        first = listing.calls[0] if listing.calls else None
+        if first is None or not isinstance(first.result, dict):
+            got = (
+                "error " + repr(first.error_code)
+                if first is not None and first.error is not None
+                else "no result"
             )
-    ctx.note(f"{len(refusals)} -32021 refusal(s) judged")
+            missed(
+                f"the server declares {capability!r} but answered {method} with {got}",
+                **(first.excerpt() if first else {}),
+            )
+    ctx.note("answered with a result: " + ", ".join(m for _, m, _, _ in wanted))

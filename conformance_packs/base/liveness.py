@@ -63,9 +63,7 @@ async def no_response(ctx: CaseContext) -> None:
             raise
         if probe.closed:
             ctx.session_broken()
-            missed(
-                f"the stream ended after the notification {method} ({probe.closed.splitlines()[0]})"
-            )
+            missed(f"the stream ended after the notification {method} ({probe.closed.splitlines()[0]})")
         sentinel = probe.sentinel.request.get("id") if probe.sentinel and probe.sentinel.request else None
         entries = ctx.wire_since(mark)
         answers = [

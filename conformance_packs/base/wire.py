@@ -35,6 +35,8 @@ NOTIFICATION_SHAPES = {
     "notifications/resources/updated": "resourceUpdatedParams",
     "notifications/cancelled": "cancelledParams",
 }
+#: Error shapes by code, where a revision defines one (2026-07-28: -32021 lists what is missing).
+ERROR_SHAPES: dict[Any, str] = {-32021: "missingCapabilityError"}
 #: Faults shown in one verdict; the count says how many there were.
 SHOWN = 5
 #: Error codes 2026-07-28 defines in the range it reserves (-32020 to -32099), from its schema.
@@ -86,9 +88,10 @@ def judge(seen: Seen, revision: str) -> list[str]:
         return problems
     message, at = seen.message, seen.pointer
     if seen.kind == "response" and "error" in message:
-        problems += [
-            _under(f"{at}/error", line) for line in shape_errors("error", message["error"], revision)
-        ]
+        error = message["error"]
+        shape = ERROR_SHAPES.get(error.get("code")) if isinstance(error, dict) else None
+        shape = shape if shape and _defined(shape, revision) else "error"
+        problems += [_under(f"{at}/error", line) for line in shape_errors(shape, error, revision)]
     elif seen.kind == "response":
         shape = RESULT_SHAPES.get(seen.method or "", "result")
         problems += _shape(shape, message["result"], revision, f"{at}/result")
