@@ -9,22 +9,23 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.engine.api import TransportError
-from conformance.engine.checks import check, missed
+from conformance.engine.checks import check, missed, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
-from conformance.protocol.session import CLIENT_INFO, Call
+from conformance.protocol.session import CLIENT_INFO, NO_RESPONSE
 from conformance_packs.base.wirelog import excerpt, server_messages
 
 
-def _empty(call: Call, what: str) -> None:
+def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
     """The answer to a ping must be an empty result (the schema's EmptyResult: nothing but `_meta`)."""
-    result = call.result
+    result = response.get("result") if isinstance(response, dict) else None
     if not isinstance(result, dict):
-        got = f"error {call.error_code!r}" if call.error is not None else "no result"
-        missed(f"{what} was answered with {got}, not an empty result", **call.excerpt())
+        error = response.get("error") if isinstance(response, dict) else None
+        got = f"error {error.get('code')!r}" if isinstance(error, dict) else "no result"
+        missed(f"{what} was answered with {got}, not an empty result", **evidence)
     extra = sorted(k for k in result if k != "_meta")
     if extra:
-        missed(f"{what} was answered with a result that is not empty: {extra}", **call.excerpt())
+        missed(f"{what} was answered with a result that is not empty: {extra}", **evidence)
 
 
 @check(
@@ -35,7 +36,7 @@ def _empty(call: Call, what: str) -> None:
 )
 async def ping_empty_result(ctx: CaseContext) -> None:
     call = await ctx.request("ping")
-    _empty(call, "ping")
+    _empty(call.response, "ping", call.excerpt())
     ctx.note(f"answered in {call.reply.elapsed * 1000:.0f} ms")
 
 
@@ -88,18 +89,35 @@ async def no_response(ctx: CaseContext) -> None:
 )
 async def ping_during_initialize(ctx: CaseContext) -> None:
     session = await ctx.fresh_session_unopened()
-    msg_id = session.next_id()
+    budget = session.opening_timeout or session.timeout  # a process started just now: its start budget
+    init_id, ping_id = session.next_id(), "conformance-early-ping"
     initialize = jsonrpc.request(
-        msg_id, "initialize", {"protocolVersion": ctx.revision, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        init_id,
+        "initialize",
+        {"protocolVersion": ctx.revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
     )
+    mark = ctx.mark()
     try:
-        # The session's sentinel in a legacy revision is ping, sent at once after the initialize
-        # request, before its answer is read: the one request the lifecycle lets a client send then.
-        probe = await session.probe(jsonrpc.encode(initialize), expect_id=msg_id)
+        # Written back to back, before the initialize answer is read: the one request the lifecycle
+        # lets a client send then. Then the handshake ends and a ping every server answers settles it:
+        # a server answering in order has answered the early ping by then, so nothing is waited out.
+        await session.send(initialize, expect_id=NO_RESPONSE)
+        await session.send(jsonrpc.request(ping_id, "ping"), expect_id=NO_RESPONSE)
+        await session.notify("notifications/initialized")
+        settle = await session.request("ping", timeout=budget)
     finally:
         await session.close()
-    ctx.calls.append(probe.call)
-    if probe.sentinel is None or probe.sentinel.reply.response is None:
-        missed("the ping sent right after initialize was not answered", **probe.call.excerpt())
-    ctx.calls.append(probe.sentinel)
-    _empty(probe.sentinel, "the ping sent right after initialize")
+    ctx.calls.append(settle)
+    entries = ctx.wire_since(mark)
+    answers = [s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") == ping_id]
+    if not answers:
+        if settle.reply.response is None:
+            missed("neither the early ping nor the ping after the handshake was answered", **settle.excerpt())
+        weak(
+            "the ping written right after initialize was never answered, though the ping after the"
+            " handshake was: a server that answered initialize before the ping reached it may have taken"
+            " it as sent after initialization, so this is weak evidence",
+            **settle.excerpt(),
+        )
+    ctx.attach(entries)
+    _empty(answers[0].message, "the ping written right after initialize", excerpt(entries, answers[0]))

@@ -49,8 +49,7 @@ def _decode(entry: dict[str, Any]) -> Any:
 
 
 def _carries_messages(entry: dict[str, Any]) -> bool:
-    channel = entry.get("channel", "")
-    return channel in ("stdout", "body") or channel in ("sse:message", "sse:")
+    return entry.get("channel", "") in MESSAGE_CHANNELS
 
 
 def _kind(message: Any) -> str:
@@ -72,7 +71,8 @@ def server_messages(entries: list[dict[str, Any]]) -> list[Seen]:
     """Every JSON-RPC message the server sent in `entries` (a revision's wire log), in order.
 
     Lines that are not JSON are stdout hygiene's to judge and HTTP bodies that are not JSON the HTTP
-    rows', so both are left out here; so are entries the log cut short.
+    rows', so both are left out here; so are entries the log cut short, and JSON that is no JSON-RPC
+    message in the body of an HTTP error status (an HTTP error, not an MCP message).
     """
     pending: dict[str, deque[tuple[str, Any]]] = defaultdict(deque)
     seen: list[Seen] = []
@@ -97,6 +97,9 @@ def server_messages(entries: list[dict[str, Any]]) -> list[Seen]:
         batch = isinstance(value, list)
         for position, message in enumerate(value if batch else [value]):
             kind = _kind(message)
+            if kind == "invalid" and entry.get("channel") == "body" and (status or 0) >= 400:
+                # An HTTP error's body "MAY comprise a JSON-RPC error response": other JSON is no message.
+                continue
             method, params = None, None
             if kind in ("request", "notification"):
                 method = message["method"]
