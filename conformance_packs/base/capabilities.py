@@ -9,16 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import blocked, check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
-from conformance_packs.base.wirelog import excerpt, server_messages
+from conformance_packs.base.wirelog import excerpt, read_log
 
 #: 2025-03-26 added the completions capability (2024-11-05 had completion/complete without one).
 FIRST_COMPLETIONS = "2025-03-26"
 UNKNOWN_PROMPT = "conformance_no_such_prompt_7f3a"
+#: The check that judges an answer its transport forbids (Streamable HTTP: BASE-HTTP-005).
+TRANSPORT_JUDGE = "base.http.request-answer"
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,12 @@ async def _undeclared(ctx: CaseContext) -> list[tuple[Feature, Call]]:
         return out
 
     probed = await ctx.once("surface:undeclared-features", "probing undeclared features", probe)
+    for feature, call in probed:
+        if call.reply.violation:  # judged once, by the transport's own row
+            blocked(
+                TRANSPORT_JUDGE,
+                f"{feature.method} was answered as its transport forbids: {call.reply.violation}",
+            )
     if not probed:
         declared = [f.capability for f in FEATURES if ctx.revision in f.revisions]
         skip(f"the server declares every feature probed ({', '.join(declared)}): nothing is undeclared")
@@ -154,8 +162,7 @@ async def notifications_declared(ctx: CaseContext) -> None:
     closed = _undeclared_gates(ctx.identity.capabilities, ctx.era)
     if not closed:
         skip("the server declares every capability a notification needs (listChanged, subscribe, logging)")
-    entries = ctx.wire_log()
-    seen = server_messages(entries)
+    entries, seen = read_log(ctx)
     if not seen:
         skip("the server sent no JSON-RPC message in this revision's exchanges")
     for item in seen:

@@ -12,7 +12,7 @@ from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
-from conformance_packs.base.wirelog import excerpt, server_messages
+from conformance_packs.base.wirelog import excerpt, read_log
 
 #: (capability, method, key) of each paginated list method.
 LISTS = (
@@ -109,10 +109,10 @@ def _hint_faults(result: dict[str, Any]) -> list[str]:
     last=True,
 )
 async def caching_hints(ctx: CaseContext) -> None:
-    entries = ctx.wire_log()
+    entries, seen = read_log(ctx)
     results = [
         s
-        for s in server_messages(entries)
+        for s in seen
         if s.kind == "response"
         and s.method in CACHEABLE
         and isinstance(s.message.get("result"), dict)

@@ -12,7 +12,7 @@ from typing import Any
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.schemas import shape_errors
-from conformance_packs.base.wirelog import Seen, excerpt, server_messages
+from conformance_packs.base.wirelog import Seen, excerpt, read_log
 
 #: The shape (a definition of the project's shape file) of each method's result; a method not here,
 #: or whose shape the file lacks, is held to the generic result shape of its revision.
@@ -68,7 +68,7 @@ def _envelope(seen: Seen) -> list[str]:
     """What makes a message no JSON-RPC 2.0 message of the kind it claims to be."""
     message = seen.message
     if seen.kind == "invalid":
-        return [f"{seen.pointer or '/'}: not a JSON-RPC request, notification or response"]
+        return [f"{seen.pointer}: not a JSON-RPC request, notification or response"]
     problems = []
     if message.get("jsonrpc") != "2.0":
         problems.append(f'{seen.pointer}/jsonrpc: must be "2.0", got {message.get("jsonrpc", "(absent)")!r}')
@@ -103,9 +103,15 @@ def judge(seen: Seen, revision: str) -> list[str]:
     return problems
 
 
+def _shown(seen: Seen, line: str) -> str:
+    """One fault as `message N (method) at /pointer: what` (no `at` for the message as a whole)."""
+    pointer, _, what = line.partition(": ")
+    where = f" at {pointer}" if pointer else ""
+    return f"message {seen.entry} ({seen.method or seen.kind}){where}: {what}"
+
+
 def _revision_messages(ctx: CaseContext) -> tuple[list[dict[str, Any]], list[Seen]]:
-    entries = ctx.wire_log()
-    seen = server_messages(entries)
+    entries, seen = read_log(ctx)
     if not seen:
         skip("the server sent no JSON-RPC message in this revision's exchanges")
     return entries, seen
@@ -135,7 +141,7 @@ async def message_shapes(ctx: CaseContext) -> None:
     )
     if faults:
         first = faults[0][0]
-        lines = [f"message {s.entry}{line} ({s.method or s.kind})" for s, line in faults[:SHOWN]]
+        lines = [_shown(s, line) for s, line in faults[:SHOWN]]
         more = f" (and {len(faults) - SHOWN} more)" if len(faults) > SHOWN else ""
         missed(f"{len(faults)} shape fault(s): " + "; ".join(lines) + more, **excerpt(entries, first))
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.engine.context import CaseContext
+
+#: Where `read_log` keeps the parsed messages of a revision.
+CACHE_KEY = "surface:server-messages"
 
 #: Channels on which a server's JSON-RPC messages arrive: stdio lines, HTTP bodies, SSE `message` events.
 MESSAGE_CHANNELS = ("stdout", "body", "sse:message", "sse:")
@@ -112,6 +118,18 @@ def server_messages(entries: list[dict[str, Any]]) -> list[Seen]:
             pointer = f"/{position}" if batch else ""
             seen.append(Seen(index, pointer, message, kind, method, params, status))
     return seen
+
+
+def read_log(ctx: CaseContext) -> tuple[list[dict[str, Any]], list[Seen]]:
+    """The revision's wire log and the server's messages in it, parsed once for the checks that run
+    after the others (the log does not grow while they read it)."""
+    entries = ctx.wire_log()
+    cached = ctx.shared.get(CACHE_KEY)
+    if cached is not None and cached[0] == len(entries):
+        return entries, cached[1]
+    seen = server_messages(entries)
+    ctx.shared[CACHE_KEY] = (len(entries), seen)
+    return entries, seen
 
 
 def excerpt(entries: list[dict[str, Any]], seen: Seen) -> dict[str, Any]:
