@@ -186,7 +186,7 @@ UNKNOWN_METHOD_CASES = {
     "base.rpc.method-not-found",
     # prompts/list and completion/complete, not declared, are unknown methods to this server.
     "base.cap.undeclared-not-served",
-    "base.cap.undeclared-method-not-found",
+    "base.cap.undeclared-answers-32601",
 }
 
 

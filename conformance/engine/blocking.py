@@ -58,14 +58,14 @@ def judge_of(transport: str) -> tuple[str, str] | None:
 
 
 def judge_last(checks: list[Check], transport: str) -> list[Check]:
-    """The revision's checks with the judging check moved after the others, so it sees every violation,
-    and the checks that read the whole wire log (`Check.last`, they send nothing) after that."""
+    """The revision's checks with the judging check moved to the end, so it sees every violation, and
+    the checks that read the whole wire log (`Check.last`, which send nothing) just before it."""
     judge = judge_of(transport)
     name = judge[0] if judge else None
     return (
         [c for c in checks if c.id != name and not c.last]
-        + [c for c in checks if c.id == name and not c.last]
-        + [c for c in checks if c.last]
+        + [c for c in checks if c.id != name and c.last]
+        + [c for c in checks if c.id == name]
     )
 
 

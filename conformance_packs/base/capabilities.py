@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import blocked, check, missed, skip
+from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
@@ -19,8 +19,6 @@ from conformance_packs.base.wirelog import excerpt, read_log
 #: 2025-03-26 added the completions capability (2024-11-05 had completion/complete without one).
 FIRST_COMPLETIONS = "2025-03-26"
 UNKNOWN_PROMPT = "conformance_no_such_prompt_7f3a"
-#: The check that judges an answer its transport forbids (Streamable HTTP: BASE-HTTP-005).
-TRANSPORT_JUDGE = "base.http.request-answer"
 
 
 @dataclass(frozen=True)
@@ -64,25 +62,21 @@ def _served(feature: Feature, call: Call) -> bool:
 
 
 async def _undeclared(ctx: CaseContext) -> list[tuple[Feature, Call]]:
-    """Each feature of this revision the server does not declare, probed once per revision."""
+    """Each feature of this revision the server does not declare, with the answer to its request.
 
-    async def probe() -> list[tuple[Feature, Call]]:
-        out = []
-        for feature in FEATURES:
-            if ctx.revision in feature.revisions and not ctx.identity.has(feature.capability):
-                out.append((feature, await ctx.request(feature.method, feature.params)))
-        return out
-
-    probed = await ctx.once("surface:undeclared-features", "probing undeclared features", probe)
-    for feature, call in probed:
-        if call.reply.violation:  # judged once, by the transport's own row
-            blocked(
-                TRANSPORT_JUDGE,
-                f"{feature.method} was answered as its transport forbids: {call.reply.violation}",
-            )
-    if not probed:
+    Each check sends its own few requests: an answer its transport forbids then ends the case that
+    drew it, which the engine reports as blocked by the transport's own row.
+    """
+    features = [f for f in FEATURES if ctx.revision in f.revisions and not ctx.identity.has(f.capability)]
+    if not features:
         declared = [f.capability for f in FEATURES if ctx.revision in f.revisions]
         skip(f"the server declares every feature probed ({', '.join(declared)}): nothing is undeclared")
+    probed = []
+    for feature in features:
+        call = await ctx.request(feature.method, feature.params)
+        if call.reply.violation:
+            unjudgeable(f"{feature.method} was answered as its transport forbids", **call.excerpt())
+        probed.append((feature, call))
     return probed
 
 
@@ -99,7 +93,7 @@ async def undeclared_not_served(ctx: CaseContext) -> None:
     ctx.note("undeclared and not served: " + ", ".join(f.capability for f, _ in probed))
 
 
-@check("base.cap.undeclared-method-not-found", "BASE-CAP-002", "an undeclared feature answers -32601")
+@check("base.cap.undeclared-answers-32601", "BASE-CAP-002", "an undeclared feature answers -32601")
 async def undeclared_method_not_found(ctx: CaseContext) -> None:
     probed = await _undeclared(ctx)
     for feature, call in probed:
