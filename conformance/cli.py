@@ -225,11 +225,30 @@ def cmd_list(args: argparse.Namespace) -> int:
     connect = get(CONNECT_REQUIREMENT)
     for suite in args.suite or packs.names():
         # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
-        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {connect.title}")
+        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in _checks([suite]):
             req = get(check.requirement)
-            print(f"{check.id:45} {check.requirement:16} {req.level:10} {check.title}")
+            shown = _revisions_shown(check)
+            print(f"{check.id:45} {check.requirement:16} {req.level:10} {shown:23} {check.title}")
     return EXIT_OK
+
+
+def _revisions_shown(check: Any) -> str:
+    """The revisions a check applies to, oldest first: "all", a range "A..B", or a list."""
+    from conformance.protocol.versions import TESTED_REVISIONS, era_of
+
+    ordered = sorted(TESTED_REVISIONS)
+    applies = [
+        r for r in ordered if era_of(r) in check.eras and (check.revisions is None or r in check.revisions)
+    ]
+    if applies == ordered:
+        return "all"
+    if not applies:
+        return "none"
+    first, last = ordered.index(applies[0]), ordered.index(applies[-1])
+    if len(applies) > 1 and ordered[first : last + 1] == applies:
+        return f"{applies[0]}..{applies[-1]}"
+    return ",".join(applies)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -58,11 +58,15 @@ def judge_of(transport: str) -> tuple[str, str] | None:
 
 
 def judge_last(checks: list[Check], transport: str) -> list[Check]:
-    """The revision's checks with the judging check moved to the end, so it sees every violation."""
+    """The revision's checks with the judging check moved to the end, so it sees every violation, and
+    the checks that read the whole wire log (`Check.last`, which send nothing) just before it."""
     judge = judge_of(transport)
-    if judge is None:
-        return checks
-    return [c for c in checks if c.id != judge[0]] + [c for c in checks if c.id == judge[0]]
+    name = judge[0] if judge else None
+    return (
+        [c for c in checks if c.id != name and not c.last]
+        + [c for c in checks if c.id != name and c.last]
+        + [c for c in checks if c.id == name]
+    )
 
 
 def rests_on(ctx: CaseContext, verdict: str, raised: TransportError | None) -> Violation | None:

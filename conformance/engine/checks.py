@@ -106,6 +106,9 @@ class Check:
     #: case does not wait out a start-up. Leave 0 where a process started earlier could differ from
     #: one started when asked (races on shared state): those boot on demand.
     fresh_sessions: int = 0
+    #: Run after the revision's other checks: it judges the whole wire log they left (every message
+    #: the server sent), so it must see all of it.
+    last: bool = False
 
     def applies(self, era: str, transport: str, revision: str) -> bool:
         if era not in self.eras or transport not in self.transports:
@@ -127,6 +130,7 @@ def check(
     revisions: tuple[str, ...] | None = None,
     once: bool = False,
     fresh_sessions: int = 0,
+    last: bool = False,
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
@@ -155,6 +159,7 @@ def check(
                 frozenset(revisions) if revisions else None,
                 once,
                 fresh_sessions,
+                last,
             )
         )
         return func

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from conformance.adapters.base import TransportViolation
 from conformance.engine import policy
 from conformance.engine.checks import missed, skip, weak
-from conformance.engine.listing import Listing, cached_listing
+from conformance.engine.listing import Listing, cached_listing, fetch_listing
 from conformance.engine.memo import remember
 from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
@@ -162,6 +162,17 @@ class CaseContext:
 
     async def _request_positional(self, method: str, params: dict[str, Any] | None) -> Call:
         return await self.request(method, params)
+
+    async def list_on(self, session: Session, method: str, key: str) -> Listing:
+        """Every page of a list method on another session (a fresh connection), under `list_all`'s one
+        rule, not cached: what a second connection is shown, to compare with the shared listing."""
+
+        async def request(method: str, params: dict[str, Any] | None) -> Call:
+            call = await session.request(method, params)
+            self.calls.append(call)
+            return call
+
+        return await fetch_listing(request, self.pool.transcript, method, key, self.options.list_page_cap)
 
     # ------------------------------------------------------------------ tool calls
 

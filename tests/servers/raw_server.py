@@ -165,6 +165,7 @@ EXTRA_TOOLS: dict[str, Any] = {
     "bad-pattern": BAD_PATTERN_TOOL,
     "ecma-pattern": ECMA_PATTERN_TOOL,
 }
+SERVER_INFO = {"name": "raw-reference", "version": "1.0.0"}
 RESOURCE = {"uri": "raw://docs/readme", "name": "readme", "mimeType": "text/plain"}
 TEMPLATE = {"uriTemplate": "raw://items/{id}", "name": "item"}
 
@@ -264,6 +265,7 @@ class Server:
                 "resources/read",
             ):
                 result.update(cacheScope="public", ttlMs=0)
+            result.setdefault("_meta", {})["io.modelcontextprotocol/serverInfo"] = SERVER_INFO
         return result
 
     def method(self, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
@@ -281,6 +283,8 @@ class Server:
             return self.tools_page(params.get("cursor"))
         if method == "tools/call":
             return self.call(params, revision)
+        if method in ("resources/list", "resources/templates/list") and params.get("cursor") is not None:
+            raise RpcError(-32602, "Invalid cursor")  # one page each: no cursor was ever given
         if method == "resources/list":
             return {"resources": [RESOURCE]}
         if method == "resources/templates/list":
@@ -289,7 +293,8 @@ class Server:
             uri = params.get("uri")
             if uri == RESOURCE["uri"] or (isinstance(uri, str) and uri.startswith("raw://items/")):
                 return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}
-            raise RpcError(-32002, "Resource not found", {"uri": uri})
+            # 2026-07-28 retired -32002 for -32602 (basic/index, Error Codes).
+            raise RpcError(-32602 if revision == MODERN else -32002, "Resource not found", {"uri": uri})
         trace = ""
         if self.defect == "stack-trace":
             trace = (

@@ -1,0 +1,123 @@
+"""ping, notifications and the opening exchange: what a server answers, and what it must leave unanswered.
+
+Why: a client measures a connection's health with ping (legacy revisions), and a server that answers a
+notification sends a response to a request nobody made, which a client cannot place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.engine.api import TransportError
+from conformance.engine.checks import check, missed, weak
+from conformance.engine.context import CaseContext
+from conformance.protocol import jsonrpc
+from conformance.protocol.session import CLIENT_INFO, NO_RESPONSE
+from conformance_packs.base.wirelog import excerpt, server_messages
+
+
+def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
+    """The answer to a ping must be an empty result (the schema's EmptyResult: nothing but `_meta`)."""
+    result = response.get("result") if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        error = response.get("error") if isinstance(response, dict) else None
+        got = f"error {error.get('code')!r}" if isinstance(error, dict) else "no result"
+        missed(f"{what} was answered with {got}, not an empty result", **evidence)
+    extra = sorted(k for k in result if k != "_meta")
+    if extra:
+        missed(f"{what} was answered with a result that is not empty: {extra}", **evidence)
+
+
+@check(
+    "base.ping.empty-result",
+    "BASE-PING-001",
+    "ping is answered promptly with an empty result",
+    eras=("legacy",),
+)
+async def ping_empty_result(ctx: CaseContext) -> None:
+    call = await ctx.request("ping")
+    _empty(call.response, "ping", call.excerpt())
+    ctx.note(f"answered in {call.reply.elapsed * 1000:.0f} ms")
+
+
+#: Notifications a server must not answer: one no revision defines, and a cancellation of a request
+#: that was never sent (the server may ignore it; it must not answer it).
+NOTIFICATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("notifications/conformance/unknown_7f3a", {}),
+    ("notifications/cancelled", {"requestId": "conformance-never-sent-7f3a", "reason": "conformance probe"}),
+)
+
+
+@check("base.notif.no-response", "BASE-NOTIF-001", "notifications get no response")
+async def no_response(ctx: CaseContext) -> None:
+    session = await ctx.session()
+    for method, params in NOTIFICATIONS:
+        params = dict(params)
+        if ctx.era == "modern":
+            params["_meta"] = session.meta()
+        raw = jsonrpc.encode(jsonrpc.notification(method, params))
+        mark = ctx.mark()
+        try:
+            probe = await session.probe(raw, expect_id=None, headers=session.headers_for(method, params))
+        except TransportError:
+            ctx.session_broken()
+            raise
+        if probe.closed:
+            ctx.session_broken()
+            missed(f"the stream ended after the notification {method} ({probe.closed.splitlines()[0]})")
+        sentinel = probe.sentinel.request.get("id") if probe.sentinel and probe.sentinel.request else None
+        entries = ctx.wire_since(mark)
+        answers = [
+            s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") != sentinel
+        ]
+        if answers:
+            missed(f"the notification {method} was answered with a response", **excerpt(entries, answers[0]))
+        if probe.sentinel is not None:
+            ctx.calls.append(probe.sentinel)
+    ctx.note(
+        "no response to " + " or ".join(m for m, _ in NOTIFICATIONS) + "; the request after each was answered"
+    )
+
+
+@check(
+    "base.lifecycle.ping-during-initialize",
+    "BASE-LIFE-010",
+    "a ping sent during initialize is answered",
+    eras=("legacy",),
+    transports=("stdio",),
+    fresh_sessions=1,
+)
+async def ping_during_initialize(ctx: CaseContext) -> None:
+    session = await ctx.fresh_session_unopened()
+    budget = session.opening_timeout or session.timeout  # a process started just now: its start budget
+    init_id, ping_id = session.next_id(), "conformance-early-ping"
+    initialize = jsonrpc.request(
+        init_id,
+        "initialize",
+        {"protocolVersion": ctx.revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
+    )
+    mark = ctx.mark()
+    try:
+        # Written back to back, before the initialize answer is read: the one request the lifecycle
+        # lets a client send then. Then the handshake ends and a ping every server answers settles it:
+        # a server answering in order has answered the early ping by then, so nothing is waited out.
+        await session.send(initialize, expect_id=NO_RESPONSE)
+        await session.send(jsonrpc.request(ping_id, "ping"), expect_id=NO_RESPONSE)
+        await session.notify("notifications/initialized")
+        settle = await session.request("ping", timeout=budget)
+    finally:
+        await session.close()
+    ctx.calls.append(settle)
+    entries = ctx.wire_since(mark)
+    answers = [s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") == ping_id]
+    if not answers:
+        if settle.reply.response is None:
+            missed("neither the early ping nor the ping after the handshake was answered", **settle.excerpt())
+        weak(
+            "the ping written right after initialize was never answered, though the ping after the"
+            " handshake was: a server that answered initialize before the ping reached it may have taken"
+            " it as sent after initialization, so this is weak evidence",
+            **settle.excerpt(),
+        )
+    ctx.attach(entries)
+    _empty(answers[0].message, "the ping written right after initialize", excerpt(entries, answers[0]))
