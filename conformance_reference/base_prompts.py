@@ -13,7 +13,7 @@ import base64
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -46,7 +46,9 @@ _ITEM_TEMPLATE_URI: Final = "ref://items/{item_id}"
 
 # Logging is deprecated only from 2026-07-28 on, and the reference serves the revisions before it
 # too, where it is a feature like any other: the SDK's warning about it would only fill stderr.
-warnings.filterwarnings("ignore", message="The logging capability is deprecated", category=MCPDeprecationWarning)
+warnings.filterwarnings(
+    "ignore", message="The logging capability is deprecated", category=MCPDeprecationWarning
+)
 
 
 def _prompt(name: str, description: str, *arguments: tuple[str, bool]) -> types.Prompt:
@@ -68,7 +70,7 @@ PROMPTS: Final = (
 )
 
 
-def _text(role: str, text: str) -> types.PromptMessage:
+def _text(role: Literal["user", "assistant"], text: str) -> types.PromptMessage:
     return types.PromptMessage(role=role, content=types.TextContent(type="text", text=text))
 
 
@@ -108,7 +110,8 @@ class PromptFeatures:
                 code=types.INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}"
             )
         return types.GetPromptResult(
-            description=prompt.description, messages=self.messages(ctx.protocol_version, prompt.name, arguments)
+            description=prompt.description,
+            messages=self.messages(ctx.protocol_version, prompt.name, arguments),
         )
 
     def messages(self, revision: str, name: str, arguments: dict[str, str]) -> list[types.PromptMessage]:
@@ -121,7 +124,9 @@ class PromptFeatures:
             contents = types.TextResourceContents(uri=uri, mime_type="text/plain", text=f"Item {item_id}\n")
             return [
                 _text("user", f"Review item {item_id}; its text follows."),
-                types.PromptMessage(role="user", content=types.EmbeddedResource(type="resource", resource=contents)),
+                types.PromptMessage(
+                    role="user", content=types.EmbeddedResource(type="resource", resource=contents)
+                ),
                 _text("assistant", "I will review it."),
             ]
         return self.media(revision)
@@ -139,7 +144,9 @@ class PromptFeatures:
             blocks.append(types.AudioContent(type="audio", data=_WAV, mime_type="audio/wav"))
         if is_version_at_least(revision, "2025-06-18"):
             blocks.append(
-                types.ResourceLink(type="resource_link", uri="ref://docs/readme", name="readme", mime_type="text/plain")
+                types.ResourceLink(
+                    type="resource_link", uri="ref://docs/readme", name="readme", mime_type="text/plain"
+                )
             )
         return [types.PromptMessage(role="user", content=block) for block in blocks]
 
@@ -149,7 +156,9 @@ class PromptFeatures:
         """Every value an argument may take (the completion answer is those matching the prefix)."""
         if isinstance(ref, types.ResourceTemplateReference):
             if ref.uri != _ITEM_TEMPLATE_URI:
-                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource template: {clip(ref.uri, 128)}")
+                raise MCPError(
+                    code=types.INVALID_PARAMS, message=f"Unknown resource template: {clip(ref.uri, 128)}"
+                )
             return ITEM_IDS if argument == "item_id" else ()
         if not any(p.name == ref.name for p in self.prompts()):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {clip(ref.name, 128)}")
@@ -162,7 +171,9 @@ class PromptFeatures:
         matches = [v for v in self.candidates(params.ref, params.argument.name) if v.startswith(prefix)]
         values = matches[:MAX_COMPLETIONS]
         return types.CompleteResult(
-            completion=types.Completion(values=values, total=len(matches), has_more=len(matches) > len(values))
+            completion=types.Completion(
+                values=values, total=len(matches), has_more=len(matches) > len(values)
+            )
         )
 
     # ------------------------------------------------------------------ logging
@@ -186,5 +197,8 @@ class PromptFeatures:
         for level in CALL_LOG_LEVELS:
             if self.allowed(ctx, level):
                 await ctx.session.send_log_message(
-                    level, {"tool": clip(tool, 128), "level": level}, "reference", related_request_id=ctx.request_id
+                    level,
+                    {"tool": clip(tool, 128), "level": level},
+                    "reference",
+                    related_request_id=ctx.request_id,
                 )

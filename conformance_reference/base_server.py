@@ -232,8 +232,14 @@ def build_server(
 
     return reference_server(
         name,
-        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource)
-        + features.handlers(),
+        handlers=(
+            list_tools,
+            call_tool,
+            list_resources,
+            list_resource_templates,
+            read_resource,
+            *features.handlers(),
+        ),
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
         tool_input_schema=tool_input_schema,
