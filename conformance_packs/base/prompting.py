@@ -71,22 +71,44 @@ class PromptGet:
 
 async def prompt_gets(ctx: CaseContext) -> list[PromptGet]:
     """Each listed prompt (up to PROMPTS_GOT) got once with its required arguments only, and once more
-    with its optional ones too when it has any; values are FALLBACK_VALUE. Once per (target, revision)."""
+    with its optional ones too when it has any; values as `suggested`. Once per (target, revision)."""
 
     async def get_all() -> list[PromptGet]:
         out = []
         for prompt in (await prompts(ctx))[:PROMPTS_GOT]:
             args = arguments_of(prompt)
-            required = {a["name"]: FALLBACK_VALUE for a in args if a.get("required") is True}
+            values: dict[str, str] = {}
+            for arg in args:
+                values[arg["name"]] = await suggested(ctx, prompt["name"], arg["name"], values)
+            required = {a["name"]: values[a["name"]] for a in args if a.get("required") is True}
             tries = [required]
             if len(args) > len(required):
-                tries.append({a["name"]: FALLBACK_VALUE for a in args})
+                tries.append(values)
             for given in tries:
                 call = await ctx.request("prompts/get", {"name": prompt["name"], "arguments": given})
                 out.append(PromptGet(prompt, given, call))
         return out
 
     return await memo(ctx, "prompt-gets", "getting each listed prompt", get_all)
+
+
+async def suggested(ctx: CaseContext, prompt: str, argument: str, resolved: dict[str, str]) -> str:
+    """The first value completion/complete suggests for a prompt argument (given the ones resolved
+    before it) when the server declares completions, else FALLBACK_VALUE: a server that says which
+    values it takes (an enum of resource types, say) gets one of them."""
+    if not ctx.identity.has("completions"):
+        return FALLBACK_VALUE
+    params: dict[str, Any] = {
+        "ref": {"type": "ref/prompt", "name": prompt},
+        "argument": {"name": argument, "value": ""},
+    }
+    if resolved:
+        params["context"] = {"arguments": dict(resolved)}
+    call = await ctx.request("completion/complete", params)
+    completion = call.result.get("completion") if isinstance(call.result, dict) else None
+    values = completion.get("values") if isinstance(completion, dict) else None
+    first = values[0] if isinstance(values, list) and values else None
+    return first if isinstance(first, str) else FALLBACK_VALUE
 
 
 async def got_prompts(ctx: CaseContext) -> list[PromptGet]:
