@@ -31,6 +31,7 @@ import jsonschema
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
+from conformance_reference.base_prompts import PromptFeatures
 from conformance_reference.handlers import (
     JSON,
     checked_call,
@@ -159,8 +160,11 @@ _ITEM_TEMPLATE: Final = types.ResourceTemplate(
 )
 
 
-def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2) -> Server[Any]:
-    """Build the reference server: five tools, two static resources, one resource template.
+def build_server(
+    *, name: str = "mcp-conformance-reference", page_size: int = 2, features: PromptFeatures | None = None
+) -> Server[Any]:
+    """Build the reference server: five tools, two static resources, one resource template, and the
+    prompts, completions and logging of `features` (`base_prompts`; the test mutants pass their own).
 
     `page_size` is how many entries each list method returns per page; the
     default of 2 makes `tools/list` span three pages, so pagination is always exercised.
@@ -170,6 +174,7 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
     tools = _build_tools()
     by_name = {spec.tool.name: spec for spec in tools}
     static = {resource.uri: (resource, text) for resource, text in _STATIC_RESOURCES}
+    features = features or PromptFeatures(page_size=page_size)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -186,6 +191,7 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         if spec is None:
             raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
+        await features.log_call(ctx, spec.tool.name)
         return checked_call(ctx.protocol_version, spec.tool.name, spec.validator, arguments, spec.run)
 
     async def list_resources(
@@ -226,7 +232,14 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
 
     return reference_server(
         name,
-        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
+        handlers=(
+            list_tools,
+            call_tool,
+            list_resources,
+            list_resource_templates,
+            read_resource,
+            *features.handlers(),
+        ),
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
         tool_input_schema=tool_input_schema,
