@@ -66,7 +66,12 @@ class LegacyServer(Server):
                 offered = 20250326
             return {
                 "protocolVersion": offered,
-                "capabilities": {"tools": {}, "resources": {}},
+                # batch-notify's log notifications are sent with the capability they need (BASE-CAP-003).
+                "capabilities": {
+                    "tools": {},
+                    "resources": {},
+                    **({"logging": {}} if self.legacy_defect == "batch-notify" else {}),
+                },
                 "serverInfo": {"name": "legacy-raw", "version": "1.0.0"},
             }
         if method == "server/discover":
