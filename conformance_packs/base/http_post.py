@@ -180,3 +180,17 @@ async def meta_required(ctx: CaseContext) -> None:
     _expect_refusal(
         call, 400, jsonrpc.INVALID_PARAMS, f"server/discover with _meta {sent} (no clientCapabilities)"
     )
+
+
+@check(
+    "base.http.method-value-case",
+    "BASE-HTTP-017",
+    "an Mcp-Method differing from the body only in case is 400 with -32020",
+    eras=("modern",),
+    transports=("http",),
+)
+async def method_value_case(ctx: CaseContext) -> None:
+    session = await ctx.session()
+    call = await session.request("server/discover", headers={"Mcp-Method": "SERVER/DISCOVER"})
+    ctx.calls.append(call)
+    _expect_refusal(call, 400, jsonrpc.HEADER_MISMATCH, "server/discover with Mcp-Method: SERVER/DISCOVER")

@@ -34,6 +34,7 @@ HTTP_DEFECTS = {
     "method-header-optional": "takes a 2026-07-28 request without Mcp-Method (as if it named the body's)",
     "name-header-unchecked": "ignores Mcp-Name: a 2026-07-28 request's body name wins",
     "meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities",
+    "method-value-folded": "compares the Mcp-Method value without case",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -244,6 +245,12 @@ class Defect:
             if isinstance(value, str) and value.isascii():
                 scope = _with_header(scope, b"mcp-name", value)
         await self.app(scope, replay, send)
+
+    async def _method_value_folded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        value = _header(scope, b"mcp-method")
+        if value is not None:
+            scope = _with_header(scope, b"mcp-method", value.lower())
+        await self.app(scope, receive, send)
 
     async def _meta_optional(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, replay = await _body(receive)
