@@ -36,6 +36,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "name-header-unchecked": {("base.http.name-header-matched", "FAIL")},
     "meta-optional": {("base.http.meta-required", "FAIL")},
     "method-value-folded": {("base.http.method-value-case", "FAIL")},
+    "sse-request": {("base.http.no-server-requests", "FAIL")},
     "stdin-ignored": {
         ("base.stdio.exit-on-stdin-close", "WARN"),
         ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
@@ -59,6 +60,7 @@ REVISIONS = {
     "base.http.name-header-matched": {"2026-07-28"},
     "base.http.meta-required": {"2026-07-28"},
     "base.http.method-value-case": {"2026-07-28"},
+    "base.http.no-server-requests": {"2026-07-28"},
     "base.stdio.exit-on-stdin-close": {"2026-07-28"},
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},

@@ -194,3 +194,30 @@ async def method_value_case(ctx: CaseContext) -> None:
     call = await session.request("server/discover", headers={"Mcp-Method": "SERVER/DISCOVER"})
     ctx.calls.append(call)
     _expect_refusal(call, 400, jsonrpc.HEADER_MISMATCH, "server/discover with Mcp-Method: SERVER/DISCOVER")
+
+
+@check(
+    "base.http.no-server-requests",
+    "BASE-HTTP-018",
+    "no JSON-RPC request on a 2026-07-28 response stream",
+    eras=("modern",),
+    transports=("http",),
+)
+async def no_server_requests(ctx: CaseContext) -> None:
+    """Judged over every answer of this revision so far (the cases before it and its own listing)."""
+    await ctx.request("tools/list" if ctx.identity.has("tools") else "server/discover")
+    messages = 0
+    for entry in ctx.wire_log():
+        channel = str(entry.get("channel", ""))
+        if entry.get("dir") != "recv" or "text" not in entry or "truncated_from" in entry:
+            continue
+        if not (channel.startswith("sse:") or channel == "body"):
+            continue
+        messages += 1
+        frame = jsonrpc.classify(entry["text"].encode("utf-8"))
+        if frame.kind == "request":
+            missed(
+                f"the server sent a JSON-RPC request in an HTTP answer: {entry['text'][:200]!r}",
+                method=frame.value.get("method"),
+            )
+    ctx.note(f"{messages} messages in HTTP answers, none a request")

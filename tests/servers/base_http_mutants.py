@@ -35,6 +35,7 @@ HTTP_DEFECTS = {
     "name-header-unchecked": "ignores Mcp-Name: a 2026-07-28 request's body name wins",
     "meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities",
     "method-value-folded": "compares the Mcp-Method value without case",
+    "sse-request": "sends a ping request on the SSE stream of each 2026-07-28 tools/list answer",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -251,6 +252,30 @@ class Defect:
         if value is not None:
             scope = _with_header(scope, b"mcp-method", value.lower())
         await self.app(scope, receive, send)
+
+    async def _sse_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _header(scope, b"mcp-protocol-version") != MODERN or _header(scope, b"mcp-method") != "tools/list":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        sse = False
+
+        async def capture(message: Message) -> None:
+            nonlocal sse
+            if message["type"] == "http.response.start":
+                sse = any(
+                    v.startswith(b"text/event-stream")
+                    for k, v in message.get("headers", [])
+                    if k == b"content-type"
+                )
+            if message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, capture)
+        body = b"".join(chunks)
+        ping = b'event: message\ndata: {"jsonrpc":"2.0","id":"mutant-ping","method":"ping"}\n\n'
+        stream = ping + (body if sse else b"event: message\ndata: " + body + b"\n\n")
+        await _respond(send, 200, stream, b"text/event-stream")
 
     async def _meta_optional(self, scope: Scope, receive: Receive, send: Send) -> None:
         body, replay = await _body(receive)
