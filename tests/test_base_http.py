@@ -111,6 +111,25 @@ def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
     assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"
 
 
+def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Path) -> None:
+    """The HTTP+SSE transport: a whole session opened with the foreign Origin is the FAIL; the reference
+    (tests/test_legacy_revisions.py) refuses it."""
+    path = tmp_path / "sse.toml"
+    command = [
+        sys.executable,
+        "-m",
+        "tests.servers.base_http_mutants",
+        "--defect",
+        "origin-ignored",
+        "--http",
+        "--sse",
+    ]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    report = run([str(path)], select="base.origin.", protocol="2024-11-05")
+    (case,) = report["cases"]
+    assert case["verdict"] == "FAIL" and "was opened and initialized" in case["message"]
+
+
 @pytest.mark.slow
 def test_a_server_that_outlives_its_stdin_is_a_warn() -> None:
     """The wait is bounded by the request timeout (here 3 s, waited out once per revision on purpose)."""

@@ -5,7 +5,7 @@ HTTP defects wrap the reference's Streamable HTTP app in an ASGI middleware that
 defects change what the process does around the reference's stdio loop. Everything else is the
 reference, in every revision it speaks.
 
-    python -m tests.servers.base_http_mutants --defect NAME [--http --port 0]
+    python -m tests.servers.base_http_mutants --defect NAME [--http [--sse] --port 0]
 """
 
 from __future__ import annotations
@@ -334,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         return Defect(build(server, era=era), defect)
 
     serving.build_http_app = build_with_defect  # type: ignore[assignment]
+    build_sse = serving.build_sse_app
+
+    def build_sse_with_defect(server: Any) -> ASGIApp:
+        return Defect(build_sse(server), defect)
+
+    serving.build_sse_app = build_sse_with_defect  # type: ignore[assignment]
     return base_server.main(args)
 
 
