@@ -198,6 +198,25 @@ class StdioAdapter(StreamAdapter):
                 await task
         self.transcript.record("event", note=f"closed pid {proc.pid} (exit status {proc.returncode})")
 
+    async def end_input(self, wait: float) -> float | None:
+        """Close the child's stdin, as a client starting shutdown does, and wait up to `wait` seconds for
+        it to exit by itself: the seconds it took, or None if it is still running (`close` ends it)."""
+        proc = self.proc
+        if proc is None or proc.stdin is None:
+            return None
+        started = time.monotonic()
+        self.transcript.record("event", note="closed the server's stdin")
+        if not proc.stdin.is_closing():
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), wait)
+        if proc.returncode is None:
+            return None
+        took = time.monotonic() - started
+        self.transcript.record("event", note=f"exit status {proc.returncode} {took:.2f} s after stdin closed")
+        return took
+
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None and not self._closed

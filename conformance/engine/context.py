@@ -261,13 +261,23 @@ class CaseContext:
         self.own_sessions.append(session)
         return session
 
-    async def http_adapter(self) -> HttpAdapter | None:
-        """The Streamable HTTP transport under the shared session, for raw HTTP requests (GET), or
-        None on another transport."""
+    async def http_adapter(self, session: Session | None = None) -> HttpAdapter | None:
+        """The Streamable HTTP transport under `session` (default: the shared one), for raw HTTP requests
+        (GET, DELETE), or None on another transport."""
         from conformance.adapters.http import HttpAdapter
 
-        adapter = (await self.session()).adapter
+        adapter = (session or await self.session()).adapter
         return adapter if isinstance(adapter, HttpAdapter) else None
+
+    async def end_input(self, session: Session, wait: float) -> float | None:
+        """Close the stdin of `session`'s server process (stdio only) and wait up to `wait` seconds for it to
+        exit: the seconds it took, or None if it did not. The session is spent afterwards."""
+        from conformance.adapters.stdio import StdioAdapter
+
+        adapter = session.adapter
+        if not isinstance(adapter, StdioAdapter):
+            raise TypeError("end_input needs a stdio session")
+        return await adapter.end_input(wait)
 
     async def close(self) -> None:
         """Close the sessions this case opened itself (`session_as`); the runner calls it at the end."""

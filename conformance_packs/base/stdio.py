@@ -1,10 +1,11 @@
-"""stdio hygiene, judged last over everything the server wrote to stdout during the revision's cases."""
+"""stdio: hygiene, judged last over everything the server wrote to stdout during the revision's cases, and
+shutdown (the server exits once its stdin is closed)."""
 
 from __future__ import annotations
 
 import base64
 
-from conformance.engine.checks import check, missed
+from conformance.engine.checks import check, missed, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import classify
 from conformance.protocol.versions import BATCH_REVISIONS
@@ -42,3 +43,70 @@ def _message(value: object, revision: str) -> bool:
     if isinstance(value, list) and revision in BATCH_REVISIONS:
         return bool(value) and all(isinstance(item, dict) for item in value)
     return isinstance(value, dict)
+
+
+async def _exits_on_stdin_close(ctx: CaseContext) -> None:
+    """No revision names a bound ("promptly", "a reasonable time"): the per-request timeout is the one
+    the run already grants any answer, and only a server that misses it waits it out."""
+    bound = ctx.options.timeout
+    session = await ctx.fresh_session()
+    took = await ctx.end_input(session, bound)
+    if took is None:
+        missed(
+            f"the server was still running {bound:g} s after its stdin was closed "
+            "(the client has to signal it)",
+            diagnostics=session.adapter.diagnostics()[-500:],
+        )
+    ctx.note(f"exited {took:.2f} s after its stdin was closed")
+
+
+@check(
+    "base.stdio.exit-on-stdin-close",
+    "BASE-STDIO-010",
+    "the server exits when its stdin is closed",
+    eras=("modern",),
+    transports=("stdio",),
+    fresh_sessions=1,
+)
+async def exit_on_stdin_close(ctx: CaseContext) -> None:
+    await _exits_on_stdin_close(ctx)
+
+
+@check(
+    "base.stdio.legacy-exit-on-stdin-close",
+    "BASE-STDIO-011",
+    "the server exits when its stdin is closed (legacy shutdown)",
+    eras=("legacy",),
+    transports=("stdio",),
+    fresh_sessions=1,
+)
+async def legacy_exit_on_stdin_close(ctx: CaseContext) -> None:
+    await _exits_on_stdin_close(ctx)
+
+
+@check(
+    "base.stdio.no-server-requests",
+    "BASE-STDIO-012",
+    "no JSON-RPC requests on stdout in 2026-07-28",
+    eras=("modern",),
+    transports=("stdio",),
+)
+async def no_server_requests(ctx: CaseContext) -> None:
+    """Judged over everything the server wrote to stdout in this revision's cases, like BASE-STDIO-001."""
+    await ctx.request("server/discover")
+    messages = 0
+    for entry in ctx.wire_log():
+        if entry.get("channel") != "stdout" or entry.get("dir") != "recv" or "text" not in entry:
+            continue
+        if "truncated_from" in entry:
+            continue
+        frame = classify(entry["text"].encode("utf-8"))
+        messages += 1
+        if frame.kind == "request":
+            missed(
+                f"the server wrote a JSON-RPC request to stdout: {entry['text'][:200]!r}",
+                method=frame.value.get("method"),
+            )
+    if not messages:
+        unjudgeable("no message from the server on stdout to judge")
+    ctx.note(f"{messages} stdout messages, none a request")

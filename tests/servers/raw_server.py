@@ -447,6 +447,10 @@ def serve_http(server: Server) -> None:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.split(":")[1:2] != ["//127.0.0.1"]:
+                self.reply(403, b"forbidden origin\n", "text/plain")  # DNS-rebinding protection
+                return
             try:
                 message = json.loads(body)
             except ValueError:

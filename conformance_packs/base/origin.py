@@ -1,0 +1,97 @@
+"""The DNS-rebinding rule: a request from a foreign `Origin` is refused, not served.
+
+Every revision with an HTTP transport says "Servers MUST validate the Origin header"; from 2025-11-25 on
+the text also names the answer to an invalid one, 403 Forbidden. The probe sends a request the server
+must otherwise answer (ping in a legacy session, server/discover in 2026-07-28) with
+`Origin: http://evil.example`, an origin no server can call its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.engine.checks import check, missed, unjudgeable
+from conformance.engine.context import CaseContext
+from conformance.protocol.session import Call
+
+#: The foreign origin of the probe (RFC 2606 reserves `.example`: it names no real site).
+FOREIGN_ORIGIN = "http://evil.example"
+#: Revisions whose text fixes the status of the refusal (403) and those that only require validation.
+ORIGIN_403_REVISIONS = ("2025-11-25", "2026-07-28")
+ORIGIN_VALIDATE_REVISIONS = ("2025-03-26", "2025-06-18")
+
+
+async def _foreign_origin_call(ctx: CaseContext) -> Call:
+    """The probe request with the foreign Origin, on the shared session (a refusal changes no state)."""
+    session = await ctx.session()
+    method = "server/discover" if ctx.era == "modern" else "ping"
+    call = await session.request(method, headers={"Origin": FOREIGN_ORIGIN})
+    ctx.calls.append(call)
+    return call
+
+
+def _evidence(call: Call) -> dict[str, Any]:
+    return {**call.excerpt(), "http_status": call.reply.status, "origin_sent": FOREIGN_ORIGIN}
+
+
+@check(
+    "base.origin.foreign-403",
+    "BASE-ORIGIN-001",
+    "a request with a foreign Origin is answered 403",
+    transports=("http",),
+    revisions=ORIGIN_403_REVISIONS,
+)
+async def foreign_origin_403(ctx: CaseContext) -> None:
+    call = await _foreign_origin_call(ctx)
+    status = call.reply.status
+    if call.result is not None:
+        missed(
+            f"Origin {FOREIGN_ORIGIN} was served: HTTP {status} with a result, not 403 (no DNS-rebinding "
+            "protection)",
+            **_evidence(call),
+        )
+    if status != 403:
+        missed(f"Origin {FOREIGN_ORIGIN} was refused with HTTP {status}, not 403", **_evidence(call))
+    ctx.note(f"Origin {FOREIGN_ORIGIN}: HTTP 403")
+
+
+@check(
+    "base.origin.foreign-refused",
+    "BASE-ORIGIN-002",
+    "a request with a foreign Origin is refused",
+    transports=("http", "sse"),
+    revisions=("2024-11-05", *ORIGIN_VALIDATE_REVISIONS),
+)
+async def foreign_origin_refused(ctx: CaseContext) -> None:
+    """These revisions require validation without naming the refusal's status: any HTTP error status
+    refuses; a served request shows the Origin was not validated."""
+    if ctx.transport == "sse":
+        await _sse_foreign_origin(ctx)
+        return
+    call = await _foreign_origin_call(ctx)
+    status = call.reply.status or 0
+    if call.result is not None or status < 400:
+        missed(
+            f"Origin {FOREIGN_ORIGIN} was served: HTTP {status}"
+            f"{' with a result' if call.result is not None else ''} (no DNS-rebinding protection)",
+            **_evidence(call),
+        )
+    ctx.note(f"Origin {FOREIGN_ORIGIN}: refused with HTTP {status}")
+
+
+async def _sse_foreign_origin(ctx: CaseContext) -> None:
+    """HTTP+SSE (2024-11-05): open a whole session whose requests (its GET stream and POSTs) carry the
+    foreign Origin. The session must not open."""
+    try:
+        session = await ctx.session_as({"headers": {"Origin": FOREIGN_ORIGIN}})
+    except Exception as exc:  # every way of not opening is a refusal; the note says which
+        ctx.note(f"a session with Origin {FOREIGN_ORIGIN} did not open: {exc}")
+        return
+    opening = session.identity.opening
+    if opening is None:
+        unjudgeable("the session with the foreign Origin opened without an opening call to show")
+    missed(
+        f"a whole session with Origin {FOREIGN_ORIGIN} was opened and initialized (no DNS-rebinding "
+        "protection)",
+        **opening.excerpt(),
+    )

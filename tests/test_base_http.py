@@ -1,0 +1,161 @@
+"""The base pack's Streamable HTTP, session and stdio-shutdown checks: each planted defect of
+`tests/servers/base_http_mutants.py` (the reference with one fault) FAILs, or WARNs for a SHOULD, exactly
+the checks it breaks, in every revision the rule exists in; the reference passes them (its own tests)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import non_pass, run, stdio
+from tests.servers.base_http_mutants import DEFECTS, HTTP_DEFECTS
+
+#: A dual-era server keeps its legacy GET stream: the 2026-07-28-only GET rule is SKIP on every mutant.
+GET_SKIP = ("base.http.modern-get-405", "SKIP")
+#: The transport families a defect can touch; the rest of the base suite is the reference's own tests'.
+HTTP_SELECT = "base.origin.,base.http.,base.session.,base.rpc.,base.lifecycle."
+
+EXPECTED: dict[str, set[tuple[str, str]]] = {
+    "origin-ignored": {("base.origin.foreign-403", "FAIL"), ("base.origin.foreign-refused", "FAIL")},
+    # 2025-03-26 and 2025-06-18 name no status for the refusal: a 400 refuses there.
+    "origin-400": {("base.origin.foreign-403", "FAIL")},
+    "notify-200": {("base.http.notification-202", "FAIL")},
+    "response-200": {("base.http.response-202", "FAIL")},
+    "session-id-space": {("base.session.id-visible-ascii", "FAIL")},
+    "session-optional": {("base.session.missing-id-400", "WARN")},
+    # The session never ends, so there is no 404 for the re-initialize check to start from.
+    "delete-ignored": {("base.session.ended-404", "FAIL"), ("base.session.reinitialize", "SKIP")},
+    "reinit-refused": {("base.session.reinitialize", "WARN")},
+    "bad-version-accepted": {("base.http.legacy-bad-protocol-header", "FAIL")},
+    "unknown-method-200": {("base.http.unknown-method-404", "FAIL")},
+    "method-header-optional": {("base.http.method-header-required", "FAIL")},
+    "name-header-unchecked": {("base.http.name-header-matched", "FAIL")},
+    "meta-optional": {("base.http.meta-required", "FAIL")},
+    "method-value-folded": {("base.http.method-value-case", "FAIL")},
+    "sse-request": {("base.http.no-server-requests", "FAIL")},
+    "stdin-ignored": {
+        ("base.stdio.exit-on-stdin-close", "WARN"),
+        ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
+    },
+    "stdout-request": {("base.stdio.no-server-requests", "FAIL")},
+}
+#: The revisions each FAIL or WARN above is given in (the rule's own revisions, as spoken over HTTP).
+LEGACY_HTTP = {"2025-11-25", "2025-06-18", "2025-03-26"}
+REVISIONS = {
+    "base.origin.foreign-403": {"2026-07-28", "2025-11-25"},
+    "base.origin.foreign-refused": {"2025-06-18", "2025-03-26"},
+    "base.http.notification-202": {"2026-07-28", *LEGACY_HTTP},
+    "base.http.response-202": LEGACY_HTTP,
+    "base.session.id-visible-ascii": LEGACY_HTTP,
+    "base.session.missing-id-400": LEGACY_HTTP,
+    "base.session.ended-404": LEGACY_HTTP,
+    "base.session.reinitialize": LEGACY_HTTP,
+    "base.http.legacy-bad-protocol-header": {"2025-11-25", "2025-06-18"},
+    "base.http.unknown-method-404": {"2026-07-28"},
+    "base.http.method-header-required": {"2026-07-28"},
+    "base.http.name-header-matched": {"2026-07-28"},
+    "base.http.meta-required": {"2026-07-28"},
+    "base.http.method-value-case": {"2026-07-28"},
+    "base.http.no-server-requests": {"2026-07-28"},
+    "base.stdio.exit-on-stdin-close": {"2026-07-28"},
+    "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
+    "base.stdio.no-server-requests": {"2026-07-28"},
+}
+
+
+def test_every_defect_has_an_expectation() -> None:
+    assert set(EXPECTED) == set(DEFECTS)
+    assert {check for found in EXPECTED.values() for check, _ in found} <= set(REVISIONS)
+
+
+def _http_target(tmp_path: Path, defect: str) -> str:
+    path = tmp_path / f"{defect}.toml"
+    command = [sys.executable, "-m", "tests.servers.base_http_mutants", "--defect", defect, "--http"]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    return str(path)
+
+
+def _judged_in(report: dict[str, Any]) -> dict[str, set[str]]:
+    revisions: dict[str, set[str]] = {}
+    for case in report["cases"]:
+        if case["verdict"] != "PASS" and (case["check"], case["verdict"]) != GET_SKIP:
+            revisions.setdefault(case["check"], set()).add(case["revision"])
+    return revisions
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("defect", sorted(HTTP_DEFECTS))
+def test_http_mutant_fails_exactly_its_checks(tmp_path: Path, defect: str) -> None:
+    report = run([_http_target(tmp_path, defect)], select=HTTP_SELECT)
+    assert report["targets"][0]["revisions_spoken"] == [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+    ]
+    assert non_pass(report) == EXPECTED[defect] | {GET_SKIP}
+    assert _judged_in(report) == {check: REVISIONS[check] for check, _ in EXPECTED[defect]}
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert all(c["evidence"] or c["message"] for c in failed), "a FAIL carries its evidence"
+
+
+def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
+    """The Origin FAIL carries what the server did: its status and the result it gave the foreign page."""
+    report = run([_http_target(tmp_path, "origin-ignored")], select="base.origin.", protocol="2025-11-25")
+    (case,) = report["cases"]
+    assert case["verdict"] == "FAIL" and "http://evil.example was served: HTTP 200" in case["message"]
+    assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"
+
+
+def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Path) -> None:
+    """The HTTP+SSE transport: a whole session opened with the foreign Origin is the FAIL; the reference
+    (tests/test_legacy_revisions.py) refuses it."""
+    path = tmp_path / "sse.toml"
+    command = [
+        sys.executable,
+        "-m",
+        "tests.servers.base_http_mutants",
+        "--defect",
+        "origin-ignored",
+        "--http",
+        "--sse",
+    ]
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    report = run([str(path)], select="base.origin.", protocol="2024-11-05")
+    (case,) = report["cases"]
+    assert case["verdict"] == "FAIL" and "was opened and initialized" in case["message"]
+
+
+@pytest.mark.slow
+def test_a_server_that_outlives_its_stdin_is_a_warn() -> None:
+    """The wait is bounded by the request timeout (here 3 s, waited out once per revision on purpose)."""
+    report = run(
+        [stdio("tests.servers.base_http_mutants", "--defect", "stdin-ignored")],
+        select="base.stdio.",
+        timeout=3.0,
+    )
+    assert non_pass(report) == EXPECTED["stdin-ignored"]
+    assert _judged_in(report) == {check: REVISIONS[check] for check, _ in EXPECTED["stdin-ignored"]}
+    warned = [c for c in report["cases"] if c["verdict"] == "WARN"]
+    assert all("still running 3 s after its stdin was closed" in c["message"] for c in warned)
+
+
+def test_a_request_on_stdout_is_a_fail_in_2026_07_28_only() -> None:
+    report = run(
+        [stdio("tests.servers.base_http_mutants", "--defect", "stdout-request")],
+        select="base.stdio.,base.rpc.",
+    )
+    assert non_pass(report) == EXPECTED["stdout-request"]
+    (case,) = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert case["revision"] == "2026-07-28" and "mutant-ping" in case["message"]
+
+
+def test_the_reference_exits_on_stdin_close_and_writes_no_request() -> None:
+    report = run([stdio("conformance_reference.base_server")], select="base.stdio.")
+    assert non_pass(report) == set()
+    exits = [c for c in report["cases"] if "exit-on-stdin-close" in c["check"]]
+    assert len(exits) == 5 and all("after its stdin was closed" in c["message"] for c in exits)
