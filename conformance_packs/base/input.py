@@ -24,7 +24,7 @@ from conformance.protocol.client_input import (
 )
 from conformance.protocol.versions import MODERN_REVISIONS, at_least
 from conformance_packs.base.common import call_sweep, no_callable_reason
-from conformance_packs.base.input_sweep import InputSweep, input_sweep, is_input_required
+from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, input_sweep, is_input_required
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 ELICITING = ("2025-06-18", "2025-11-25", "2026-07-28")
@@ -173,9 +173,8 @@ def mixed_tool_results(params: Any) -> list[str]:
         blocks = content if isinstance(content, list) else [content]
         kinds = {b.get("type") for b in blocks if isinstance(b, dict)}
         if "tool_result" in kinds and kinds != {"tool_result"}:
-            out.append(
-                f"messages[{index}] mixes tool_result with {sorted(str(k) for k in kinds if k != 'tool_result')}"
-            )
+            others = sorted(str(k) for k in kinds if k != "tool_result")
+            out.append(f"messages[{index}] mixes tool_result with {others}")
     return out
 
 
@@ -447,17 +446,45 @@ async def no_server_requests(ctx: CaseContext) -> None:
 
 
 @check(
-    "base.input.mrtr-retry",
+    "base.input.mrtr-missing-input",
     "BASE-INPUT-015",
-    "a fulfilled retry echoing requestState is answered with a result, not an error",
+    "a retry without the requested input is asked again, not refused with an error",
     revisions=MODERN_REVISIONS,
 )
-async def mrtr_retry(ctx: CaseContext) -> None:
+async def mrtr_missing_input(ctx: CaseContext) -> None:
     sweep = await _mrtr(ctx)
-    retries = [r for r in sweep.rounds if r.retry]
-    if not retries:
-        skip("no InputRequiredResult was retried")
-    errors = [r for r in retries if r.call.error is not None or not isinstance(r.call.result, dict)]
-    ctx.note(f"{len(retries)} retr(y/ies) with inputResponses and the echoed requestState")
+    bare = [r for r in sweep.rounds if r.missing]
+    if not bare:
+        skip("no InputRequiredResult carried inputRequests to leave unanswered")
+    errors = [r for r in bare if r.call.error is not None]
+    ctx.note(f"{len(bare)} retr(y/ies) with empty inputResponses and the echoed requestState")
     if errors:
-        missed(f"{errors[0].tool!r}: the retry was answered with an error", **errors[0].call.excerpt())
+        missed(
+            f"{errors[0].tool!r}: a retry without the requested input was answered with an error, "
+            "not a new InputRequiredResult",
+            **errors[0].call.excerpt(),
+        )
+
+
+@check(
+    "base.input.mrtr-extra-responses",
+    "BASE-INPUT-017",
+    "an unrequested inputResponses entry is ignored",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_extra_responses(ctx: CaseContext) -> None:
+    sweep = await _mrtr(ctx)
+    retries = [r for r in sweep.rounds if r.retry and not r.missing]
+    if not retries:
+        skip("no InputRequiredResult carried inputRequests to answer")
+    errors = [r for r in retries if r.call.error is not None or not isinstance(r.call.result, dict)]
+    ctx.note(
+        f"{len(retries)} retr(y/ies) with every requested input, one unrequested key "
+        f"({EXTRA_KEY!r}) and the echoed requestState"
+    )
+    if errors:
+        missed(
+            f"{errors[0].tool!r}: the fulfilled retry carrying one unrequested key "
+            "was answered with an error",
+            **errors[0].call.excerpt(),
+        )

@@ -29,6 +29,8 @@ from conformance_packs.base.common import memo, tools
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
 MAX_ROUNDS = 3
+#: The inputResponses key no server asked for, sent along with the answers (BASE-INPUT-017).
+EXTRA_KEY = "mcp-conformance-unasked"
 
 
 @dataclass
@@ -38,6 +40,8 @@ class Round:
     tool: str
     call: Call
     retry: bool = False
+    #: A retry whose inputResponses left out every requested key (BASE-INPUT-015).
+    missing: bool = False
 
 
 @dataclass
@@ -138,15 +142,20 @@ async def _call(session: Session, client: ClientInput, out: InputSweep, name: st
         params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
     call = await session.request("tools/call", params)
     out.rounds.append(Round(name, call))
-    for _ in range(MAX_ROUNDS if client.modern else 0):
+    for index in range(MAX_ROUNDS if client.modern else 0):
         result = call.result
         if not is_input_required(result):
             return
         requests = result.get("inputRequests")
         retry = dict(params)
-        if isinstance(requests, dict):
-            retry["inputResponses"] = client.fulfil(requests)
         if isinstance(result.get("requestState"), str):
             retry["requestState"] = result["requestState"]
+        if index == 0 and isinstance(requests, dict) and requests:
+            # The same retry without the input asked for: the server should ask again, not fail.
+            bare = await session.request("tools/call", {**retry, "inputResponses": {}})
+            out.rounds.append(Round(name, bare, retry=True, missing=True))
+        if isinstance(requests, dict):
+            # An unasked key rides along: the server should ignore what it does not need.
+            retry["inputResponses"] = {**client.fulfil(requests), EXTRA_KEY: {"action": "cancel"}}
         call = await session.request("tools/call", retry)
         out.rounds.append(Round(name, call, retry=True))
