@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.api import TransportError
+from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.context import CaseContext
 from conformance.protocol.client_input import (
     DEFAULT_FEATURES,
@@ -25,10 +25,12 @@ from conformance.protocol.client_input import (
 )
 from conformance.protocol.session import Call, Session
 from conformance.protocol.versions import META_CLIENT_CAPABILITIES, era_of
-from conformance_packs.base.common import memo, tools
+from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, memo, tools
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
 MAX_ROUNDS = 3
+#: Pages of tools/list the sweep reads as its own client (the shared listing judges pagination).
+LIST_PAGES = 20
 #: The inputResponses key no server asked for, sent along with the answers (BASE-INPUT-017).
 EXTRA_KEY = "mcp-conformance-unasked"
 
@@ -54,6 +56,7 @@ class InputSweep:
     rounds: list[Round] = field(default_factory=list)
     called: list[str] = field(default_factory=list)
     why: str = ""
+    timeouts: list[str] = field(default_factory=list)
 
     def input_required(self) -> list[Round]:
         return [r for r in self.rounds if is_input_required(r.call.result)]
@@ -106,13 +109,7 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         features = run_features(ctx)
         caps = capabilities_for(features, ctx.revision)
         out = InputSweep(features, caps)
-        chosen = ctx.callable_tools(await tools(ctx))
-        if not chosen:
-            out.why = "no callable tool"
-            return out
-        built = await asyncio.to_thread(lambda: [candidates(t.get("inputSchema", {})) for t in chosen])
         client = ClientInput(caps, canned_answers(ctx), modern=era_of(ctx.revision) == "modern")
-        session: Session | None = None
         if client.modern:
             session = await ctx.session()
         else:
@@ -120,6 +117,17 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
             session.client = client
             session.adapter.answer_request = client.answer_frame
             await session.open()
+        # A server may offer some tools only to a client that declared input (server-everything's
+        # sampling and elicitation tools): list them as this client, falling back to the shared listing.
+        listed = await _list_tools(session, client) or await tools(ctx)
+        # A tool that outlasted the timeout in the tools sweep is not called again: each hang counts
+        # against the revision's bound on hung requests (`HangWatch`), and would stop this sweep.
+        slow = {t.name for t in (await call_sweep(ctx)).tools if t.timed_out}
+        chosen = [t for t in ctx.callable_tools(listed) if t["name"] not in slow]
+        if not chosen:
+            out.why = "no callable tool"
+            return out
+        built = await asyncio.to_thread(lambda: [candidates(t.get("inputSchema", {})) for t in chosen])
         for tool, cands in zip(chosen, built, strict=True):
             if not cands.arguments:
                 continue
@@ -127,6 +135,13 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
             out.called.append(str(tool["name"]))
             try:
                 await _call(session, client, out, str(tool["name"]), args)
+            except TransportTimeout as exc:
+                # A slow tool breaks no rule (server-everything's long-running one): the others are
+                # still called, up to SWEEP_TIMEOUTS of them, as in the tools sweep.
+                out.timeouts.append(f"{tool['name']!r}: {exc}")
+                if len(out.timeouts) >= SWEEP_TIMEOUTS:
+                    out.why = "; ".join(out.timeouts)
+                    break
             except TransportError as exc:
                 out.why = f"{tool['name']!r}: {exc}"
                 break
@@ -134,6 +149,26 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         return out
 
     return await memo(ctx, "input-sweep", "calling each callable tool as a client that declared input", sweep)
+
+
+async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, Any]]:
+    """tools/list as this client sees it, to the end or LIST_PAGES pages; [] when it cannot be read."""
+    out: list[dict[str, Any]] = []
+    cursor: Any = None
+    seen: set[str] = set()
+    for _ in range(LIST_PAGES):
+        params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+        if client.modern:
+            params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
+        result = (await session.request("tools/list", params)).result
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return []
+        out += [t for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or cursor in seen:
+            break
+        seen.add(cursor)
+    return out
 
 
 async def _call(session: Session, client: ClientInput, out: InputSweep, name: str, args: Any) -> None:
@@ -146,7 +181,9 @@ async def _call(session: Session, client: ClientInput, out: InputSweep, name: st
         result = call.result
         if not is_input_required(result):
             return
-        requests = result.get("inputRequests")
+        requests, state = result.get("inputRequests"), result.get("requestState")
+        if not isinstance(requests, dict) and not isinstance(state, str):
+            return  # nothing to fulfil or echo: a retry would be the same request again
         retry = dict(params)
         if isinstance(result.get("requestState"), str):
             retry["requestState"] = result["requestState"]

@@ -9,13 +9,12 @@ checks run against each and must show exactly the expected non-PASS verdicts.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from mcp.server import Server, ServerRequestContext
+from mcp.server import Server, ServerRequestContext, runner
 from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 
@@ -37,9 +36,7 @@ def _raw_request(ask: JSON) -> Any:
 
 def _raw_input_required(asks: dict[str, JSON]) -> Any:
     """The reference's InputRequiredResult, its inputRequests kept as given (unvalidated)."""
-    return types.InputRequiredResult.model_construct(
-        result_type="input_required", input_requests=asks, request_state=base_input.REQUEST_STATE
-    )
+    return {"resultType": "input_required", "inputRequests": asks, "requestState": base_input.REQUEST_STATE}
 
 
 class _Raw(types.Request[Any, Any]):
@@ -54,8 +51,9 @@ def _modes(revision: str) -> bool:
 
 
 def ask_undeclared(capabilities: JSON, revision: str) -> dict[str, JSON]:
-    """Asks for roots and sampling whatever the client declared."""
+    """Asks for roots and sampling whatever the client declared (and for what it declared)."""
     return {
+        **_asks_for(capabilities, revision),
         "roots": {"method": "roots/list"},
         "sample": {"method": "sampling/createMessage", "params": {"messages": SAY_HELLO, "maxTokens": 16}},
     }
@@ -149,7 +147,7 @@ def mrtr_bad_kind(capabilities: JSON, revision: str) -> dict[str, JSON]:
 
 def mrtr_empty(asks: dict[str, JSON]) -> Any:
     """An InputRequiredResult with neither inputRequests nor requestState."""
-    return types.InputRequiredResult.model_construct(result_type="input_required")
+    return {"resultType": "input_required"}
 
 
 async def retry_error(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
@@ -160,8 +158,9 @@ async def retry_error(ctx: ServerRequestContext[Any], params: types.CallToolRequ
 
 
 async def url_error_form(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-    """A URLElicitationRequiredError (-32042) that lists a form-mode elicitation."""
-    if ctx.protocol_version == "2025-11-25":
+    """A URLElicitationRequiredError (-32042) that lists a form-mode elicitation (to a client that
+    declared no input; one that declared some is asked as the reference asks)."""
+    if ctx.protocol_version == "2025-11-25" and not base_input._declared(ctx.session.client_capabilities):
         raise MCPError(
             code=-32042,
             message="This request requires more information.",
@@ -171,10 +170,10 @@ async def url_error_form(ctx: ServerRequestContext[Any], params: types.CallToolR
 
 
 async def modern_request(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-    """In 2026-07-28, asks for roots with a JSON-RPC request instead of an InputRequiredResult."""
+    """In 2026-07-28, asks for roots with a JSON-RPC request on stdout (the SDK refuses to send one)."""
     if ctx.protocol_version in base_input.MODERN_PROTOCOL_VERSIONS:
-        with contextlib.suppress(MCPError):
-            await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":"mutant-roots","method":"roots/list"}\n')
+        sys.stdout.buffer.flush()
     return await _ask_for_input(ctx, params)
 
 
@@ -208,12 +207,27 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
 }
 
 
+def _lenient_results() -> None:
+    """Let an input_required result out as the handler shaped it: the SDK validates every result it
+    sends (and refuses the broken ones these mutants exist to send)."""
+    methods = runner._methods
+    strict = methods.serialize_server_result
+
+    def serialize(method: str, version: str, dumped: dict[str, Any]) -> dict[str, Any]:
+        if dumped.get("resultType") == "input_required":
+            return dumped
+        return strict(method, version, dumped)
+
+    methods.serialize_server_result = serialize
+
+
 def main(argv: list[str]) -> int:
     defect = "none"
     if "--defect" in argv:
         at = argv.index("--defect")
         defect, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     name, replacement = DEFECTS[defect]
+    _lenient_results()
     base_input._request = _raw_request
     base_input.input_required = _raw_input_required
     if name == "middleware":
