@@ -12,7 +12,7 @@ PACK = Pack(
     description="MCP base protocol: JSON-RPC envelope, lifecycle, tools, resources, HTTP rules",
     checks=tuple(
         f"{__name__}.{module}"
-        for module in ("lifecycle", "rpc", "tools", "resources", "input", "hygiene", "http", "stdio")
+        for module in ("lifecycle", "rpc", "tools", "resources", "input", "tasks", "hygiene", "http", "stdio")
     ),
     reference="conformance_reference.base_server",
     options=(

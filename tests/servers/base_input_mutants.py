@@ -189,6 +189,15 @@ class TemplatesInputRequired:
         return await call_next(ctx)
 
 
+class TaskRefused:
+    """Refuses a task-augmented tools/call with -32601 although it declares no tasks capability."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and isinstance(ctx.params, dict) and "task" in ctx.params:
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="tasks are not supported")
+        return await call_next(ctx)
+
+
 DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "none": ("asks_for", _asks_for),
     "ask-undeclared": ("asks_for", ask_undeclared),
@@ -204,6 +213,7 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "url-error-form": ("ask_for_input", url_error_form),
     "modern-request": ("ask_for_input", modern_request),
     "mrtr-on-list": ("middleware", TemplatesInputRequired),
+    "task-refused": ("middleware", TaskRefused),
 }
 
 
