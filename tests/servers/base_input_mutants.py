@@ -9,6 +9,7 @@ checks run against each and must show exactly the expected non-PASS verdicts.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,8 @@ _request = base_input._request
 _input_required = base_input.input_required
 _ask_for_input = base_input.ask_for_input
 FORM = {"type": "object", "properties": {"name": {"type": "string"}}}
+#: A copy of stdout taken before the SDK claims it (`modern-request` only).
+_WIRE: list[int] = []
 SAY_HELLO = [{"role": "user", "content": {"type": "text", "text": "Say hello."}}]
 
 
@@ -170,10 +173,10 @@ async def url_error_form(ctx: ServerRequestContext[Any], params: types.CallToolR
 
 
 async def modern_request(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-    """In 2026-07-28, asks for roots with a JSON-RPC request on stdout (the SDK refuses to send one)."""
+    """In 2026-07-28, asks for roots with a JSON-RPC request on stdout (the SDK refuses to send one,
+    and diverts fd 1: the line goes to a copy of the wire taken before it did, in one atomic write)."""
     if ctx.protocol_version in base_input.MODERN_PROTOCOL_VERSIONS:
-        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":"mutant-roots","method":"roots/list"}\n')
-        sys.stdout.buffer.flush()
+        os.write(_WIRE[0], b'{"jsonrpc":"2.0","id":"mutant-roots","method":"roots/list"}\n')
     return await _ask_for_input(ctx, params)
 
 
@@ -237,6 +240,8 @@ def main(argv: list[str]) -> int:
         at = argv.index("--defect")
         defect, argv = argv[at + 1], argv[:at] + argv[at + 2 :]
     name, replacement = DEFECTS[defect]
+    if defect == "modern-request" and "--http" not in argv:
+        _WIRE.append(os.dup(1))
     _lenient_results()
     base_input._request = _raw_request
     base_input.input_required = _raw_input_required
