@@ -9,6 +9,7 @@ directly, without a server.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,7 @@ def test_mutant_shows_exactly_its_verdicts(defect: str, revision: str) -> None:
 
 def _target(tmp_path: Path, client: str) -> str:
     path = tmp_path / "target.toml"
-    command = ["python", "-m", "tests.servers.base_input_mutants", "--defect", "url-undeclared"]
+    command = [sys.executable, "-m", "tests.servers.base_input_mutants", "--defect", "url-undeclared"]
     path.write_text(f"[target]\ncommand = {json.dumps(command)}\n\n{client}", encoding="utf-8")
     return str(path)
 
