@@ -31,6 +31,7 @@ import jsonschema
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
+from conformance_reference.base_input import ASK_TOOL, ask_for_input
 from conformance_reference.base_prompts import PromptFeatures
 from conformance_reference.handlers import (
     JSON,
@@ -180,13 +181,15 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         page, next_cursor = paginate(
-            [spec.tool for spec in tools], params.cursor if params else None, page_size
+            [*(spec.tool for spec in tools), ASK_TOOL], params.cursor if params else None, page_size
         )
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.name == ASK_TOOL.name:
+            return await ask_for_input(ctx, params)
         spec = by_name.get(params.name)
         if spec is None:
             raise unknown_tool(params.name)
@@ -228,6 +231,8 @@ def build_server(
         # Lets the SDK's Mcp-Param-* header check (2026-07-28 HTTP) look a schema up
         # directly instead of paging through tools/list on every tools/call.
         spec = by_name.get(tool_name)
+        if tool_name == ASK_TOOL.name:
+            return ASK_TOOL.input_schema
         return spec.tool.input_schema if spec is not None else None
 
     return reference_server(

@@ -76,16 +76,24 @@ def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
 #: Checks of features the raw and legacy test servers do not offer (prompts, completion, logging): they
 #: SKIP there, saying why, and the tests of other areas do not restate those SKIPs.
 UNOFFERED = ("base.prompts.", "base.completion.", "base.logging.")
+#: Checks that SKIP on every server that asks its client for no input (BASE-INPUT-*: nothing of that
+#: kind was asked): the tests of other subjects leave those SKIPs out; `tests/test_base_input.py` and
+#: `tests/test_base_reference.py` see them (`non_pass(report, input_skips=True)`).
+INPUT_CHECKS = ("base.input.",)
 
 
-def non_pass(report: dict[str, Any], *, unoffered: bool = False) -> set[tuple[str, str]]:
+def non_pass(
+    report: dict[str, Any], *, unoffered: bool = False, input_skips: bool = False
+) -> set[tuple[str, str]]:
     """The (check, verdict) pairs of every case that did not PASS, across revisions and targets; the
-    SKIPs of UNOFFERED checks only when `unoffered` (the tests of those checks ask for them)."""
+    SKIPs of UNOFFERED checks only when `unoffered`, those of INPUT_CHECKS only when `input_skips` (the
+    tests of those checks ask for them)."""
     return {
         (c["check"], c["verdict"])
         for c in report["cases"]
         if c["verdict"] != "PASS"
         and (unoffered or c["verdict"] != "SKIP" or not c["check"].startswith(UNOFFERED))
+        and (input_skips or c["verdict"] != "SKIP" or not c["check"].startswith(INPUT_CHECKS))
     }
 
 

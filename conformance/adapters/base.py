@@ -23,6 +23,10 @@ from conformance.text import REDACTED, masker
 #: Extra HTTP headers of one request, or None.
 Headers = Mapping[str, str] | None
 
+#: Answers a request the server sent while one of ours was awaited (legacy sampling, elicitation,
+#: roots): given its frame, the bytes of the response to send back. Set by the protocol session.
+RequestAnswerer = Callable[[Frame], bytes]
+
 #: A sentinel for `exchange(expect_id=NO_RESPONSE)`: the message is a notification or a raw probe.
 NO_RESPONSE: Any = object()
 
@@ -251,6 +255,9 @@ class Adapter(abc.ABC):
     def __init__(self, transcript: Transcript, *, max_message_bytes: int) -> None:
         self.transcript = transcript
         self.max_message_bytes = max_message_bytes
+        #: Who answers a server-to-client request (None: it is recorded, never answered). The adapter
+        #: only moves the bytes; which answer a request gets is the session's business.
+        self.answer_request: RequestAnswerer | None = None
 
     @abc.abstractmethod
     async def start(self) -> None:
@@ -361,6 +368,8 @@ class StreamAdapter(Adapter):
                     f"a {size}-byte message exceeded the {cap}-byte cap while id {expect_id!r} was awaited",
                     evidence=self.diagnostics(),
                 )
+            if frame.kind == "request" and self.answer_request is not None:
+                await self._answer(frame, max(remaining, 0.5))
             if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
                 continue
             if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
@@ -379,6 +388,20 @@ class StreamAdapter(Adapter):
             break
         reply.elapsed = time.monotonic() - started
         return reply
+
+    async def _answer(self, frame: Frame, timeout: float) -> None:
+        """Send the session's answer to a request the server made while ours was awaited.
+
+        Why here: on a stream the server waits for this answer before it answers our request, so the
+        wait for our answer must send it. Frames queued meanwhile are kept for the awaited request.
+        """
+        assert self.answer_request is not None
+        data = self.answer_request(frame)
+        self._hold_pending = True
+        try:
+            await self._exchange(data, NO_RESPONSE, timeout, None)
+        finally:
+            self._hold_pending = False
 
     def drain_pending(self) -> list[Frame]:
         """Frames that arrived after the last exchange settled (duplicates, late or unsolicited answers).

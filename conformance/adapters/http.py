@@ -237,9 +237,12 @@ class HttpAdapter(Adapter):
             try:
                 for piece in decoder.feed(chunk):
                     for event in parser.feed(piece):
-                        if self._take_event(event, reply, expect_id):
+                        frame = self._take_event(event, reply, expect_id)
+                        if frame is not None and frame is reply.response:
                             await _finish(stream)
                             return
+                        if frame is not None and frame.kind == "request" and self.answer_request:
+                            await self._post_answer(self.answer_request(frame))
                     # One raw chunk may decode to a flood of events: let the request's timeout in.
                     await asyncio.sleep(0)
             except ValueError as exc:
@@ -249,10 +252,29 @@ class HttpAdapter(Adapter):
                 self.transcript.record("event", note=str(exc))
                 raise
 
-    def _take_event(self, event: SseEvent, reply: Reply, expect_id: Any) -> bool:
-        """Record one SSE event in `reply`; True when it answers the request."""
+    async def _post_answer(self, data: bytes) -> None:
+        """POST the answer to a request the server sent on a stream (Streamable HTTP: "The client MUST
+        use HTTP POST to send JSON-RPC messages to the MCP endpoint"), on a connection of its own
+        while the stream stays open; what the POST drew is recorded, never judged here."""
+        assert self._client is not None
+        headers = self._headers(None)
+        self.transcript.record("send", data, channel=f"POST {self.url}", headers=headers)
+        try:
+            resp = await self._client.post(self.url, content=data, headers=headers)
+        except httpx.HTTPError as exc:
+            self.transcript.record("event", note=f"the answer's POST failed: {exc!r}")
+            return
+        self.transcript.record(
+            "recv",
+            resp.content[:4096],
+            channel=f"HTTP {resp.status_code} {resp.reason_phrase}",
+            status=resp.status_code,
+        )
+
+    def _take_event(self, event: SseEvent, reply: Reply, expect_id: Any) -> Frame | None:
+        """Record one SSE event in `reply`; its frame (the reply's response when it answers the request)."""
         if not event.data:
-            return False
+            return None
         self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
         frame = classify(event.data)
         if len(reply.frames) < FRAMES_PER_REPLY:
@@ -261,8 +283,7 @@ class HttpAdapter(Adapter):
             reply.dropped_frames += 1
         if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
             reply.response = frame
-            return True
-        return False
+        return frame
 
     async def close(self) -> None:
         client, self._client = self._client, None

@@ -22,6 +22,7 @@ from conformance.adapters.base import (
     TransportTimeout,
 )
 from conformance.protocol import jsonrpc
+from conformance.protocol.client_input import ClientInput
 from conformance.protocol.versions import (
     FIRST_PROTOCOL_HEADER,
     META_CLIENT_CAPABILITIES,
@@ -186,6 +187,10 @@ class Session:
         self.identity = ServerIdentity(revision)
         #: Set by the engine: requests of a method that hung too often in this revision are not sent.
         self.hangs: HangWatch | None = None
+        #: What this client declares and answers when the server asks for input, and every ask seen:
+        #: declared nothing unless a check sets `client.capabilities` before `open()`.
+        self.client = ClientInput(modern=self.era == "modern")
+        adapter.answer_request = self.client.answer_frame
         if self.era == "modern":
             self._set_protocol_header(revision)
 
@@ -199,7 +204,7 @@ class Session:
     def meta(self) -> dict[str, Any]:
         return {
             META_PROTOCOL_VERSION: self.revision,
-            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_CAPABILITIES: self.client.capabilities,
             META_CLIENT_INFO: CLIENT_INFO,
         }
 
@@ -218,7 +223,11 @@ class Session:
         if self.era == "legacy":
             call = await self.request(
                 "initialize",
-                {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
+                {
+                    "protocolVersion": self.revision,
+                    "capabilities": self.client.capabilities,
+                    "clientInfo": CLIENT_INFO,
+                },
                 envelope=False,
             )
             result = call.result

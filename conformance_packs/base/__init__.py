@@ -3,7 +3,8 @@
 stdio hygiene comes last because it judges everything the server wrote to stdout before it.
 """
 
-from conformance.packs import Pack
+from conformance.packs import Pack, PackOption
+from conformance.protocol.client_input import parse_features
 
 PACK = Pack(
     name="base",
@@ -25,6 +26,8 @@ PACK = Pack(
             "origin",
             "http_post",
             "sessions",
+            "input",
+            "tasks",
             "wire",
             "hygiene",
             "http",
@@ -32,6 +35,19 @@ PACK = Pack(
         )
     ),
     reference="conformance_reference.base_server",
+    options=(
+        PackOption(
+            "--client-capabilities",
+            "client_capabilities",
+            "base suite: the input capabilities the harness declares as a client: all, none, or a comma "
+            "list of sampling, sampling.tools, elicitation.form, elicitation.url, roots (default: the "
+            "target file's [client] table, else sampling,elicitation.form,roots)",
+            parse_features,
+            None,
+            "LIST",
+        ),
+    ),
+    settings={"client": "urn:mcp-conformance:base-client-target:1"},
     default_for_servers=True,
     order=0,
 )

@@ -1,0 +1,490 @@
+"""Input the server needs from the client: legacy sampling, elicitation and roots requests, and the
+2026-07-28 input-required results (multi round-trip requests).
+
+The harness is a client whose capabilities are set per run (`input_sweep.run_features`). The shared
+session declares nothing, so any ask on it is undeclared; the input sweep declares the run's
+capabilities and calls every callable tool, answering each declared ask from the canned answers
+(`conformance.protocol.client_input`). A check that saw no ask of its kind SKIPs saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from conformance.engine.checks import check, missed, skip
+from conformance.engine.context import CaseContext
+from conformance.protocol.client_input import (
+    ELICITATION,
+    FIRST_INPUT_MODES,
+    INPUT_METHODS,
+    SAMPLING,
+    ServerAsk,
+)
+from conformance.protocol.versions import MODERN_REVISIONS, at_least
+from conformance_packs.base.common import call_sweep, no_callable_reason
+from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, input_sweep, is_input_required
+
+LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+ELICITING = ("2025-06-18", "2025-11-25", "2026-07-28")
+MODES = ("2025-11-25", "2026-07-28")
+MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+URL_ELICITATION_REQUIRED = -32042
+
+
+async def _sweep(ctx: CaseContext) -> InputSweep:
+    sweep = await input_sweep(ctx)
+    if not sweep.called:
+        skip(f"no tool to call as a client that declared input: {sweep.why or no_callable_reason(ctx)}")
+    return sweep
+
+
+def _asks(sweep: InputSweep, method: str | None = None) -> list[ServerAsk]:
+    return [a for a in sweep.asks if method is None or a.method == method]
+
+
+def _show(ask: ServerAsk) -> str:
+    where = f"inputRequests[{ask.key!r}]" if ask.via == "inputRequests" else f"request id {ask.key!r}"
+    return f"{ask.method} ({where})"
+
+
+# --- what may be asked at all -------------------------------------------------------------------
+
+
+@check(
+    "base.input.declared-only",
+    "BASE-INPUT-001",
+    "the server asks only for input the client declared",
+    revisions=LEGACY,
+)
+async def declared_only(ctx: CaseContext) -> None:
+    sweep = await call_sweep(ctx)
+    session = await ctx.session()
+    declared = await _sweep(ctx)
+    undeclared_asks = [a for a in session.client.asks if a.method in INPUT_METHODS]
+    undeclared_asks += [
+        a
+        for a in declared.asks
+        if a.problem and "did not declare" in a.problem and "sampling.tools" not in a.problem
+    ]
+    ctx.note(
+        f"{sweep.made()} call(s) by a client that declared no capability, {len(declared.called)} by one "
+        f"that declared {declared.capabilities}; {len(session.client.asks) + len(declared.asks)} ask(s) seen"
+    )
+    if undeclared_asks:
+        missed(
+            "the server asked for input the client did not declare: "
+            + "; ".join(f"{_show(a)}: {a.problem}" for a in undeclared_asks[:5]),
+            asks=[a.raw for a in undeclared_asks[:5]],
+        )
+
+
+@check(
+    "base.input.elicitation-modes",
+    "BASE-INPUT-002",
+    "no elicitation in a mode the client did not declare",
+    revisions=MODES,
+)
+async def elicitation_modes(ctx: CaseContext) -> None:
+    sweep = await _sweep(ctx)
+    declared = sweep.capabilities.get("elicitation")
+    if not isinstance(declared, dict):
+        skip("the run declares no elicitation (--client-capabilities), so no mode can be judged")
+    if {"form", "url"} <= set(declared):
+        skip("the run declares both elicitation modes, so no mode is undeclared")
+    wrong = [a for a in _asks(sweep, ELICITATION) if "in mode" in a.problem]
+    ctx.note(f"declared {declared}; {len(_asks(sweep, ELICITATION))} elicitation ask(s) seen")
+    if wrong:
+        missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
+
+
+@check(
+    "base.input.sampling-tools",
+    "BASE-INPUT-003",
+    "no tool-enabled sampling unless the client declared sampling.tools",
+    revisions=MODES,
+)
+async def sampling_tools(ctx: CaseContext) -> None:
+    sweep = await _sweep(ctx)
+    sampling = sweep.capabilities.get("sampling")
+    if not isinstance(sampling, dict):
+        skip("the run declares no sampling (--client-capabilities)")
+    if isinstance(sampling.get("tools"), dict):
+        skip("the run declares sampling.tools, so tool-enabled sampling is allowed")
+    wrong = [a for a in _asks(sweep, SAMPLING) if "sampling.tools" in a.problem]
+    ctx.note(f"{len(_asks(sweep, SAMPLING))} sampling ask(s) seen")
+    if wrong:
+        missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
+
+
+# --- the shape of each ask ------------------------------------------------------------------------
+
+
+def elicitation_problems(params: Any, revision: str) -> list[str]:
+    """What an elicitation/create request's params lack (its revision's text and schema)."""
+    if not isinstance(params, dict):
+        return ["params is not an object"]
+    out = [] if isinstance(params.get("message"), str) else ["message is not a string"]
+    mode = params.get("mode", "form")
+    if at_least(revision, FIRST_INPUT_MODES) and mode not in ("form", "url"):
+        out.append(f"mode {mode!r} is neither 'form' nor 'url'")
+    elif mode == "url" and at_least(revision, FIRST_INPUT_MODES):
+        for key in ("url", "elicitationId"):
+            if not isinstance(params.get(key), str):
+                out.append(f"URL mode without a string {key}")
+        url = params.get("url")
+        if isinstance(url, str) and not (urlsplit(url).scheme and urlsplit(url).netloc):
+            out.append(f"url {url[:200]!r} is not a valid URL")
+    else:
+        schema = params.get("requestedSchema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            out.append('form mode without a requestedSchema of type "object"')
+    return out
+
+
+def sampling_problems(params: Any, revision: str) -> list[str]:
+    """What a sampling/createMessage request's params lack (schema: messages and maxTokens required)."""
+    if not isinstance(params, dict):
+        return ["params is not an object"]
+    out: list[str] = []
+    if not isinstance(params.get("maxTokens"), int) or isinstance(params.get("maxTokens"), bool):
+        out.append("maxTokens is not an integer")
+    messages = params.get("messages")
+    if not isinstance(messages, list):
+        return [*out, "messages is not an array"]
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            out.append(f"messages[{index}] has no role 'user' or 'assistant'")
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) and at_least(revision, FIRST_INPUT_MODES) else [content]
+        if not blocks or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks):
+            out.append(f"messages[{index}].content is not a content block with a type")
+    return out
+
+
+def mixed_tool_results(params: Any) -> list[str]:
+    """User messages that mix tool results with other content (2025-11-25 on: "MUST contain ONLY")."""
+    messages = params.get("messages") if isinstance(params, dict) else None
+    out = []
+    for index, message in enumerate(messages if isinstance(messages, list) else []):
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks = content if isinstance(content, list) else [content]
+        kinds = {b.get("type") for b in blocks if isinstance(b, dict)}
+        if "tool_result" in kinds and kinds != {"tool_result"}:
+            others = sorted(str(k) for k in kinds if k != "tool_result")
+            out.append(f"messages[{index}] mixes tool_result with {others}")
+    return out
+
+
+def _shape_check(ctx: CaseContext, sweep: InputSweep, method: str, judge: Any, what: str) -> None:
+    asks = [a for a in _asks(sweep, method) if not a.problem]
+    if not asks:
+        skip(f"no tool asked for {what} (declared {sweep.capabilities}; called {len(sweep.called)} tool(s))")
+    bad = [(a, judge(a.params, ctx.revision)) for a in asks]
+    bad = [(a, p) for a, p in bad if p]
+    ctx.note(f"{len(asks)} {method} ask(s) judged")
+    if bad:
+        missed(
+            "; ".join(f"{_show(a)}: {', '.join(p)}" for a, p in bad[:5]),
+            asks=[json.dumps(a.params)[:1500] for a, _ in bad[:3]],
+        )
+
+
+@check(
+    "base.input.elicitation-shape",
+    "BASE-INPUT-005",
+    "an elicitation request carries what its mode requires",
+    revisions=ELICITING,
+)
+async def elicitation_shape(ctx: CaseContext) -> None:
+    _shape_check(ctx, await _sweep(ctx), ELICITATION, elicitation_problems, "elicitation")
+
+
+@check(
+    "base.input.sampling-shape",
+    "BASE-INPUT-007",
+    "a sampling request carries messages with roles and maxTokens",
+)
+async def sampling_shape(ctx: CaseContext) -> None:
+    _shape_check(ctx, await _sweep(ctx), SAMPLING, sampling_problems, "sampling")
+
+
+@check(
+    "base.input.sampling-tool-results",
+    "BASE-INPUT-009",
+    "a sampling message with tool results holds only tool results",
+    revisions=MODES,
+)
+async def sampling_tool_results(ctx: CaseContext) -> None:
+    sweep = await _sweep(ctx)
+    asks = [a for a in _asks(sweep, SAMPLING) if not a.problem]
+    if not any("tool_result" in json.dumps(a.params) for a in asks):
+        skip(f"no sampling ask carried a tool result ({len(asks)} sampling ask(s) seen)")
+    bad = [(a, mixed_tool_results(a.params)) for a in asks]
+    bad = [(a, p) for a, p in bad if p]
+    if bad:
+        missed("; ".join(f"{_show(a)}: {', '.join(p)}" for a, p in bad[:5]))
+
+
+@check(
+    "base.input.sampling-include-context",
+    "BASE-INPUT-008",
+    "no includeContext thisServer/allServers unless sampling.context is declared",
+    revisions=MODES,
+)
+async def sampling_include_context(ctx: CaseContext) -> None:
+    sweep = await _sweep(ctx)
+    sampling = sweep.capabilities.get("sampling")
+    if not isinstance(sampling, dict):
+        skip("the run declares no sampling (--client-capabilities)")
+    asks = [a for a in _asks(sweep, SAMPLING) if not a.problem]
+    if not asks:
+        skip(f"no tool asked for sampling (called {len(sweep.called)} tool(s))")
+    wide = [
+        a
+        for a in asks
+        if isinstance(a.params, dict) and a.params.get("includeContext") in ("thisServer", "allServers")
+    ]
+    if wide and not isinstance(sampling.get("context"), dict):
+        missed(
+            "; ".join(f"{_show(a)}: includeContext {a.params['includeContext']!r}" for a in wide[:5])
+            + " although the client did not declare sampling.context"
+        )
+
+
+@check(
+    "base.input.url-elicitation-error",
+    "BASE-INPUT-016",
+    "a URLElicitationRequiredError lists URL-mode elicitations with an elicitationId",
+    revisions=("2025-11-25",),
+)
+async def url_elicitation_error(ctx: CaseContext) -> None:
+    errors = [
+        m
+        for m in _received(ctx)
+        if isinstance(m.get("error"), dict) and m["error"].get("code") == URL_ELICITATION_REQUIRED
+    ]
+    if not errors:
+        skip("no answer of this revision was a URLElicitationRequiredError (-32042)")
+    for message in errors:
+        data = message["error"].get("data")
+        listed = data.get("elicitations") if isinstance(data, dict) else None
+        if not isinstance(listed, list) or not listed:
+            missed("a -32042 error carries no data.elicitations list", error=message["error"])
+        for item in listed:
+            if (
+                not isinstance(item, dict)
+                or item.get("mode") != "url"
+                or not isinstance(item.get("elicitationId"), str)
+            ):
+                missed(
+                    "an elicitation in a -32042 error is not URL mode with an elicitationId",
+                    error=message["error"],
+                )
+
+
+# --- 2026-07-28: input-required results -----------------------------------------------------------
+
+
+def _received(ctx: CaseContext) -> list[dict[str, Any]]:
+    """Every JSON object the server sent in this revision's wire log (SSE events and bodies)."""
+    out = []
+    for entry in ctx.wire_log():
+        if entry.get("dir") != "recv" or "text" not in entry:
+            continue
+        try:
+            value = json.loads(entry["text"])
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def _sent_methods(ctx: CaseContext) -> dict[Any, str]:
+    out: dict[Any, str] = {}
+    for entry in ctx.wire_log():
+        if entry.get("dir") != "send" or "text" not in entry:
+            continue
+        try:
+            value = json.loads(entry["text"])
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("method"), str) and "id" in value:
+            out[json.dumps(value["id"])] = value["method"]
+    return out
+
+
+async def _mrtr(ctx: CaseContext) -> InputSweep:
+    sweep = await _sweep(ctx)
+    if not sweep.input_required():
+        skip(
+            f"no tool answered with an InputRequiredResult (declared {sweep.capabilities}; "
+            f"called {len(sweep.called)} tool(s))"
+        )
+    return sweep
+
+
+@check(
+    "base.input.mrtr-shape",
+    "BASE-INPUT-010",
+    "an InputRequiredResult carries inputRequests or requestState",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_shape(ctx: CaseContext) -> None:
+    sweep = await _mrtr(ctx)
+    for rnd in sweep.input_required():
+        result = rnd.call.result
+        requests, state = result.get("inputRequests"), result.get("requestState")
+        if requests is None and state is None:
+            missed(
+                f"{rnd.tool!r}: an InputRequiredResult with neither inputRequests nor requestState",
+                **rnd.call.excerpt(),
+            )
+        if requests is not None and not isinstance(requests, dict):
+            missed(f"{rnd.tool!r}: inputRequests is not an object", **rnd.call.excerpt())
+        if state is not None and not isinstance(state, str):
+            missed(f"{rnd.tool!r}: requestState is not a string", **rnd.call.excerpt())
+
+
+@check(
+    "base.input.mrtr-declared",
+    "BASE-INPUT-011",
+    "inputRequests ask only for what the client declared",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_declared(ctx: CaseContext) -> None:
+    plain = await call_sweep(ctx)
+    undeclared = [
+        (tool["name"], key)
+        for tool, call in plain.successes()
+        if is_input_required(call.result) and isinstance(call.result.get("inputRequests"), dict)
+        for key in call.result["inputRequests"]
+    ]
+    sweep = await _sweep(ctx)
+    wrong = [a for a in sweep.asks if a.via == "inputRequests" and a.problem and a.method in INPUT_METHODS]
+    ctx.note(
+        f"{plain.made()} call(s) declaring no capability, "
+        f"{len(sweep.called)} declaring {sweep.capabilities}; "
+        f"{len(sweep.input_required())} InputRequiredResult(s)"
+    )
+    if undeclared:
+        missed(
+            "inputRequests to a client that declared no capability: "
+            + ", ".join(f"{name!r}: {key!r}" for name, key in undeclared[:5])
+        )
+    if wrong:
+        missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
+
+
+@check(
+    "base.input.mrtr-request-kinds",
+    "BASE-INPUT-012",
+    "each inputRequests value is an elicitation, sampling or roots request",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_request_kinds(ctx: CaseContext) -> None:
+    sweep = await _mrtr(ctx)
+    asks = [a for a in sweep.asks if a.via == "inputRequests"]
+    if not asks:
+        skip("no InputRequiredResult carried inputRequests")
+    problems = []
+    for ask in asks:
+        if ask.method not in INPUT_METHODS:
+            problems.append(f"{_show(ask)}: not elicitation/create, sampling/createMessage or roots/list")
+        elif ask.method == ELICITATION:
+            problems += [f"{_show(ask)}: {p}" for p in elicitation_problems(ask.params, ctx.revision)]
+        elif ask.method == SAMPLING:
+            problems += [f"{_show(ask)}: {p}" for p in sampling_problems(ask.params, ctx.revision)]
+    ctx.note(f"{len(asks)} inputRequests entr(y/ies) judged")
+    if problems:
+        missed("; ".join(problems[:5]), **sweep.evidence())
+
+
+@check(
+    "base.input.mrtr-methods",
+    "BASE-INPUT-013",
+    "InputRequiredResult only answers tools/call, prompts/get or resources/read",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_methods(ctx: CaseContext) -> None:
+    await input_sweep(ctx)
+    methods = _sent_methods(ctx)
+    answers = [
+        (methods.get(json.dumps(m.get("id"))), m)
+        for m in _received(ctx)
+        if is_input_required(m.get("result"))
+    ]
+    if not any(True for _ in _received(ctx)):
+        skip("nothing was received in this revision")
+    wrong = [(method, m) for method, m in answers if method is not None and method not in MRTR_METHODS]
+    ctx.note(f"{len(answers)} InputRequiredResult(s) in this revision's wire log")
+    if wrong:
+        missed(
+            "an InputRequiredResult answered " + ", ".join(sorted({str(method) for method, _ in wrong})),
+            response=json.dumps(wrong[0][1])[:1500],
+        )
+
+
+@check(
+    "base.input.no-server-requests",
+    "BASE-INPUT-014",
+    "no JSON-RPC request for input from the server (2026-07-28 uses input-required results)",
+    revisions=MODERN_REVISIONS,
+)
+async def no_server_requests(ctx: CaseContext) -> None:
+    await input_sweep(ctx)
+    requests = [m for m in _received(ctx) if isinstance(m.get("method"), str) and "id" in m]
+    asks = [m for m in requests if m["method"] in INPUT_METHODS]
+    if asks:
+        missed(
+            "the server sent JSON-RPC requests for input: " + ", ".join(sorted({m["method"] for m in asks})),
+            request=json.dumps(asks[0])[:1500],
+        )
+
+
+@check(
+    "base.input.mrtr-missing-input",
+    "BASE-INPUT-015",
+    "a retry without the requested input is asked again, not refused with an error",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_missing_input(ctx: CaseContext) -> None:
+    sweep = await _mrtr(ctx)
+    bare = [r for r in sweep.rounds if r.missing]
+    if not bare:
+        skip("no InputRequiredResult carried inputRequests to leave unanswered")
+    errors = [r for r in bare if r.call.error is not None]
+    ctx.note(f"{len(bare)} retr(y/ies) with empty inputResponses and the echoed requestState")
+    if errors:
+        missed(
+            f"{errors[0].tool!r}: a retry without the requested input was answered with an error, "
+            "not a new InputRequiredResult",
+            **errors[0].call.excerpt(),
+        )
+
+
+@check(
+    "base.input.mrtr-extra-responses",
+    "BASE-INPUT-017",
+    "an unrequested inputResponses entry is ignored",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_extra_responses(ctx: CaseContext) -> None:
+    sweep = await _mrtr(ctx)
+    retries = [r for r in sweep.rounds if r.retry and not r.missing]
+    if not retries:
+        skip("no InputRequiredResult carried inputRequests to answer")
+    errors = [r for r in retries if r.call.error is not None or not isinstance(r.call.result, dict)]
+    ctx.note(
+        f"{len(retries)} retr(y/ies) with every requested input, one unrequested key "
+        f"({EXTRA_KEY!r}) and the echoed requestState"
+    )
+    if errors:
+        missed(
+            f"{errors[0].tool!r}: the fulfilled retry carrying one unrequested key "
+            "was answered with an error",
+            **errors[0].call.excerpt(),
+        )

@@ -1,0 +1,198 @@
+"""The input sweeps: each callable tool called by a client that declared input, and what it asked.
+
+A server asks for input only while it handles a request, so the only way to see whether (and how) a
+server asks is to call its tools as a client that declared the run's capabilities
+(`--client-capabilities`, the target file's [client] table). Legacy revisions fix capabilities at
+`initialize`, so the sweep opens a session of its own; 2026-07-28 declares them per request in `_meta`,
+so it uses the shared session. In 2026-07-28 an `InputRequiredResult` is fulfilled from the canned
+answers and retried, echoing `requestState`, for at most MAX_ROUNDS rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.engine.api import TransportError, TransportTimeout
+from conformance.engine.context import CaseContext
+from conformance.protocol.client_input import (
+    DEFAULT_FEATURES,
+    ClientInput,
+    ServerAsk,
+    capabilities_for,
+    parse_features,
+)
+from conformance.protocol.session import Call, Session
+from conformance.protocol.versions import META_CLIENT_CAPABILITIES, era_of
+from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, memo, tools
+
+#: Rounds of input_required -> retry before the sweep stops following one call.
+MAX_ROUNDS = 3
+#: Pages of tools/list the sweep reads as its own client (the shared listing judges pagination).
+LIST_PAGES = 20
+#: The inputResponses key no server asked for, sent along with the answers (BASE-INPUT-017).
+EXTRA_KEY = "mcp-conformance-unasked"
+
+
+@dataclass
+class Round:
+    """One tools/call of the sweep: the request as sent and what came back."""
+
+    tool: str
+    call: Call
+    retry: bool = False
+    #: A retry whose inputResponses left out every requested key (BASE-INPUT-015).
+    missing: bool = False
+
+
+@dataclass
+class InputSweep:
+    """What a client that declared `capabilities` saw when it called every callable tool."""
+
+    features: frozenset[str]
+    capabilities: dict[str, Any]
+    asks: list[ServerAsk] = field(default_factory=list)
+    rounds: list[Round] = field(default_factory=list)
+    called: list[str] = field(default_factory=list)
+    why: str = ""
+    timeouts: list[str] = field(default_factory=list)
+
+    def input_required(self) -> list[Round]:
+        return [r for r in self.rounds if is_input_required(r.call.result)]
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "declared_capabilities": self.capabilities,
+            "tools_called": self.called[:50],
+            "asks": [
+                {
+                    "method": a.method,
+                    "via": a.via,
+                    "key": a.key,
+                    **({"problem": a.problem} if a.problem else {}),
+                }
+                for a in self.asks[:50]
+            ],
+        }
+
+
+def is_input_required(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+def run_features(ctx: CaseContext) -> frozenset[str]:
+    """The run's declared input capabilities: the option, else the target file's [client] table, else
+    the default (sampling, form elicitation, roots: modes and tools left undeclared, so a server that
+    uses them regardless can be seen)."""
+    given = ctx.options.pack_option("client_capabilities")
+    if given is not None:
+        return frozenset(given)
+    table = ctx.target.settings.get("client")
+    if isinstance(table, dict) and isinstance(table.get("capabilities"), list):
+        return parse_features(",".join(table["capabilities"]) or "none")
+    return DEFAULT_FEATURES
+
+
+def canned_answers(ctx: CaseContext) -> dict[str, Any]:
+    table = ctx.target.settings.get("client")
+    answers = table.get("answers") if isinstance(table, dict) else None
+    return dict(answers) if isinstance(answers, dict) else {}
+
+
+async def input_sweep(ctx: CaseContext) -> InputSweep:
+    """Call each callable tool once as a client declaring the run's capabilities (once per revision)."""
+
+    async def sweep() -> InputSweep:
+        from conformance.arguments.candidates import candidates
+
+        features = run_features(ctx)
+        caps = capabilities_for(features, ctx.revision)
+        out = InputSweep(features, caps)
+        client = ClientInput(caps, canned_answers(ctx), modern=era_of(ctx.revision) == "modern")
+        if client.modern:
+            session = await ctx.session()
+        else:
+            session = await ctx.fresh_session_unopened()
+            session.client = client
+            session.adapter.answer_request = client.answer_frame
+            await session.open()
+        # A server may offer some tools only to a client that declared input (server-everything's
+        # sampling and elicitation tools): list them as this client, falling back to the shared listing.
+        listed = await _list_tools(session, client) or await tools(ctx)
+        # A tool that outlasted the timeout in the tools sweep is not called again: each hang counts
+        # against the revision's bound on hung requests (`HangWatch`), and would stop this sweep.
+        slow = {t.name for t in (await call_sweep(ctx)).tools if t.timed_out}
+        chosen = [t for t in ctx.callable_tools(listed) if t["name"] not in slow]
+        if not chosen:
+            out.why = "no callable tool"
+            return out
+        built = await asyncio.to_thread(lambda: [candidates(t.get("inputSchema", {})) for t in chosen])
+        for tool, cands in zip(chosen, built, strict=True):
+            if not cands.arguments:
+                continue
+            args = next(iter(cands.values()))
+            out.called.append(str(tool["name"]))
+            try:
+                await _call(session, client, out, str(tool["name"]), args)
+            except TransportTimeout as exc:
+                # A slow tool breaks no rule (server-everything's long-running one): the others are
+                # still called, up to SWEEP_TIMEOUTS of them, as in the tools sweep.
+                out.timeouts.append(f"{tool['name']!r}: {exc}")
+                if len(out.timeouts) >= SWEEP_TIMEOUTS:
+                    out.why = "; ".join(out.timeouts)
+                    break
+            except TransportError as exc:
+                out.why = f"{tool['name']!r}: {exc}"
+                break
+        out.asks = client.asks
+        return out
+
+    return await memo(ctx, "input-sweep", "calling each callable tool as a client that declared input", sweep)
+
+
+async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, Any]]:
+    """tools/list as this client sees it, to the end or LIST_PAGES pages; [] when it cannot be read."""
+    out: list[dict[str, Any]] = []
+    cursor: Any = None
+    seen: set[str] = set()
+    for _ in range(LIST_PAGES):
+        params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+        if client.modern:
+            params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
+        result = (await session.request("tools/list", params)).result
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return []
+        out += [t for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or cursor in seen:
+            break
+        seen.add(cursor)
+    return out
+
+
+async def _call(session: Session, client: ClientInput, out: InputSweep, name: str, args: Any) -> None:
+    params: dict[str, Any] = {"name": name, "arguments": args}
+    if client.modern:
+        params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
+    call = await session.request("tools/call", params)
+    out.rounds.append(Round(name, call))
+    for index in range(MAX_ROUNDS if client.modern else 0):
+        result = call.result
+        if not is_input_required(result):
+            return
+        requests, state = result.get("inputRequests"), result.get("requestState")
+        if not isinstance(requests, dict) and not isinstance(state, str):
+            return  # nothing to fulfil or echo: a retry would be the same request again
+        retry = dict(params)
+        if isinstance(result.get("requestState"), str):
+            retry["requestState"] = result["requestState"]
+        if index == 0 and isinstance(requests, dict) and requests:
+            # The same retry without the input asked for: the server should ask again, not fail.
+            bare = await session.request("tools/call", {**retry, "inputResponses": {}})
+            out.rounds.append(Round(name, bare, retry=True, missing=True))
+        if isinstance(requests, dict):
+            # An unasked key rides along: the server should ignore what it does not need.
+            retry["inputResponses"] = {**client.fulfil(requests), EXTRA_KEY: {"action": "cancel"}}
+        call = await session.request("tools/call", retry)
+        out.rounds.append(Round(name, call, retry=True))
