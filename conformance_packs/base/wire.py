@@ -94,6 +94,10 @@ def judge(seen: Seen, revision: str) -> list[str]:
         problems += [_under(f"{at}/error", line) for line in shape_errors(shape, error, revision)]
     elif seen.kind == "response":
         shape = RESULT_SHAPES.get(seen.method or "", "result")
+        if isinstance(message["result"], dict) and message["result"].get("resultType") == "input_required":
+            # 2026-07-28: a request the server needs input for is answered with an InputRequiredResult,
+            # not its method's result; its own rules are the input rows' (BASE-INPUT-*).
+            shape = "result"
         problems += _shape(shape, message["result"], revision, f"{at}/result")
     elif "params" in message:
         shape = NOTIFICATION_SHAPES.get(message["method"], "notificationParams")
