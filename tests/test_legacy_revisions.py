@@ -286,4 +286,5 @@ SDK_BASELINE = {
     "base.rpc.parse-error": "mcp 1.x ignores a line that is not JSON on stdio",
     "base.rpc.invalid-request": "mcp 1.x ignores a request whose method is not a string on stdio",
     "base.rpc.method-not-found": "mcp 1.9 answers an unknown method with -32602, not -32601",
+    "base.lifecycle.ping-during-initialize": "mcp 1.9 refuses the ping written right after initialize",
 }
