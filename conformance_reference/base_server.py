@@ -31,6 +31,7 @@ import jsonschema
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
+from conformance_reference.base_resources import ResourceFeatures
 from conformance_reference.handlers import (
     JSON,
     checked_call,
@@ -146,7 +147,7 @@ _STATIC_RESOURCES: Final[tuple[tuple[types.Resource, str], ...]] = (
             description="The server's fixed settings as JSON.",
             mime_type="application/json",
         ),
-        compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 5}),
+        compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 6}),
     ),
 )
 
@@ -159,15 +160,23 @@ _ITEM_TEMPLATE: Final = types.ResourceTemplate(
 )
 
 
-def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2) -> Server[Any]:
+def build_server(
+    *,
+    name: str = "mcp-conformance-reference",
+    page_size: int = 2,
+    features: ResourceFeatures | None = None,
+) -> Server[Any]:
     """Build the reference server: five tools, two static resources, one resource template.
 
     `page_size` is how many entries each list method returns per page; the
     default of 2 makes `tools/list` span three pages, so pagination is always exercised.
+    `features` adds the binary and counter resources, subscriptions and the progress tool
+    (`conformance_reference.base_resources`; a mutant passes its own).
     """
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
     tools = _build_tools()
+    extra = features or ResourceFeatures()
     by_name = {spec.tool.name: spec for spec in tools}
     static = {resource.uri: (resource, text) for resource, text in _STATIC_RESOURCES}
 
@@ -175,7 +184,7 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         page, next_cursor = paginate(
-            [spec.tool for spec in tools], params.cursor if params else None, page_size
+            [*(spec.tool for spec in tools), *extra.tools()], params.cursor if params else None, page_size
         )
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -183,6 +192,11 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = by_name.get(params.name)
+        if (
+            spec is None
+            and (answer := await extra.call(ctx, params.name, dict(params.arguments or {}))) is not None
+        ):
+            return answer
         if spec is None:
             raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
@@ -192,7 +206,9 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         page, next_cursor = paginate(
-            [r for r, _ in _STATIC_RESOURCES], params.cursor if params else None, page_size
+            [*(r for r, _ in _STATIC_RESOURCES), *extra.resources()],
+            params.cursor if params else None,
+            page_size,
         )
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
@@ -210,6 +226,8 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
             resource, text = static[uri]
             contents = types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)
             return types.ReadResourceResult(contents=[contents])
+        if (found := await extra.read(ctx, uri)) is not None:
+            return found
         match = _ITEM_URI_RE.fullmatch(uri)
         if match is not None:
             text = f"Item {match.group('item_id')}\n"
@@ -222,11 +240,18 @@ def build_server(*, name: str = "mcp-conformance-reference", page_size: int = 2)
         # Lets the SDK's Mcp-Param-* header check (2026-07-28 HTTP) look a schema up
         # directly instead of paging through tools/list on every tools/call.
         spec = by_name.get(tool_name)
-        return spec.tool.input_schema if spec is not None else None
+        return spec.tool.input_schema if spec is not None else extra.tool_input_schema(tool_name)
 
     return reference_server(
         name,
-        handlers=(list_tools, call_tool, list_resources, list_resource_templates, read_resource),
+        handlers=(
+            list_tools,
+            call_tool,
+            list_resources,
+            list_resource_templates,
+            read_resource,
+            *extra.handlers(),
+        ),
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
         tool_input_schema=tool_input_schema,

@@ -11,7 +11,18 @@ PACK = Pack(
     description="MCP base protocol: JSON-RPC envelope, lifecycle, tools, resources, HTTP rules",
     checks=tuple(
         f"{__name__}.{module}"
-        for module in ("lifecycle", "rpc", "tools", "resources", "hygiene", "http", "stdio")
+        for module in (
+            "lifecycle",
+            "rpc",
+            "tools",
+            "resources",
+            "resource_reads",
+            "subscriptions",
+            "progress",
+            "hygiene",
+            "http",
+            "stdio",
+        )
     ),
     reference="conformance_reference.base_server",
     default_for_servers=True,
