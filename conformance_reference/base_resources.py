@@ -75,6 +75,10 @@ class ResourceFeatures:
             ),
         ]
 
+    def templates(self) -> list[types.ResourceTemplate]:
+        """Templates beyond the base server's own (none: a mutant adds a broken one)."""
+        return []
+
     def tools(self) -> list[types.Tool]:
         return [
             types.Tool(

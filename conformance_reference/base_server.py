@@ -215,7 +215,9 @@ def build_server(
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        page, next_cursor = paginate([_ITEM_TEMPLATE], params.cursor if params else None, page_size)
+        page, next_cursor = paginate(
+            [_ITEM_TEMPLATE, *extra.templates()], params.cursor if params else None, page_size
+        )
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     async def read_resource(

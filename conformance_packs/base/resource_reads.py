@@ -195,7 +195,10 @@ async def unknown_code_legacy(ctx: CaseContext) -> None:
     if call.error is None:
         skip("the server answered with a result (BASE-RES-004 judges it)")
     if call.error_code != jsonrpc.RESOURCE_NOT_FOUND:
-        missed(f"error code {call.error_code!r}, not -32002", **call.excerpt())
+        hint = " (the code 2026-07-28 adopted, SEP-2164)" if call.error_code == jsonrpc.INVALID_PARAMS else ""
+        missed(
+            f"error code {call.error_code!r}{hint}, not the -32002 this revision asks for", **call.excerpt()
+        )
 
 
 @check(
