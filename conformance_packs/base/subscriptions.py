@@ -24,6 +24,10 @@ MAX_SUBSCRIBED = 10
 UPDATED = "notifications/resources/updated"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 _LISTEN_IDS = itertools.count(1)
+#: Where subscriptions/listen is judged: on stdio its stream shares the channel, read like any other
+#: message; over Streamable HTTP its answer is a stream that does not end, which the harness reads only as
+#: a whole, so there the listen rows are not judged (the report lists no case rather than a SKIP).
+LISTEN_TRANSPORTS = ("stdio",)
 
 
 def _subscribe_declared(ctx: CaseContext) -> None:
@@ -118,19 +122,7 @@ def _updated_problem(message: Received) -> str:
     return ""
 
 
-@check(
-    "base.subscribe.updated-shape",
-    "BASE-SUB-003",
-    "notifications/resources/updated names the resource",
-    capability="resources",
-)
-async def updated_shape(ctx: CaseContext) -> None:
-    if ctx.era == "modern":
-        flow = await listen_flow(ctx)
-        updates = [m for m in flow.messages if m.method == UPDATED]
-    else:
-        legacy = await legacy_flow(ctx)
-        updates = legacy.before + legacy.during + legacy.after
+def _judge_updates(ctx: CaseContext, updates: list[Received]) -> None:
     if not updates:
         skip("no notifications/resources/updated came while subscribed (reading changed no resource)")
     for message in updates:
@@ -138,6 +130,18 @@ async def updated_shape(ctx: CaseContext) -> None:
         if problem:
             missed(problem)
     ctx.note(f"{len(updates)} update(s) judged")
+
+
+@check(
+    "base.subscribe.updated-shape",
+    "BASE-SUB-003",
+    "notifications/resources/updated names the resource",
+    capability="resources",
+    revisions=LEGACY_REVISIONS,
+)
+async def updated_shape(ctx: CaseContext) -> None:
+    legacy = await legacy_flow(ctx)
+    _judge_updates(ctx, legacy.before + legacy.during + legacy.after)
 
 
 @check(
@@ -176,11 +180,6 @@ class ListenFlow:
 async def listen_flow(ctx: CaseContext) -> ListenFlow:
     """subscriptions/listen for the listed resources over stdio, the reads, then its cancellation."""
     _subscribe_declared(ctx)
-    if ctx.transport != "stdio":
-        skip(
-            "subscriptions/listen is judged over stdio only: over Streamable HTTP its answer is a stream "
-            "that does not end, which this harness reads only as a whole"
-        )
     uris = await _uris(ctx)
 
     async def run() -> ListenFlow:
@@ -204,11 +203,25 @@ async def listen_flow(ctx: CaseContext) -> ListenFlow:
 
 
 @check(
+    "base.listen.updated-shape",
+    "BASE-SUB-003",
+    "notifications/resources/updated names the resource (listen)",
+    capability="resources",
+    revisions=MODERN_REVISIONS,
+    transports=LISTEN_TRANSPORTS,
+)
+async def listen_updated_shape(ctx: CaseContext) -> None:
+    flow = await listen_flow(ctx)
+    _judge_updates(ctx, [m for m in flow.messages if m.method == UPDATED])
+
+
+@check(
     "base.listen.acknowledged-first",
     "BASE-SUB-010",
     "subscriptions/listen is acknowledged first",
     capability="resources",
     revisions=MODERN_REVISIONS,
+    transports=LISTEN_TRANSPORTS,
 )
 async def acknowledged_first(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
@@ -231,6 +244,7 @@ async def acknowledged_first(ctx: CaseContext) -> None:
     "a listen stream carries only the requested kinds",
     capability="resources",
     revisions=MODERN_REVISIONS,
+    transports=LISTEN_TRANSPORTS,
 )
 async def only_requested(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
@@ -258,6 +272,7 @@ async def only_requested(ctx: CaseContext) -> None:
     "listen notifications carry the subscription id",
     capability="resources",
     revisions=MODERN_REVISIONS,
+    transports=LISTEN_TRANSPORTS,
 )
 async def tagged(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)

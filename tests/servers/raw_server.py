@@ -289,7 +289,8 @@ class Server:
             uri = params.get("uri")
             if uri == RESOURCE["uri"] or (isinstance(uri, str) and uri.startswith("raw://items/")):
                 return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}
-            raise RpcError(-32002, "Resource not found", {"uri": uri})
+            # 2026-07-28 moved resource-not-found to -32602 (SEP-2164).
+            raise RpcError(-32602 if revision >= "2026" else -32002, "Resource not found", {"uri": uri})
         trace = ""
         if self.defect == "stack-trace":
             trace = (
