@@ -15,36 +15,9 @@ import pytest
 
 from conformance import vectors
 from conformance.protocol.session import UNANSWERED
-from tests.conftest import non_pass as all_non_pass
+from tests.conftest import judged_non_pass as non_pass
 from tests.conftest import run, stdio
 from tests.servers.raw_server import DEFECTS
-
-#: What the raw server offers too little to judge (no blob, no resources.subscribe, no tool that reports
-#: progress): SKIP with the reason, alike for every defect, so left out of the comparisons below.
-RAW_UNJUDGED = {
-    (check, "SKIP")
-    for check in (
-        "base.resources.blob-base64",
-        "base.subscribe.answered",
-        "base.subscribe.unsubscribe-answered",
-        "base.subscribe.updated-shape",
-        "base.subscribe.only-subscribed",
-        "base.listen.updated-shape",
-        "base.listen.acknowledged-first",
-        "base.listen.only-requested",
-        "base.listen.tagged",
-        "base.progress.token-match",
-        "base.progress.increases",
-        "base.progress.stops",
-        "base.progress.shape",
-        "base.cancel.no-response",
-    )
-}
-
-
-def non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
-    return all_non_pass(report) - RAW_UNJUDGED
-
 
 EXPECTED: dict[str, set[tuple[str, str]]] = {
     "none": set(),

@@ -21,7 +21,8 @@ import pytest
 from conformance.cli import PROTOCOLS
 from conformance.protocol.versions import transport_mismatch
 from conformance.schemas import shape_errors, shape_name
-from tests.conftest import REPO, cli, non_pass, run, stdio
+from tests.conftest import REPO, cli, run, stdio
+from tests.conftest import judged_non_pass as non_pass
 
 SKIP_UNANNOTATED = ("base.call.invalid-arguments", "SKIP")
 
