@@ -21,7 +21,7 @@ import pytest
 from conformance.cli import PROTOCOLS
 from conformance.protocol.versions import transport_mismatch
 from conformance.schemas import shape_errors, shape_name
-from tests.conftest import REPO, cli, run, stdio
+from tests.conftest import REPO, UNOFFERED, cli, run, stdio
 from tests.conftest import judged_non_pass as non_pass
 
 SKIP_UNANNOTATED = ("base.call.invalid-arguments", "SKIP")
@@ -201,6 +201,10 @@ SDK_DEFECTS = {
     "base.rpc.error-shape",
     "base.hygiene.no-stack-traces",
     "base.resources.templates-shape",
+    # Resource-not-found in another code than the -32002 the legacy revisions ask for (a SHOULD).
+    "base.resources.unknown-code-legacy",
+    # A notifications/cancelled it cannot parse (no requestId) is not simply ignored (a SHOULD).
+    "base.cancel.invalid-ignored",
 }
 #: The checks whose verdicts depend on the revision: each must PASS (or SKIP saying why) on an old SDK.
 REVISION_CHECKS = {
@@ -252,7 +256,7 @@ def test_an_old_sdk_is_judged_in_the_revisions_it_speaks(
     for revision in spoken:
         for check in REVISION_CHECKS:
             assert cases[check, revision]["verdict"] == "PASS", cases[check, revision]["message"]
-    stray = {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"}
+    stray = {(c["check"], c["verdict"]) for c in report["cases"] if c["verdict"] != "PASS"} - UNOFFERED
     assert {check for check, _ in stray} <= SDK_DEFECTS | {SKIP_UNANNOTATED[0]}, stray
     if requirement.startswith("mcp==1.9"):
         # Its only MUST-level misses are the SDK's own (listed with reasons): with them as the
