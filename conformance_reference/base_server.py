@@ -33,6 +33,7 @@ from mcp.server import Server, ServerRequestContext
 
 from conformance_reference.base_input import ASK_TOOL, ask_for_input
 from conformance_reference.base_prompts import PromptFeatures
+from conformance_reference.base_resources import ResourceFeatures
 from conformance_reference.handlers import (
     JSON,
     checked_call,
@@ -148,7 +149,7 @@ _STATIC_RESOURCES: Final[tuple[tuple[types.Resource, str], ...]] = (
             description="The server's fixed settings as JSON.",
             mime_type="application/json",
         ),
-        compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 5}),
+        compact({"name": "mcp-conformance-reference", "eras": list(ERAS), "tools": 6}),
     ),
 )
 
@@ -162,26 +163,37 @@ _ITEM_TEMPLATE: Final = types.ResourceTemplate(
 
 
 def build_server(
-    *, name: str = "mcp-conformance-reference", page_size: int = 2, features: PromptFeatures | None = None
+    *,
+    name: str = "mcp-conformance-reference",
+    page_size: int = 2,
+    prompts: PromptFeatures | None = None,
+    resources: ResourceFeatures | None = None,
 ) -> Server[Any]:
-    """Build the reference server: five tools, two static resources, one resource template, and the
-    prompts, completions and logging of `features` (`base_prompts`; the test mutants pass their own).
+    """Build the reference server: its tools, two static resources, one resource template, the
+    prompts, completions and logging of `prompts` (`base_prompts`), the binary and counter resources,
+    subscriptions and progress tool of `resources` (`base_resources`), and the tool that asks for
+    input (`base_input`); a test mutant passes its own `prompts` or `resources`.
 
     `page_size` is how many entries each list method returns per page; the
     default of 2 makes `tools/list` span three pages, so pagination is always exercised.
+    `features` adds the binary and counter resources, subscriptions and the progress tool
+    (`conformance_reference.base_resources`; a mutant passes its own).
     """
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
     tools = _build_tools()
+    extra = resources or ResourceFeatures()
     by_name = {spec.tool.name: spec for spec in tools}
     static = {resource.uri: (resource, text) for resource, text in _STATIC_RESOURCES}
-    features = features or PromptFeatures(page_size=page_size)
+    features = prompts or PromptFeatures(page_size=page_size)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         page, next_cursor = paginate(
-            [*(spec.tool for spec in tools), ASK_TOOL], params.cursor if params else None, page_size
+            [*(spec.tool for spec in tools), ASK_TOOL, *extra.tools()],
+            params.cursor if params else None,
+            page_size,
         )
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -191,6 +203,11 @@ def build_server(
         if params.name == ASK_TOOL.name:
             return await ask_for_input(ctx, params)
         spec = by_name.get(params.name)
+        if (
+            spec is None
+            and (answer := await extra.call(ctx, params.name, dict(params.arguments or {}))) is not None
+        ):
+            return answer
         if spec is None:
             raise unknown_tool(params.name)
         arguments: JSON = dict(params.arguments or {})
@@ -201,14 +218,18 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         page, next_cursor = paginate(
-            [r for r, _ in _STATIC_RESOURCES], params.cursor if params else None, page_size
+            [*(r for r, _ in _STATIC_RESOURCES), *extra.resources()],
+            params.cursor if params else None,
+            page_size,
         )
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        page, next_cursor = paginate([_ITEM_TEMPLATE], params.cursor if params else None, page_size)
+        page, next_cursor = paginate(
+            [_ITEM_TEMPLATE, *extra.templates()], params.cursor if params else None, page_size
+        )
         return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     async def read_resource(
@@ -219,6 +240,8 @@ def build_server(
             resource, text = static[uri]
             contents = types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)
             return types.ReadResourceResult(contents=[contents])
+        if (found := await extra.read(ctx, uri)) is not None:
+            return found
         match = _ITEM_URI_RE.fullmatch(uri)
         if match is not None:
             text = f"Item {match.group('item_id')}\n"
@@ -233,7 +256,7 @@ def build_server(
         spec = by_name.get(tool_name)
         if tool_name == ASK_TOOL.name:
             return ASK_TOOL.input_schema
-        return spec.tool.input_schema if spec is not None else None
+        return spec.tool.input_schema if spec is not None else extra.tool_input_schema(tool_name)
 
     return reference_server(
         name,
@@ -244,6 +267,7 @@ def build_server(
             list_resource_templates,
             read_resource,
             *features.handlers(),
+            *extra.handlers(),
         ),
         title="MCP conformance reference server",
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",

@@ -15,7 +15,8 @@ import pytest
 
 from conformance import vectors
 from conformance.protocol.session import UNANSWERED
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import judged_non_pass as non_pass
+from tests.conftest import run, stdio
 from tests.servers.raw_server import DEFECTS
 
 EXPECTED: dict[str, set[tuple[str, str]]] = {

@@ -62,5 +62,6 @@ async def unknown_uri(ctx: CaseContext) -> None:
     call = await ctx.request("resources/read", {"uri": UNKNOWN_URI})
     if call.error is None:
         missed(f"resources/read of {UNKNOWN_URI!r} did not answer with an error", **call.excerpt())
-    if call.error_code != jsonrpc.RESOURCE_NOT_FOUND:
-        ctx.note(f"error code {call.error_code!r} (-32002 is the documented one)")
+    documented = jsonrpc.INVALID_PARAMS if ctx.era == "modern" else jsonrpc.RESOURCE_NOT_FOUND
+    if call.error_code != documented:
+        ctx.note(f"error code {call.error_code!r} ({documented} is the documented one)")

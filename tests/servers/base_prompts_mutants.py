@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = serving_parser("python -m tests.servers.base_prompts_mutants", __doc__ or "")
     parser.add_argument("--defect", choices=DEFECTS, default="none")
     args = parser.parse_args(argv)
-    server = build_server(features=FEATURES.get(args.defect, PromptFeatures)())
+    server = build_server(prompts=FEATURES.get(args.defect, PromptFeatures)())
     change = SERVER_CHANGES.get(args.defect)
     if change is not None:
         change(server)

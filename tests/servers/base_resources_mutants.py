@@ -1,0 +1,312 @@
+"""Mutants of the base reference server's resources, subscriptions, progress and cancellation: the
+reference with exactly one planted defect each.
+
+    python -m tests.servers.base_resources_mutants --defect NAME          # stdio
+
+Each defect overrides one method of `ResourceFeatures`, or changes one kind of line between the harness
+and the reference (`PROXIED`), so a check that fails can only fail on that defect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
+
+from conformance_reference import base_server, serving
+from conformance_reference.base_resources import BLOB_URI, COUNT_STEPS, ResourceFeatures
+
+JSON = dict[str, Any]
+
+
+async def _raw_notify(ctx: ServerRequestContext[Any], method: str, params: JSON) -> None:
+    """A notification the SDK's typed models would refuse to build, on the request's own channel."""
+    await ctx.session._request_outbound.notify(method, params)  # private: a planted defect
+
+
+class BadBlob(ResourceFeatures):
+    async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
+        if uri == BLOB_URI:
+            return {"contents": [{"uri": uri, "mimeType": "application/octet-stream", "blob": "not base64!"}]}
+        return await super().read(ctx, uri)
+
+
+class BadTemplate(ResourceFeatures):
+    def templates(self) -> list[types.ResourceTemplate]:
+        return [types.ResourceTemplate(uri_template="ref://broken/{item id}", name="broken")]
+
+
+def _unknown(uri: str) -> bool:
+    return uri.startswith("conformance://")
+
+
+class UnknownLegacyCode(ResourceFeatures):
+    """-32002 for an unknown resource in every revision (2026-07-28 moved it to -32602)."""
+
+    async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
+        if _unknown(uri):
+            raise MCPError(code=-32002, message="Resource not found", data={"uri": uri})
+        return await super().read(ctx, uri)
+
+
+class UnknownInvalidParams(ResourceFeatures):
+    """-32602 for an unknown resource in every revision (before 2026-07-28 the SHOULD is -32002)."""
+
+    async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
+        if _unknown(uri):
+            raise MCPError(code=types.INVALID_PARAMS, message="Resource not found", data={"uri": uri})
+        return await super().read(ctx, uri)
+
+
+class UnknownEmpty(ResourceFeatures):
+    async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
+        if _unknown(uri):
+            return types.ReadResourceResult(contents=[])
+        return await super().read(ctx, uri)
+
+
+class RefuseSubscribe(ResourceFeatures):
+    """Declares subscribe (the handler is registered) but refuses every subscription."""
+
+    async def subscribe(self, ctx: ServerRequestContext[Any], uri: str) -> types.EmptyResult:
+        raise MCPError(code=types.INTERNAL_ERROR, message="subscriptions are not available")
+
+
+class UpdateUnsubscribed(ResourceFeatures):
+    """Sends the update on every change, subscribed or not."""
+
+    async def changed(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        if ctx.protocol_version.startswith("2026"):
+            return await super().changed(ctx, uri)
+        notification = types.ResourceUpdatedNotification(
+            params=types.ResourceUpdatedNotificationParams(uri=uri)
+        )
+        await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
+
+
+class UpdateWithoutUri(ResourceFeatures):
+    async def changed(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        if ctx.protocol_version.startswith("2026") or not self.subscribers.get("", set()):
+            return await super().changed(ctx, uri)
+        await _raw_notify(ctx, "notifications/resources/updated", {"url": uri})
+
+
+class _ListenMutant(ResourceFeatures):
+    """A hand-written subscriptions/listen, so one rule of it can be broken."""
+
+    ack = True
+    tag = True
+    extra_log = False
+
+    def handlers(self) -> tuple[Callable[..., Any], ...]:
+        subscribe, unsubscribe, _ = super().handlers()
+
+        async def subscriptions_listen(
+            ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+        ) -> types.SubscriptionsListenResult:
+            return await self.serve_listen(ctx, params)
+
+        return subscribe, unsubscribe, subscriptions_listen
+
+    async def serve_listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        meta = {SUBSCRIPTION_ID_META_KEY: ctx.request_id}
+        uris = list(params.notifications.resource_subscriptions or [])
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        unsubscribe = self.bus.subscribe(lambda event: queue.put_nowait(getattr(event, "uri", "")))
+        try:
+            if self.ack:
+                await _raw_notify(
+                    ctx,
+                    "notifications/subscriptions/acknowledged",
+                    {"_meta": meta, "notifications": {"resourceSubscriptions": uris}},
+                )
+            while True:
+                uri = await queue.get()
+                if uri not in uris:
+                    continue
+                if self.extra_log:
+                    await _raw_notify(
+                        ctx, "notifications/message", {"_meta": meta, "level": "info", "data": f"read {uri}"}
+                    )
+                await _raw_notify(
+                    ctx,
+                    "notifications/resources/updated",
+                    {**({"_meta": meta} if self.tag else {}), "uri": uri},
+                )
+        finally:
+            unsubscribe()
+
+
+class ListenNoAck(_ListenMutant):
+    ack = False
+
+
+class ListenUntagged(_ListenMutant):
+    tag = False
+
+
+class ListenExtraKind(_ListenMutant):
+    extra_log = True
+
+
+class _ProgressMutant(ResourceFeatures):
+    """`count` with its progress reporting replaced (it still runs its steps when asked for progress)."""
+
+    async def progress(self, ctx: ServerRequestContext[Any], step: int) -> None:
+        token = (ctx.params or {}).get("_meta", {}).get("progressToken")
+        await _raw_notify(ctx, "notifications/progress", self.params(token, step))
+
+    def params(self, token: Any, step: int) -> JSON:
+        return {"progressToken": token, "progress": step, "total": COUNT_STEPS}
+
+
+class ProgressWrongToken(_ProgressMutant):
+    def params(self, token: Any, step: int) -> JSON:
+        return {"progressToken": f"{token}-other", "progress": step, "total": COUNT_STEPS}
+
+
+class ProgressDecreasing(_ProgressMutant):
+    def params(self, token: Any, step: int) -> JSON:
+        return {"progressToken": token, "progress": COUNT_STEPS - step, "total": COUNT_STEPS}
+
+
+class ProgressNotNumber(_ProgressMutant):
+    def params(self, token: Any, step: int) -> JSON:
+        return {"progressToken": token, "progress": f"{step * 20}%"}
+
+
+class ProgressUnasked(ResourceFeatures):
+    """Reports progress on a call that carried no progressToken, under a token of its own."""
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        if name == "count" and not (ctx.params or {}).get("_meta", {}).get("progressToken"):
+            await _raw_notify(ctx, "notifications/progress", {"progressToken": "unasked", "progress": 1})
+        return await super().call(ctx, name, arguments)
+
+
+class ProgressAfterResponse(ResourceFeatures):
+    """One more progress notification right after the call's response."""
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        result = await super().call(ctx, name, arguments)
+        token = (ctx.params or {}).get("_meta", {}).get("progressToken")
+        if name == "count" and token is not None:
+            outbound = ctx.session._connection.outbound  # private: a planted defect
+
+            async def late() -> None:
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                await outbound.notify("notifications/progress", {"progressToken": token, "progress": 99})
+
+            _BACKGROUND.add(asyncio.get_running_loop().create_task(late()))
+        return result
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+class ServerCancels(ResourceFeatures):
+    """Sends notifications/cancelled for the client's own tools/call (2026-07-28 forbids any use but
+    ending a listen stream)."""
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        if name == "count":
+            await _raw_notify(
+                ctx, "notifications/cancelled", {"requestId": ctx.request_id, "reason": "mutant"}
+            )
+        return await super().call(ctx, name, arguments)
+
+
+DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
+    "none": ResourceFeatures,
+    "bad-blob": BadBlob,
+    "no-text-no-blob": ResourceFeatures,
+    "bad-template": BadTemplate,
+    "unknown-legacy-code": UnknownLegacyCode,
+    "unknown-invalid-params": UnknownInvalidParams,
+    "unknown-empty": UnknownEmpty,
+    "refuse-subscribe": RefuseSubscribe,
+    "update-unsubscribed": UpdateUnsubscribed,
+    "update-without-uri": UpdateWithoutUri,
+    "listen-no-ack": ListenNoAck,
+    "listen-untagged": ListenUntagged,
+    "listen-extra-kind": ListenExtraKind,
+    "progress-wrong-token": ProgressWrongToken,
+    "progress-decreasing": ProgressDecreasing,
+    "progress-not-number": ProgressNotNumber,
+    "progress-unasked": ProgressUnasked,
+    "progress-after-response": ProgressAfterResponse,
+    "server-cancels": ServerCancels,
+    "ignore-cancel": ResourceFeatures,
+}
+
+
+#: The blob the reference serves, as its answer spells it on the wire.
+_BLOB_FIELD = b'"blob":"AAFNQ1D+/wo=",'
+
+
+def _proxy(keep: Callable[[bytes], bool], rewrite: Callable[[bytes], bytes]) -> int:
+    """The reference behind a line filter (stdio only): the defects the SDK will not produce itself.
+
+    `keep` decides which client lines reach the server (`ignore-cancel` drops every cancellation, so the
+    server answers the cancelled call); `rewrite` changes each server line (`no-text-no-blob` strips the
+    blob from an answer, which the SDK's own result validation would refuse to send).
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.base_resources_mutants", "--defect", "none"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    out = child.stdout
+
+    def pump() -> None:
+        for line in out:
+            sys.stdout.buffer.write(rewrite(line))
+            sys.stdout.buffer.flush()
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        for line in sys.stdin.buffer:
+            if keep(line):
+                child.stdin.write(line)
+                child.stdin.flush()
+    except BrokenPipeError:
+        pass
+    finally:
+        child.stdin.close()
+    code = child.wait()
+    thread.join(5)
+    return code
+
+
+PROXIED: dict[str, tuple[Callable[[bytes], bool], Callable[[bytes], bytes]]] = {
+    "ignore-cancel": (lambda line: b'"notifications/cancelled"' not in line, lambda line: line),
+    "no-text-no-blob": (lambda line: True, lambda line: line.replace(_BLOB_FIELD, b"")),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--defect", default="none", choices=sorted(DEFECTS))
+    args = parser.parse_args()
+    if args.defect in PROXIED:
+        return _proxy(*PROXIED[args.defect])
+    served = serving.serving_parser("base_resources_mutants", "a mutant").parse_args([])
+    return serving.serve(base_server.build_server(resources=DEFECTS[args.defect]()), served)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Resources, subscriptions, progress and cancellation: the reference passes every check of the area in
+every revision, and each planted defect (`tests/servers/base_resources_mutants.py`) FAILs, or WARNs for a
+SHOULD, exactly the checks it breaks, in the revision whose rule it breaks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance_packs.base.uritemplate import expand, template_problem
+from tests.conftest import non_pass, run, stdio
+from tests.servers.base_resources_mutants import DEFECTS
+
+#: The checks of this area (and the older resources checks beside them).
+AREA = "resources.,subscribe.,listen.,progress.,cancel."
+LEGACY, MODERN = "2025-11-25", "2026-07-28"
+
+EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
+    "bad-blob": (LEGACY, {("base.resources.blob-base64", "FAIL")}),
+    # With no blob left to decode, the base64 rule has nothing to judge.
+    "no-text-no-blob": (
+        LEGACY,
+        {("base.resources.contents-valid", "FAIL"), ("base.resources.blob-base64", "SKIP")},
+    ),
+    "bad-template": (LEGACY, {("base.resources.template-syntax", "FAIL")}),
+    # -32002 is right through 2025-11-25 and wrong from 2026-07-28 (SEP-2164).
+    "unknown-legacy-code": (MODERN, {("base.resources.unknown-code-modern", "FAIL")}),
+    # Before 2026-07-28 the code is a SHOULD.
+    "unknown-invalid-params": (LEGACY, {("base.resources.unknown-code-legacy", "WARN")}),
+    "unknown-empty": (
+        MODERN,
+        {
+            ("base.resources.unknown-not-empty", "FAIL"),
+            ("base.resources.unknown-code-modern", "SKIP"),
+            ("base.resources.unknown-uri", "WARN"),
+        },
+    ),
+    # No subscription, so no update to judge.
+    "refuse-subscribe": (
+        LEGACY,
+        {
+            ("base.subscribe.answered", "FAIL"),
+            ("base.subscribe.updated-shape", "SKIP"),
+            ("base.subscribe.only-subscribed", "SKIP"),
+        },
+    ),
+    # The schema's "should only be sent if the client previously sent a resources/subscribe": WARN.
+    "update-unsubscribed": (LEGACY, {("base.subscribe.only-subscribed", "WARN")}),
+    "update-without-uri": (LEGACY, {("base.subscribe.updated-shape", "FAIL")}),
+    "listen-no-ack": (MODERN, {("base.listen.acknowledged-first", "FAIL")}),
+    "listen-untagged": (MODERN, {("base.listen.tagged", "FAIL")}),
+    "listen-extra-kind": (MODERN, {("base.listen.only-requested", "FAIL")}),
+    "progress-wrong-token": (LEGACY, {("base.progress.token-match", "FAIL")}),
+    "progress-decreasing": (LEGACY, {("base.progress.increases", "FAIL")}),
+    "progress-not-number": (LEGACY, {("base.progress.shape", "FAIL"), ("base.progress.increases", "FAIL")}),
+    "progress-unasked": (LEGACY, {("base.progress.token-match", "FAIL")}),
+    "progress-after-response": (LEGACY, {("base.progress.stops", "FAIL")}),
+    "server-cancels": (MODERN, {("base.cancel.server-sends-none", "FAIL")}),
+    # Not answering a cancelled request is a SHOULD.
+    "ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+}
+
+
+def test_every_defect_has_an_expectation() -> None:
+    assert set(EXPECTED) | {"none"} == set(DEFECTS)
+
+
+def _verdicts(report: dict[str, Any], check: str) -> dict[str, str]:
+    return {c["revision"]: c["verdict"] for c in report["cases"] if c["check"] == check}
+
+
+@pytest.mark.slow
+def test_the_reference_passes_the_area_in_every_revision() -> None:
+    report = run([stdio("tests.servers.base_resources_mutants", "--defect", "none")], select=AREA)
+    assert report["targets"][0]["revisions_spoken"] == [
+        MODERN,
+        LEGACY,
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ]
+    assert non_pass(report) == set()
+    # Each revision is judged by its own rules: the listen rows only in 2026-07-28, subscribe before it.
+    assert set(_verdicts(report, "base.listen.acknowledged-first")) == {MODERN}
+    assert set(_verdicts(report, "base.subscribe.answered")) == {
+        LEGACY,
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    }
+    assert set(_verdicts(report, "base.cancel.no-response")) == set(report["targets"][0]["revisions_spoken"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("defect", sorted(EXPECTED))
+def test_mutant_fails_exactly_its_checks(defect: str) -> None:
+    protocol, expected = EXPECTED[defect]
+    report = run(
+        [stdio("tests.servers.base_resources_mutants", "--defect", defect)], protocol=protocol, select=AREA
+    )
+    assert non_pass(report) == expected
+    failed = [c for c in report["cases"] if c["verdict"] in ("FAIL", "WARN")]
+    assert all(c["message"] for c in failed), "a miss says what was missed"
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("ref://items/{item_id}", ""),
+        ("file:///{+path}{?q,lang}", ""),
+        ("x{/p*}{.e:3}{#f}{;g}{&h}", ""),
+        ("ref://broken/{item id}", "invalid variable"),
+        ("open{", "never closed"),
+        ("close}", "closes no expression"),
+        ("x{=a}", "reserved operator"),
+        ("a b{x}", "excludes"),
+        ("x{}", "invalid variable"),
+    ],
+)
+def test_uri_template_syntax(template: str, problem: str) -> None:
+    found = template_problem(template)
+    assert (problem in found and found) if problem else found == ""
+
+
+def test_uri_template_expansion() -> None:
+    assert expand("ref://items/{item_id}", "1") == "ref://items/1"
+    assert expand("x{?a,b}{&c}", "1") == "x?a=1&b=1&c=1"
+    assert expand("q{/p*}{.e:3}{#f}{;g}", "12345") == "q/12345.123#12345;g=12345"
