@@ -35,7 +35,7 @@ META: dict[str, Any] = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "0"},
 }
-TOOL_ORDER = ["echo", "add", "reverse", "now", "fail_politely", "count"]
+TOOL_ORDER = ["echo", "add", "reverse", "now", "fail_politely", "ask_for_input", "count"]
 #: Bounds on waits for something that must come (a frame, an answer, an exit, the LISTENING line):
 #: generous, since a busy machine can take seconds to start the SDK server; nothing waits them out.
 WAIT = 60.0
