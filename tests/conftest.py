@@ -123,6 +123,17 @@ UNOFFERED_RESOURCES = {
 }
 
 
+def other_areas_left_out(pairs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """(check, verdict) pairs without the SKIPs of features a small test server does not offer
+    (prompts, completion, logging, blobs, subscriptions, progress) or of input it never asks for:
+    each area's own tests judge those, the tests of other areas leave them out."""
+    return {
+        (c, v)
+        for c, v in pairs
+        if not (v == "SKIP" and (c.startswith(UNOFFERED) or c.startswith(INPUT_CHECKS)))
+    } - UNOFFERED_RESOURCES
+
+
 def judged_non_pass(report: dict[str, Any]) -> set[tuple[str, str]]:
     """`non_pass` without the SKIPs of features a small test server does not offer (`UNOFFERED` and
     `UNOFFERED_RESOURCES`, and the input checks' when nothing asked)."""
