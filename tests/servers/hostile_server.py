@@ -40,6 +40,9 @@ class HostileServer(Server):
 
     def dispatch(self, method: str, params: dict[str, Any], headers: dict[str, str] | None) -> dict[str, Any]:
         result = super().dispatch(method, params, headers)
+        meta = result.get("_meta") if isinstance(result, dict) else None
+        if isinstance(meta, dict) and "io.modelcontextprotocol/serverInfo" in meta:
+            meta["io.modelcontextprotocol/serverInfo"] = dict(SERVER_INFO)  # every 2026-07-28 result names it
         if method == "initialize":
             result["serverInfo"] = dict(SERVER_INFO)
             result["instructions"] = PAYLOAD
