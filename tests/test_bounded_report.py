@@ -24,7 +24,7 @@ import pytest
 
 from conformance.reporting import canonical, model, views
 from tests import hostile
-from tests.conftest import PY, REPO
+from tests.conftest import PY, REPO, budget
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 REVISION = "2025-11-25"
@@ -102,6 +102,52 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
         assert (out / name).stat().st_size > 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("http", [True, False], ids=["http-sse", "stdio"])
+def test_a_flood_past_the_transcript_budget_keeps_each_cases_first_and_last_frames(
+    http: bool, tmp_path: Path
+) -> None:
+    """60 KB notifications spend the target's transcript budget (48 MB) within the first flooded
+    case: each later one keeps its first and last frames around a marker counting the rest, and
+    the harness stays under its memory bound. Each flooded request waits out a 10 s timeout, so even
+    a loaded machine reads well past 48 MB of the flood (about 3 flooded cases run, the target-cost
+    rule judging the rest)."""
+    target = _target(tmp_path, "flood", ["--pad", "60000"], http=http)
+    out = tmp_path / "r"
+    try:
+        result, peak_mb = harness(
+            "run", "--server", target, "--protocol", REVISION, "--timeout", "10", "--quiet",
+            "--report-dir", str(out),
+        )  # fmt: skip
+    finally:
+        left = _none_left(tmp_path.name)
+    assert not left, f"server processes left behind: {left}"
+    assert result.returncode == 1, result.stderr[-2000:]
+    size = (out / "report.json").stat().st_size
+    report = model.load(out)
+    spent = [
+        c for c in report.cases if any("transcript budget spent" in e.get("note", "") for e in c.transcript)
+    ]
+    dropped = sum(
+        e["omitted"]["entries"]
+        for c in spent
+        for e in c.transcript
+        if "transcript budget spent" in e.get("note", "")
+    )
+    print(
+        f"60 KB flood over {'HTTP' if http else 'stdio'}: {len(spent)} case(s) past the transcript "
+        f"budget, {dropped} frames counted, report.json {size} bytes, peak RSS {peak_mb:.0f} MB"
+    )
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
+    assert size < canonical.REPORT_BOUND
+    assert spent and dropped > 0, "the flood spent the transcript budget"
+    for case in spent:
+        entries = case.transcript
+        at = next(i for i, e in enumerate(entries) if "transcript budget spent" in e.get("note", ""))
+        assert 0 < at < len(entries) - 1, "a frame is kept before and after the count"
+        assert entries[at + 1]["dir"] in ("send", "recv"), "the latest frame is kept after the count"
+
+
 def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:
     """Unit: 100,000 entries and a 5 MB evidence value keep within the per-case budget, and a run of
     many such cases within the run budget plus each case's floor."""
@@ -127,6 +173,43 @@ def test_the_budget_cuts_a_huge_case_to_its_first_and_last_entries() -> None:
     assert isinstance(first["evidence"]["why"], str) and "left out" in first["evidence"]["why"]
     last = cases[-1]
     assert last["transcript"][0] == entries[0] and last["transcript"][-1] == entries[-1]
+
+
+def test_a_spent_transcript_keeps_each_cases_first_and_last_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unit: once the target's transcript budget is spent, each case (each mark) still keeps its first
+    and last frames, around one marker counting the frames in between; memory grows per case, not per
+    frame; and the report's own budget carries the count on."""
+    from conformance.adapters import base
+
+    monkeypatch.setattr(base, "TRANSCRIPT_BUDGET", 10_000)
+    transcript = base.Transcript()
+    transcript.record("send", b"x" * 20_000)  # spends the budget
+    cases = []
+    for n in range(3):
+        mark = transcript.mark()
+        for i in range(5_000):
+            transcript.record("recv", f'{{"case":{n},"frame":{i}}}'.encode() + b" " * 5_000)
+        cases.append(transcript.since(mark))
+    assert len(transcript.entries) == 1 + 3 * 3, "first, marker and last per case, whatever the flood"
+    for n, entries in enumerate(cases):
+        first, marker, last = entries
+        assert first["text"].startswith(f'{{"case":{n},"frame":0}}')
+        assert last["text"].startswith(f'{{"case":{n},"frame":4999}}')
+        assert last["truncated_from"] == 5_000 + len(f'{{"case":{n},"frame":4999}}')
+        assert len(first["text"]) == base.SPENT_BYTES_PER_ENTRY, "past the budget an entry keeps less"
+        assert marker["dir"] == "event" and marker["omitted"]["entries"] == 4_998
+        assert marker["omitted"]["bytes"] > 4_998 * 5_000
+        assert "first and latest entries are kept" in marker["note"]
+    assert transcript.dropped == 3 * 4_998
+    # One frame in a case is kept alone; two are kept both, with nothing counted.
+    for frames in (1, 2):
+        mark = transcript.mark()
+        for i in range(frames):
+            transcript.record("recv", b"%d" % i)
+        assert [e["text"] for e in transcript.since(mark)] == [str(i) for i in range(frames)]
+    # The report's budget cuts the case again and counts the marker's entries with its own.
+    result = canonical.bound_transcript(cases[0], canonical.CaseBudget(transcript_entries=2))
+    assert sum(e["omitted"]["entries"] for e in result if "omitted" in e) == 4_998
 
 
 def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path) -> None:
@@ -198,37 +281,62 @@ class Announcements:
         self.sock.close()
 
 
-def _wait_line(lines: queue.Queue[str | None], words: str, within: float) -> tuple[str, list[str]]:
-    deadline = time.monotonic() + within
-    seen: list[str] = []
+def _report_within(
+    path: Path, deadline: float, lines: queue.Queue[str | None], seen: list[str]
+) -> dict[str, Any]:
+    """The report at `path` once it exists (written atomically: whole or absent), looked for at each
+    line the harness writes to stderr (it says when the partial report is written), or every 50 ms,
+    until `deadline` (a monotonic time); fails once the bound passes with no report. The lines read
+    are added to `seen`."""
     while True:
-        line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-        assert line is not None, f"the harness ended before saying {words!r}: {''.join(seen)[-2000:]}"
+        with contextlib.suppress(FileNotFoundError):
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return data
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {path.name} within {SIGNAL_BOUND:g} s of the signal: {''.join(seen)[-2000:]}"
+        with contextlib.suppress(queue.Empty):
+            line = lines.get(timeout=min(0.05, left))
+            assert line is not None, f"the harness ended with no {path.name}: {''.join(seen)[-2000:]}"
+            seen.append(line)
+
+
+def _rest(lines: queue.Queue[str | None], within: float) -> str:
+    """What is left of a stream read by `hostile.line_queue`, up to its end (bounded)."""
+    deadline, seen = time.monotonic() + within, []
+    while (line := lines.get(timeout=max(0.01, deadline - time.monotonic()))) is not None:
         seen.append(line)
-        if words in line:
-            return line, seen
+    return "".join(seen)
+
+
+def _peak_mb(stderr: str) -> float:
+    """The harness's peak RSS as the wrapper of `hostile.harness` prints it (VmHWM from /proc)."""
+    peaks = [line.split()[1] for line in stderr.splitlines() if line.startswith("PEAK-KB ")]
+    assert peaks, f"the harness printed no peak: {stderr[-2000:]}"
+    return int(peaks[-1]) / 1024
 
 
 @pytest.mark.parametrize(
-    ("sig", "code", "reason", "targets"),
+    ("sig", "code", "reason", "targets", "http"),
     [
-        (signal.SIGTERM, 143, "terminated", 1),
-        (signal.SIGINT, 130, "interrupted", 1),
-        (signal.SIGTERM, 143, "terminated", 2),
+        (signal.SIGTERM, 143, "terminated", 1, False),
+        (signal.SIGINT, 130, "interrupted", 1, False),
+        (signal.SIGTERM, 143, "terminated", 2, False),
+        (signal.SIGTERM, 143, "terminated", 1, True),
     ],
-    ids=["sigterm", "sigint", "sigterm-j2"],
+    ids=["sigterm", "sigint", "sigterm-j2", "sigterm-http"],
 )
 def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
-    sig: signal.Signals, code: int, reason: str, targets: int, tmp_path: Path
+    sig: signal.Signals, code: int, reason: str, targets: int, http: bool, tmp_path: Path
 ) -> None:
     """Every tools/call hangs (as in the issue): the signal comes while a case waits on one, and a
-    report marked incomplete exists within 5 s; no server process outlives the run; the exit code
-    says which signal. With two targets and `-j 2` the workers stop too and the parent merges."""
+    report marked incomplete exists within 5 s; the harness stays under its memory bound; no server
+    process outlives the run; the exit code says which signal. With two targets and `-j 2` the
+    workers stop too and the parent merges. Over Streamable HTTP the hung POST is the wait."""
     listen = Announcements()
     args = ["--flood", "", "--hang", "tools/call", "--announce", str(listen.port)]
-    servers = [_target(tmp_path, f"hang{n}", args, http=False) for n in range(targets)]
+    servers = [_target(tmp_path, f"hang{n}", args, http=http) for n in range(targets)]
     out = tmp_path / "r"
-    command = [PY, "-m", "conformance", "run", "--protocol", REVISION, "--timeout", "60"]
+    command = [PY, "-c", hostile.WRAPPER, "run", "--protocol", REVISION, "--timeout", "60"]
     for server in servers:
         command += ["--server", server]
     command += ["-j", str(targets), "--report-dir", str(out)]
@@ -239,33 +347,38 @@ def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
         assert proc.stderr is not None and proc.stdout is not None
         err = hostile.line_queue(proc.stderr)
         listen.wait(targets)  # a case of each target waits on a tools/call that never comes
+        assert not (out / "report.json").exists(), "no report before the signal"
         proc.send_signal(sig)
         signalled = time.monotonic()
-        _wait_line(err, "partial report written", SIGNAL_BOUND)
+        seen: list[str] = []
+        partial = _report_within(out / "report.json", signalled + SIGNAL_BOUND, err, seen)
         first = time.monotonic() - signalled
-        partial = json.loads((out / "report.json").read_text(encoding="utf-8"))
         assert partial["footer"]["complete"] is False and partial["footer"]["reason"] == reason
         proc.wait(timeout=60)
         ended = time.monotonic() - signalled
         stdout = proc.stdout.read()
+        stderr = "".join(seen) + _rest(err, within=10.0)
     finally:
         listen.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+    peak_mb = _peak_mb(stderr)
     print(
-        f"{sig.name} with {targets} target(s): partial report after {first:.2f} s, exit after {ended:.2f} s"
+        f"{sig.name} with {targets} target(s): partial report after {first:.2f} s, exit after {ended:.2f} s, "
+        f"peak RSS {peak_mb:.0f} MB"
     )
-    assert first < SIGNAL_BOUND
-    assert proc.returncode == code
+    assert "partial report written" in stderr, stderr[-2000:]
+    assert peak_mb < PEAK_LIMIT_MB, f"the harness peaked at {peak_mb:.0f} MB"
+    assert proc.returncode == code, stderr[-2000:]
     report = model.load(out)
     assert report.footer.complete is False and report.footer.reason == reason
     assert report.footer.exit_code == code
     assert [t.index for t in report.targets] == list(range(targets))
     assert any(c.verdict == "PASS" for c in report.cases), "the cases judged before the signal are kept"
     assert f"(exit {code})" in stdout
-    if targets > 1:  # the merged report (the workers' cases) is in place within the bound too
-        assert ended < SIGNAL_BOUND, f"the merged report came {ended:.1f} s after the signal"
+    if targets > 1:  # the merged report (the workers' cases) follows within the bound, stretched by load
+        assert ended < budget(SIGNAL_BOUND), f"the merged report came {ended:.1f} s after the signal"
     assert _none_left(tmp_path.name) == []
     assert not [p for p in _children_named("conformance.engine.workers")], "a worker outlived the run"
 

@@ -28,9 +28,12 @@ NO_RESPONSE: Any = object()
 
 #: How many bytes of one message a transcript keeps; the rest is counted, not stored.
 TRANSCRIPT_BYTES_PER_ENTRY = 64 * 1024
-#: How many bytes one target's transcript keeps in all; past it entries are counted, not kept, so a
-#: server that floods cannot exhaust the harness's memory.
+#: How many bytes one target's transcript keeps in all; past it each case (each `mark`) keeps only its
+#: first and its latest entry, around one marker entry counting the others, so a server that floods
+#: cannot exhaust the harness's memory.
 TRANSCRIPT_BUDGET = 48 * 1024 * 1024
+#: How many bytes of one message an entry keeps once the budget is spent (the first and last of a case).
+SPENT_BYTES_PER_ENTRY = 2 * 1024
 #: How many frames one reply keeps (a notification flood is counted past this).
 FRAMES_PER_REPLY = 500
 
@@ -105,13 +108,23 @@ class Reply:
 class Transcript:
     """An append-only wire log shared by all adapters of one target, with secrets masked on the way in.
 
-    Entries are plain dicts so the canonical report can embed them without conversion.
+    Entries are plain dicts so the canonical report can embed them without conversion. Once
+    `TRANSCRIPT_BUDGET` is spent, what is recorded since the latest `mark` (a case's start) keeps its
+    first entry and its latest one, each cut to `SPENT_BYTES_PER_ENTRY`, around one marker entry
+    (`dir: "event"`, `omitted: {"entries": N, "bytes": B}`, the form the report's own budget uses)
+    counting those in between: memory grows with the cases run, never with what a server sends.
     """
 
     def __init__(self, secrets: tuple[str, ...] = ()) -> None:
         self.entries: list[dict[str, Any]] = []
         self.kept_bytes = 0
+        #: Entries recorded past the budget and not kept (each counted by its case's marker).
         self.dropped = 0
+        #: Where the latest `mark` was, and, past the budget, the marker and latest entry after it.
+        self._window = 0
+        self._marker: dict[str, Any] | None = None
+        self._latest: dict[str, Any] | None = None
+        self._latest_bytes = 0
         self._t0 = time.monotonic()
         #: Masks the target's secrets in every form a server can echo them in (`text.Masker`).
         self.masker = masker(tuple(secrets))
@@ -135,8 +148,43 @@ class Transcript:
         }
 
     def mark(self) -> int:
-        """Position to slice from, so a case can attach exactly its own part of the log."""
-        return len(self.entries)
+        """Position to slice from, so a case can attach exactly its own part of the log (past the
+        budget, the first and latest entries after it are kept)."""
+        self._window = len(self.entries)
+        self._marker = self._latest = None
+        return self._window
+
+    def _spent(self, entry: dict[str, Any], size: int) -> None:
+        """Keep `entry` past the budget: as the first entry since the latest mark, or as its latest
+        frame, the frame it replaces counted by the marker entry before it."""
+        entries = self.entries
+        latest = self._latest
+        if len(entries) == self._window or entry["dir"] == "event":
+            # The first entry since the mark, or the harness's own word (a timeout, a process that
+            # ended: one per exchange at most, never a server's flood): kept for good.
+            entries.append(entry)
+            return
+        if latest is None or entries[-1] is not latest:
+            # The second entry since the mark (or one after another adapter's, or one kept while the
+            # budget lasted): the latest so far.
+            entries.append(entry)
+            self._latest, self._latest_bytes, self._marker = entry, size, None
+            return
+        self.dropped += 1
+        marker = self._marker
+        if marker is None:
+            marker = {"t": latest["t"], "dir": "event", "omitted": {"entries": 0, "bytes": 0}}
+            entries.insert(len(entries) - 1, marker)
+            self._marker = marker
+        marker["omitted"]["entries"] += 1
+        marker["omitted"]["bytes"] += self._latest_bytes
+        count = marker["omitted"]["entries"]
+        marker["note"] = (
+            f"transcript budget spent: {count} entries ({marker['omitted']['bytes']} bytes) left out "
+            "here; the first and latest entries are kept"
+        )
+        entries[-1] = self._latest = entry
+        self._latest_bytes = size
 
     def since(self, mark: int) -> list[dict[str, Any]]:
         return self.entries[mark:]
@@ -151,23 +199,14 @@ class Transcript:
         headers: Mapping[str, str] | None = None,
         note: str = "",
     ) -> None:
-        if self.kept_bytes > TRANSCRIPT_BUDGET:
-            if not self.dropped:
-                self.entries.append(
-                    {
-                        "t": self._now(),
-                        "dir": "event",
-                        "note": "transcript budget exhausted: later entries are counted, not kept",
-                    }
-                )
-            self.dropped += 1
-            return
+        spent = self.kept_bytes > TRANSCRIPT_BUDGET
+        per_entry = SPENT_BYTES_PER_ENTRY if spent else TRANSCRIPT_BYTES_PER_ENTRY
         entry: dict[str, Any] = {"t": self._now(), "dir": direction}
         if channel:
             # A server's words can be in it: an HTTP status line's reason phrase.
             entry["channel"] = self.mask(channel)
         if data:
-            kept = data[:TRANSCRIPT_BYTES_PER_ENTRY]
+            kept = data[:per_entry]
             self.kept_bytes += len(kept) + 64
             # A secret the cut split in two is masked too (`Masker.cut`).
             mask = self.masker.cut if len(data) > len(kept) else self.mask
@@ -189,7 +228,10 @@ class Transcript:
             entry["headers"] = self.mask_headers(headers)
         if note:
             entry["note"] = self.mask(note)
-        self.entries.append(entry)
+        if spent:
+            self._spent(entry, len(data))
+        else:
+            self.entries.append(entry)
 
     def absorb(self, other: Transcript) -> None:
         """Take over `other`'s entries, stamped now: a transport started ahead of time (a spare

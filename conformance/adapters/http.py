@@ -196,16 +196,17 @@ class HttpAdapter(Adapter):
             raise
 
     async def _read_capped(self, resp: httpx.Response, decoder: BodyDecoder) -> bytes:
-        """The decoded body, read raw and decoded here chunk by chunk, never more than the cap."""
-        buf = bytearray()
+        """The decoded body, read raw and decoded here chunk by chunk, never more than the cap. The
+        pieces are joined once at the end: a body near the cap is allocated once at its size, not
+        grown (and over-allocated) and then copied."""
+        pieces: list[bytes] = []
         async for chunk in resp.aiter_raw():
             try:
-                for piece in decoder.feed(chunk):
-                    buf += piece
+                pieces.extend(decoder.feed(chunk))
             except TransportError as exc:
                 self.transcript.record("event", note=str(exc))
                 raise
-        return bytes(buf)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     async def _read_sse(
         self,

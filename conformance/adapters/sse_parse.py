@@ -29,30 +29,30 @@ class SseParser:
         self._size = 0
         self._event = ""
         self._id: str | None = None
+        #: How much of `_buf` is known to hold no line end (a long line is not searched twice).
+        self._scanned = 0
 
     def feed(self, chunk: bytes) -> Iterator[SseEvent]:
         self._buf += chunk
         while True:
-            idx = _line_end(self._buf)
+            idx = _line_end(self._buf, self._scanned)
             if idx is None:
+                # A long line is searched for its end once: what is already scanned is not again.
+                self._scanned = max(0, len(self._buf) - 1)
                 if len(self._buf) > self.max_event_bytes:
                     raise ValueError(
                         f"an SSE line exceeded the {self.max_event_bytes}-byte cap (max_message_bytes)"
                     )
                 return
             end, skip = idx
-            line = bytes(self._buf[:end])
+            name, value = self._field(end)
             del self._buf[: end + skip]
-            if not line:
+            self._scanned = 0
+            if name is None:  # an empty line: the event is complete
                 if self._data or self._event:
                     yield SseEvent(self._event or "message", b"\n".join(self._data), self._id)
                 self._data, self._size, self._event = [], 0, ""
                 continue
-            if line.startswith(b":"):
-                continue
-            name, _, value = line.partition(b":")
-            if value.startswith(b" "):
-                value = value[1:]
             if name == b"data":
                 self._size += len(value)
                 if self._size > self.max_event_bytes:
@@ -65,11 +65,29 @@ class SseParser:
             elif name == b"id":
                 self._id = value.decode("utf-8", errors="replace")
 
+    def _field(self, end: int) -> tuple[bytes | None, bytes]:
+        """The field name and value of the line that ends at `end` (None for an empty line, b"" for a
+        comment), the value copied once out of the buffer: a data line near the cap is not copied
+        again to split it."""
+        if end == 0:
+            return None, b""
+        buf = self._buf
+        if buf[0] == 0x3A:  # ":" a comment
+            return b"", b""
+        colon = buf.find(b":", 0, end)
+        if colon < 0:
+            return bytes(buf[:end]), b""
+        start = colon + 1
+        if start < end and buf[start] == 0x20:
+            start += 1
+        with memoryview(buf) as view:
+            return bytes(view[:colon]), bytes(view[start:end])
 
-def _line_end(buf: bytearray) -> tuple[int, int] | None:
-    """Position and length of the first line terminator (CRLF, LF or CR), or None."""
-    lf = buf.find(b"\n")
-    cr = buf.find(b"\r", 0, lf if lf >= 0 else len(buf))
+
+def _line_end(buf: bytearray, start: int = 0) -> tuple[int, int] | None:
+    """Position and length of the first line terminator (CRLF, LF or CR) at or after `start`, or None."""
+    lf = buf.find(b"\n", start)
+    cr = buf.find(b"\r", start, lf if lf >= 0 else len(buf))
     if cr < 0:
         return (lf, 1) if lf >= 0 else None
     if cr + 1 == len(buf):

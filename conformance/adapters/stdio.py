@@ -106,8 +106,10 @@ class StdioAdapter(StreamAdapter):
                     await self._emit_oversize(oversize)
                     oversize = 0
                 else:
-                    await self._emit(bytes(buf))
-                    buf.clear()
+                    line = bytes(buf)
+                    buf.clear()  # before the line is parsed: a message near the cap is not held twice
+                    await self._emit(line)
+                    del line
         if oversize:
             await self._emit_oversize(oversize)
         elif buf.strip():

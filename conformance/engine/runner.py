@@ -445,7 +445,6 @@ class Runner:
         """Run one check; `plan` (the revision's checks) lets a blocked case name its blocking case."""
         req = requirement(check.requirement)
         mark = transcript.mark()
-        dropped = transcript.dropped
         started = time.monotonic()
         evidence: dict[str, Any] = {}
         raised: TransportError | None = None
@@ -498,12 +497,6 @@ class Runner:
         evidence = {**ctx.facts, **evidence}
         own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
         entries = ctx.attached + transcript.since(own)
-        if transcript.dropped > dropped:  # a flood spent the target's transcript memory: say so here
-            lost = transcript.dropped - dropped
-            note = f"{lost} transcript entries arrived during this case but were not kept: the "
-            note += "target's transcript memory budget is spent"
-            t = entries[-1]["t"] if entries else 0.0
-            entries.append({"t": t, "dir": "event", "note": note, "omitted": {"entries": lost, "bytes": 0}})
         return _case_result(
             index,
             check,

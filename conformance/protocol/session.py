@@ -102,10 +102,9 @@ class Call:
     def excerpt(self, limit: int = 1500) -> dict[str, Any]:
         """Request and response as evidence for a report, the response cut to `limit` characters."""
         frame = self.reply.response
-        text = frame.text if frame is not None else "(no response)"
         out: dict[str, Any] = {
-            "request": self.sent.decode("utf-8", errors="replace")[:limit],
-            "response": text[:limit] + ("…" if len(text) > limit else ""),
+            "request": _head(self.sent, limit, more=""),
+            "response": _head(frame.raw, limit) if frame is not None else "(no response)",
         }
         if self.reply.status is not None:
             out["http_status"] = self.reply.status
@@ -378,3 +377,10 @@ def _dict(value: Any) -> dict[str, Any]:
 def _server_info_from_meta(result: dict[str, Any]) -> dict[str, Any]:
     meta = _dict(result.get("_meta"))
     return _dict(meta.get("io.modelcontextprotocol/serverInfo"))
+
+
+def _head(data: bytes, limit: int, more: str = "…") -> str:
+    """The first `limit` characters of `data` as text, then `more` when there is more: only the bytes
+    that can make them are decoded (a response near the message cap is never copied whole)."""
+    text = data[: 4 * limit + 4].decode("utf-8", errors="replace")
+    return text[:limit] + (more if len(text) > limit or len(data) > 4 * limit + 4 else "")

@@ -29,6 +29,7 @@ STDIO_MODES = {
     "garbage": "writes a junk line before every response",
     "bad-utf8": "writes a line of invalid UTF-8 at start",
     "huge": "answers the first tools/list with one 50 MB message",
+    "near-cap": "answers the first tools/list with one message just under the 16 MB cap",
     "dup-id": "sends every response twice",
     "flood-notify": "sends 2,000 notifications before every response",
     "flood-stderr": "writes 20 MB to stderr at start",
@@ -43,6 +44,7 @@ HTTP_MODES = {
     "http-leak-secret": "echoes the Authorization header it received in every error message and header"
     ' (a parse error, with id "leak", too)',
     "http-redirect": "answers every POST with a 307 redirect to another origin",
+    "http-near-cap": "answers the first tools/list with an SSE event just under the 16 MB cap",
     "sse-offsite-endpoint": "a 2024-11-05 SSE endpoint whose `endpoint` event points at another origin",
 }
 
@@ -68,6 +70,16 @@ class LeakyServer(Server):
             raise
 
 
+#: A message's padding that keeps it just under the harness's 16 MiB message cap.
+NEAR_CAP_PAD = 16 * 1024 * 1024 - 4096
+
+
+def near_cap(msg_id: Any) -> bytes:
+    """A tools/list answer just under the message cap: the most a message can make the harness hold."""
+    payload = {"jsonrpc": "2.0", "id": msg_id, "result": {"tools": [], "pad": "x" * NEAR_CAP_PAD}}
+    return json.dumps(payload).encode()
+
+
 def serve_stdio(mode: str) -> None:
     out = sys.stdout.buffer
     server = LeakyServer(os.environ.get("CANARY", "")) if mode == "leak-secret" else Server("none")
@@ -87,7 +99,7 @@ def serve_stdio(mode: str) -> None:
             sys.stderr.buffer.write(chunk)
         sys.stderr.buffer.flush()
     requests = 0
-    sent_huge = False
+    sent_huge = sent_near = False
     for line in sys.stdin.buffer:
         if mode == "hang-first":
             time.sleep(3600)
@@ -110,6 +122,11 @@ def serve_stdio(mode: str) -> None:
                 "result": {"tools": [], "pad": "x" * 50_000_000},
             }
             out.write(json.dumps(payload).encode() + b"\n")
+            out.flush()
+            continue
+        if mode == "near-cap" and method == "tools/list" and not sent_near:
+            sent_near = True
+            out.write(near_cap(message["id"]) + b"\n")
             out.flush()
             continue
         response = server.handle_line(line.rstrip(b"\r\n"))
@@ -138,6 +155,7 @@ def serve_stdio(mode: str) -> None:
 
 def serve_http(mode: str) -> None:
     server = Server("none")
+    sent_near: list[bool] = []
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -208,6 +226,10 @@ def serve_http(mode: str) -> None:
                     self.wfile.write(b": ping\n\n")
                     self.wfile.flush()
                     time.sleep(0.5)
+            elif mode == "http-near-cap" and method == "tools/list" and not sent_near:
+                sent_near.append(True)
+                event = b"event: message\ndata: " + near_cap(message["id"]) + b"\n\n"
+                self._send(200, event, "text/event-stream")
             elif response is None:
                 self._send(202, b"", "application/json")
             else:

@@ -2,7 +2,7 @@
 the harness reads them and never answers; every other request gets the conformant raw server's answer.
 
     python -m tests.servers.flood_server [--http] [--flood METHODS] [--hang METHODS] [--announce PORT]
-                                         [--tag TAG]
+                                         [--pad BYTES] [--tag TAG]
 
 Over HTTP (`--http`, 127.0.0.1, an ephemeral port, `LISTENING http://127.0.0.1:<port>/mcp` once it
 accepts connections) a flooded request is answered with an SSE stream of `notifications/message`
@@ -32,13 +32,16 @@ from tests.servers.raw_server import Server
 FLOOD_SECONDS = 300.0
 #: How many notifications go out per write: a flood of big writes, as a fast server sends them.
 BATCH = 200
+#: Bytes of padding in each notification's data (`--pad`): larger ones spend the harness's transcript
+#: budget in seconds.
+PAD = [400]
 
 
 def notification(n: int) -> bytes:
     message = {
         "jsonrpc": "2.0",
         "method": "notifications/message",
-        "params": {"level": "info", "logger": "flood", "data": f"notification {n} " + "x" * 400},
+        "params": {"level": "info", "logger": "flood", "data": f"notification {n} " + "x" * PAD[0]},
     }
     return json.dumps(message).encode()
 
@@ -151,11 +154,13 @@ def main() -> None:
     parser.add_argument("--flood", default="tools/list,tools/call", help="methods answered by a flood")
     parser.add_argument("--hang", default="", help="methods never answered (the server sleeps)")
     parser.add_argument("--announce", type=int, default=0, help="a port on 127.0.0.1 to say what starts")
+    parser.add_argument("--pad", type=int, default=PAD[0], help="bytes of padding per notification")
     parser.add_argument("--tag", default="", help="ignored: lets a test find exactly its own processes")
     args = parser.parse_args()
     flood, hang = _methods(args.flood), _methods(args.hang)
     if args.announce:
         ANNOUNCE.append(args.announce)
+    PAD[0] = args.pad
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         serve_http(flood, hang) if args.http else serve_stdio(flood, hang)
 
