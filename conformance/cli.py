@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from conformance import cli_reports, packs
+from conformance import cli_authority, cli_reports, packs
 from conformance.protocol.versions import TESTED_REVISIONS
 from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
@@ -159,6 +159,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
     vlint.add_argument("--suite", choices=all_suites)
     cli_reports.add_parsers(sub)
+    cli_authority.add_parsers(sub)
     return parser
 
 
@@ -191,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_vectors_lint(args)
         if args.command in cli_reports.COMMANDS:
             return cli_reports.main(args)
+        if args.command in cli_authority.COMMANDS:
+            return cli_authority.main(args)
         return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
     except (UsageProblem, packs.PackError) as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)

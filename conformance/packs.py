@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import Any, cast
 
 ENTRY_POINT_GROUP = "mcp_conformance.suites"
 #: The core's own requirement rows (the connect case of every suite), beside this module.
@@ -86,6 +86,15 @@ class Pack:
     settings: Mapping[str, str] = field(default_factory=dict)
     #: Where the pack stands in `list`, `run` and the reports: lower first, then by name.
     order: int = 100
+    #: `module:function` of `async prepare(target) -> Target`, run once a target's URL is known (after
+    #: its launch) and before it is probed: a pack that needs credentials (the authorization suite's
+    #: tokens) adds them as headers and `secrets`, so they are masked from the first byte recorded.
+    prepare: str | None = None
+    #: `module:function` of `setup(kind, folder) -> (args, settings)`: the embedded reference's extra
+    #: command-line arguments and target settings for transport `kind`, given a temporary folder.
+    reference_setup: str | None = None
+    #: The transports the embedded default serves the reference over.
+    reference_transports: tuple[str, ...] = ("stdio", "http")
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -124,6 +133,14 @@ class Pack:
         if self.reference is None:
             raise PackError(f"suite {self.name!r} has no reference server: give --server")
         return [sys.executable, "-m", self.reference]
+
+    def hook(self, spec: str) -> Callable[..., Any]:
+        """The function a `module:function` field names, imported now (hooks are read when used)."""
+        module, _, name = spec.partition(":")
+        try:
+            return cast(Callable[..., Any], getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError) as exc:
+            raise PackError(f"suite {self.name!r}: cannot load its hook {spec!r}: {exc}") from None
 
     def controller_command(self) -> list[str] | None:
         return [sys.executable, "-m", self.controller] if self.controller else None

@@ -442,9 +442,14 @@ def reference_targets(suite: str) -> list[Target]:
         for kind in state:
             db = ("--db", os.path.join(folder, f"{suite}-{kind}.db"))
             state[kind] = (db, {"controller": {"command": [*controller, *db]}})
+    if pack.reference_setup:
+        setup, folder = pack.hook(pack.reference_setup), _state_folder()
+        for kind in state:
+            args, settings = setup(kind, folder)
+            state[kind] = ((*state[kind][0], *args), {**state[kind][1], **settings})
     stdio_args, stdio_settings = state["stdio"]
     http_args, http_settings = state["http"]
-    return [
+    targets = [
         Target(
             kind="stdio",
             argv=(*command, *stdio_args),
@@ -458,6 +463,7 @@ def reference_targets(suite: str) -> list[Target]:
             settings=http_settings,
         ),
     ]
+    return [t for t in targets if t.kind in pack.reference_transports]
 
 
 def _state_folder() -> str:

@@ -475,13 +475,17 @@ def _loopback_security() -> TransportSecuritySettings:
     )
 
 
-def build_http_app(server: Server[Any], *, era: Era = "both") -> ASGIApp:
+def build_http_app(server: Server[Any], *, era: Era = "both", **sdk_options: Any) -> ASGIApp:
     """The SDK's Streamable HTTP app (endpoint `/mcp`) behind the era gate.
 
-    Calling it twice on one `Server` is not supported: the SDK keeps one session manager per server.
+    `sdk_options` go to the SDK's `streamable_http_app` as they are (the protected reference passes its
+    `auth` settings and token verifier). Calling it twice on one `Server` is not supported: the SDK
+    keeps one session manager per server.
     """
     security = _loopback_security()
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, transport_security=security)
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=security, **sdk_options
+    )
     return _EraGate(app, era=era, security=security)
 
 
@@ -531,7 +535,14 @@ def build_sse_app(server: Server[Any]) -> ASGIApp:
     return Starlette(routes=routes)
 
 
-async def serve_http(server: Server[Any], *, era: Era, host: str, port: int, sse: bool = False) -> bool:
+#: Builds the HTTP app once the socket is bound, from the server's origin (`http://127.0.0.1:PORT`):
+#: a server whose app must name its own URL (the protected reference's resource identifier) needs it.
+AppFactory = Callable[[str], ASGIApp]
+
+
+async def serve_http(
+    server: Server[Any], *, era: Era, host: str, port: int, sse: bool = False, app: AppFactory | None = None
+) -> bool:
     """Serve over Streamable HTTP until SIGTERM/SIGINT.
 
     Prints exactly one `LISTENING <url>` line to stdout once the socket accepts
@@ -539,8 +550,13 @@ async def serve_http(server: Server[Any], *, era: Era, host: str, port: int, sse
     """
     sock, url_host = _loopback_socket(host, port)
     bound_port = sock.getsockname()[1]
+    origin = f"http://{url_host}:{bound_port}"
+    if app is not None:
+        asgi = app(origin)
+    else:
+        asgi = build_sse_app(server) if sse else build_http_app(server, era=era)
     config = uvicorn.Config(
-        build_sse_app(server) if sse else build_http_app(server, era=era),
+        asgi,
         log_config=None,
         access_log=False,
         lifespan="on",
@@ -553,7 +569,7 @@ async def serve_http(server: Server[Any], *, era: Era, host: str, port: int, sse
         while not uv.started and not serving.done():
             await asyncio.sleep(0.01)
         if uv.started:
-            print(f"LISTENING http://{url_host}:{bound_port}{'/sse' if sse else MCP_PATH}", flush=True)
+            print(f"LISTENING {origin}{'/sse' if sse else MCP_PATH}", flush=True)
         if _stop_requested.is_set():
             uv.should_exit = True  # a signal arrived before uvicorn took over the handlers
         await serving
@@ -615,7 +631,9 @@ def log_to_stderr() -> None:
     )
 
 
-def serve(server: Server[Any], args: argparse.Namespace, *, sse: bool = False) -> int:
+def serve(
+    server: Server[Any], args: argparse.Namespace, *, sse: bool = False, app: AppFactory | None = None
+) -> int:
     """Serve as `serving_parser`'s options say: Streamable HTTP until SIGTERM/SIGINT, or stdio until
     EOF (or those signals), logging warnings to stderr; the process exit status."""
     log_to_stderr()
@@ -623,7 +641,7 @@ def serve(server: Server[Any], args: argparse.Namespace, *, sse: bool = False) -
     if args.http:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, _request_stop)
-        started = asyncio.run(serve_http(server, era=era, host=args.host, port=args.port, sse=sse))
+        started = asyncio.run(serve_http(server, era=era, host=args.host, port=args.port, sse=sse, app=app))
         return 0 if started else 1
     return anyio.run(_stdio_main, server, era)
 

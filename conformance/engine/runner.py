@@ -148,6 +148,13 @@ class Runner:
         try:
             async with launched(target, transcript) as live:
                 info["url"] = live.url or None
+                live = await _prepared(live, suites)
+                if live.secrets != target.secrets:  # a pack's credentials: masked from here on
+                    transcript.masker = Transcript(live.secrets).masker
+                    masker = Transcript(live.secrets)
+                target = dataclasses.replace(
+                    target, headers=live.headers, secrets=live.secrets, settings=live.settings
+                )
                 revisions = default_revisions(self.options.protocol)
                 async with self._limit:
                     probed = await probe_all(live, revisions, request, start, self.options.jobs)
@@ -587,3 +594,21 @@ def _case_result(
         transcript=transcript or [],
         blocked_by=blocked_by,
     )
+
+
+async def _prepared(target: Target, suites: list[str]) -> Target:
+    """The target as each chosen suite's `prepare` hook leaves it (credentials added once its URL is
+    known). A hook that fails leaves the target unjudged, saying why."""
+    from conformance import packs
+
+    for suite in suites:
+        pack = packs.installed().get(suite)
+        if pack is None or pack.prepare is None:
+            continue
+        try:
+            target = await pack.hook(pack.prepare)(target)
+        except TargetUnreachable:
+            raise
+        except Exception as exc:  # a pack's own failure: one line, never a traceback
+            raise TargetUnreachable(f"the {suite} suite could not prepare the target: {exc}") from None
+    return target
