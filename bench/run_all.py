@@ -5,7 +5,8 @@ the same machine in the same minutes; each part alternates its contenders round 
 same reason. Why a load-average line: these machines are shared, and a reader should know how
 noisy the minutes were (CPU figures are printed beside wall times for the same reason).
 
-Parts, in order: start-up, per-call overhead, suite wall times, the time a base run on a real server
+Parts, in order: start-up, per-call overhead, suite wall times, the base suite against its
+baseline commit (issue 14), the time a base run on a real server
 waits for answers that never come (silence), the official suite, scale, parallel runs. A part that
 cannot run (no npm, say) says why and is skipped; a part that crashes is reported and the run goes
 on, then exits 1. The full run takes about 10 to 20 minutes on a 2-core machine;
@@ -27,7 +28,7 @@ from collections.abc import Callable
 
 from benchlib import PYTHON, REPO_DIR, Judged, PartResult, heading, median, run_bounded, yes_no
 
-PARTS = ("startup", "quickstart", "per-call", "suites", "silence", "official", "scale", "parallel")
+PARTS = ("startup", "quickstart", "per-call", "suites", "growth", "silence", "official", "scale", "parallel")
 STARTUP_BUDGET_S = 0.3
 
 
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     import quickstart
     import scale
     import silence
+    import suite_growth
     import suite_times
     from official import run as official_run
     from parallel import run as parallel_run
@@ -83,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         "quickstart": lambda: quickstart.run(rounds=1),
         "per-call": lambda: per_call.run(calls=100 if quick else 200, rounds=2 if quick else 5),
         "suites": lambda: suite_times.run(rounds=1 if quick else 3),
+        "growth": lambda: suite_growth.run(rounds=1 if quick else 3),
         "silence": lambda: silence.run(rounds=1 if quick else 3),
         "official": lambda: official_run(rounds=1 if quick else 3, npm_dir=args.npm_dir),
         "scale": lambda: scale.run(rounds=1 if quick else 3),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,38 +44,105 @@ def candidates(schema: Any, count: int = CANDIDATES) -> Candidates:
 
     Cached per schema: the base suite asks again in every revision, and many tools share one schema.
     """
+    return drawing(schema, count).all()
+
+
+def drawing(schema: Any, count: int = CANDIDATES) -> Drawing:
+    """The candidates of `schema`, drawn one rank at a time as they are asked for (`Drawing.get`)."""
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):
-        return Candidates((), "the inputSchema is not JSON")
+        return Drawing.empty("the inputSchema is not JSON")
     return _candidates(key, count)
 
 
 @functools.lru_cache(maxsize=1024)
-def _candidates(key: str, count: int) -> Candidates:
-    schema = json.loads(key)
-    try:
-        model = build(schema)
-    except Unsupported as exc:
-        return _fallback(schema, str(exc))
-    found: list[str] = []
-    seen: set[str] = set()
-    for rank in range(count):
+def _candidates(key: str, count: int) -> Drawing:
+    return Drawing(json.loads(key), count)
+
+
+class Drawing:
+    """The candidates of one schema, each rank drawn only when a caller gets that far.
+
+    Why lazy: drawing a rank is hypothesis's work, about 5 ms of CPU, and a tool that accepts its
+    first candidate (nearly every tool) never needs the next two, so a server with 5,000 tools costs a
+    third of the drawing. The sequence is the one an eager draw gives, cut where the caller stopped.
+    Thread-safe: sweeps draw in worker threads, and two of them (`-j 2`) may share a schema.
+    """
+
+    def __init__(self, schema: Any, count: int) -> None:
+        self._schema = schema
+        self._count = count
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._rank = 0
+        self._found: list[str] = []
+        self._seen: set[str] = set()
+        self._problem = ""
+        self._done = False
+
+    @classmethod
+    def empty(cls, problem: str) -> Drawing:
+        out = cls(None, 0)
+        out._problem, out._done = problem, True
+        return out
+
+    def ready(self, index: int) -> bool:
+        """Whether `get(index)` answers without drawing (so a caller need not hand it to a thread)."""
+        return index < len(self._found) or self._done
+
+    def get(self, index: int) -> str | None:
+        """The `index`-th candidate as JSON text, drawing further ranks as needed; None past the last."""
+        with self._lock:
+            while len(self._found) <= index and not self._done:
+                self._draw_next()
+            return self._found[index] if index < len(self._found) else None
+
+    @property
+    def problem(self) -> str:
+        """Why there are no candidates (or only the fallback): settled once the first is drawn."""
+        self.get(0)
+        return self._problem
+
+    def all(self) -> Candidates:
+        self.get(self._count)
+        return Candidates(tuple(self._found), self._problem)
+
+    def _finish(self, problem: str = "") -> None:
+        self._done = True
+        if not self._found:
+            self._problem = problem or "no arguments valid under the inputSchema could be built"
+
+    def _fall_back(self, why: str) -> None:
+        fallback = _fallback(self._schema, why)
+        self._found, self._problem, self._done = list(fallback.arguments), fallback.problem, True
+
+    def _draw_next(self) -> None:
+        if self._model is None:
+            try:
+                self._model = build(self._schema)
+            except Unsupported as exc:
+                self._fall_back(str(exc))
+                return
+        if self._rank >= self._count:
+            self._finish()
+            return
+        rank, self._rank = self._rank, self._rank + 1
         try:
-            value = simplest(model.careful(rank))
+            value = simplest(self._model.careful(rank))
         except Exception as exc:  # hypothesis cannot draw from it (a regex construct it lacks, say)
-            if found:
-                break
-            return _fallback(schema, f"no arguments could be drawn ({type(exc).__name__}: {exc})"[:300])
+            if self._found:
+                self._finish()
+            else:
+                self._fall_back(f"no arguments could be drawn ({type(exc).__name__}: {exc})"[:300])
+            return
         if value is None:
-            break
+            self._finish()
+            return
         canonical = json.dumps(value, sort_keys=True)
-        if canonical not in seen:
-            seen.add(canonical)
-            found.append(json.dumps(value, ensure_ascii=False))
-    if not found:
-        return Candidates((), "no arguments valid under the inputSchema could be built")
-    return Candidates(tuple(found))
+        if canonical not in self._seen:
+            self._seen.add(canonical)
+            self._found.append(json.dumps(value, ensure_ascii=False))
 
 
 def _fallback(schema: Any, why: str) -> Candidates:

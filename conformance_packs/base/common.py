@@ -199,22 +199,26 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
 
     async def sweep() -> Sweep:
         # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
-        from conformance.arguments.candidates import candidates
+        from conformance.arguments.candidates import drawing
 
         chosen = ctx.callable_tools(await tools(ctx))
-        schemas = [t.get("inputSchema", {}) for t in chosen]
-        built = await asyncio.to_thread(lambda: [candidates(s) for s in schemas])
+        drawings = [drawing(t.get("inputSchema", {})) for t in chosen]
+        # Each tool's first candidate up front, in a thread; a later one only if the first is refused.
+        firsts = await asyncio.to_thread(lambda: [d.get(0) for d in drawings])
         out, timeouts = [], 0
-        for tool, cands in zip(chosen, built, strict=True):
+        for tool, drawn, first in zip(chosen, drawings, firsts, strict=True):
             entry = ToolCalls(tool)
             out.append(entry)
             if timeouts >= SWEEP_TIMEOUTS:
                 entry.why = "not called"
                 continue
-            if not cands.arguments:
-                entry.why = f"not called: {cands.problem}"
+            if first is None:
+                entry.why = f"not called: {drawn.problem}"
                 continue
-            for args in cands.values():
+            rank = 0
+            text: str | None = first
+            while text is not None:
+                args = json.loads(text)  # a fresh copy: a check may change the arguments it sends
                 try:
                     call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
                 except TransportTimeout:
@@ -226,6 +230,8 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
                 if succeeded(call) is not None:
                     entry.success = call
                     break
+                rank += 1
+                text = drawn.get(rank) if drawn.ready(rank) else await asyncio.to_thread(drawn.get, rank)
         return Sweep(out)
 
     return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
