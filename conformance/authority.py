@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, urlsplit
 
-from joserfc import jwt
-from joserfc.jwk import ECKey
+if TYPE_CHECKING:  # joserfc (and cryptography under it) load on first use: `--help` and `list` stay light
+    from joserfc.jwk import ECKey
 
 #: The kinds of token `mint` makes; each but `valid` must be refused by a resource server.
 TOKEN_KINDS: Final = (
@@ -69,12 +69,16 @@ class SigningKey:
 
 
 def new_key(kid: str | None = None) -> SigningKey:
+    from joserfc.jwk import ECKey
+
     kid = kid or "conformance-" + secrets.token_hex(4)
     return SigningKey(ECKey.generate_key("P-256", {"kid": kid, "use": "sig", "alg": ALGORITHM}, private=True))
 
 
 def load_key(path: str | Path, *, create: bool = True) -> SigningKey:
     """The key in `path` (a private JWK); a new one is written there first when the file is missing."""
+    from joserfc.jwk import ECKey
+
     path = Path(path)
     if not path.exists():
         if not create:
@@ -155,6 +159,8 @@ def mint(
         claims["iss"] = OTHER_ISSUER
     elif kind == "unknown-key":
         signer = new_key(kid=key.kid)  # same kid, another key: only a checked signature tells them apart
+    from joserfc import jwt
+
     header = {"alg": ALGORITHM, "kid": signer.kid, "typ": "at+jwt"}
     return jwt.encode(header, claims, signer.key)
 

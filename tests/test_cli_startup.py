@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-HEAVY = ("mcp", "mcp_types", "pydantic", "httpx", "anyio")
+HEAVY = ("mcp", "mcp_types", "pydantic", "httpx", "anyio", "joserfc", "cryptography")
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,8 @@ HEAVY = ("mcp", "mcp_types", "pydantic", "httpx", "anyio")
         ["diff", "--help"],
         ["baseline", "update", "--help"],
         ["certify", "--help"],
+        ["list", "--suite", "auth"],
+        ["auth-token", "--help"],
     ],
 )
 def test_light_commands_import_nothing_heavy(argv: list[str]) -> None:

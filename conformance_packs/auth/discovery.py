@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+if TYPE_CHECKING:  # httpx loads when a run needs it: `list` and `explain` import this module too
+    import httpx
 
 PRM_WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 AS_WELL_KNOWN: Final = "/.well-known/oauth-authorization-server"
@@ -124,11 +125,15 @@ def as_locations(issuer: str) -> list[str]:
 
 def client(timeout: float) -> httpx.AsyncClient:
     """A client for metadata GETs: no proxies from the environment, no redirects followed silently."""
+    import httpx
+
     return httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
 
 
 async def fetch_json(http: httpx.AsyncClient, url: str) -> Fetched:
     """GET `url` and read a JSON object from it, bounded; never raises for what the server does."""
+    import httpx
+
     fetched = Fetched(url)
     try:
         async with http.stream("GET", url, headers={"Accept": "application/json"}) as resp:
