@@ -10,6 +10,7 @@ module fixture (a run of a server shared by several assertions) runs once, not o
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -25,6 +26,7 @@ from filelock import FileLock
 
 from conformance import api
 from conformance.engine.context import RunOptions
+from tests.servers.forkserver import ForkServer
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -45,9 +47,24 @@ def budget(seconds: float) -> float:
     return seconds * max(1.0, per_cpu) * scale
 
 
+#: One fork server per test process (tests/servers/forkserver.py): the servers built on the `mcp` SDK
+#: start as forks of a process that imported it once, in milliseconds rather than most of a second.
+FORKS = ForkServer(REPO)
+atexit.register(FORKS.stop)
+#: The test servers of process handling (strays, floods, bombs, chaos) start directly, never forked.
+SDK_SERVERS = ("conformance_reference.", "tests.servers.base_", "tests.servers.text_errors_server")
+
+
+def server_argv(module: str, *args: str) -> list[str]:
+    """The argv of `python -m module args`: forked when `module` is an SDK server, else direct."""
+    if module.startswith(SDK_SERVERS) or module.endswith("_mutants"):
+        return FORKS.command(module, *args)
+    return [PY, "-m", module, *args]
+
+
 def stdio(module: str, *args: str) -> str:
-    """A stdio target spec running `python -m module args` from the repo root."""
-    return "stdio:" + shlex.join([PY, "-m", module, *args])
+    """A stdio target spec running `python -m module args` from the repo root (see `server_argv`)."""
+    return "stdio:" + shlex.join(server_argv(module, *args))
 
 
 def run(

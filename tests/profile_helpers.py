@@ -24,6 +24,7 @@ from conformance import api
 from conformance.engine.checks import Check, load_suite
 from conformance.engine.context import RunOptions
 from conformance.targets import Target
+from tests.conftest import server_argv
 
 PY = sys.executable
 MODERN = "2026-07-28"
@@ -54,15 +55,15 @@ class StatefulProfile:
 
     @property
     def reference_argv(self) -> tuple[str, ...]:
-        return (PY, "-m", self.reference)
+        return tuple(server_argv(self.reference))
 
     @property
     def controller_argv(self) -> tuple[str, ...]:
-        return (PY, "-m", self.controller)
+        return tuple(server_argv(self.controller))
 
     @property
     def mutants_argv(self) -> tuple[str, ...]:
-        return (PY, "-m", self.mutants)
+        return tuple(server_argv(self.mutants))
 
     def target(
         self,
@@ -239,7 +240,7 @@ def selected_params(request: pytest.FixtureRequest, test_file: str, name: str) -
 
 def plain_target() -> Target:
     """The base reference server: a server that shows no profile at all."""
-    return Target(kind="stdio", argv=(PY, "-m", "conformance_reference.base_server"), label="base")
+    return Target(kind="stdio", argv=tuple(server_argv("conformance_reference.base_server")), label="base")
 
 
 def assert_profile_row_blocks_the_rest(report: dict[str, Any], row: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.authority import TOKEN_KINDS, AuthorityServer, load_key, mint
-from tests.conftest import cli, shared_install, shared_tmp
+from tests.conftest import cli, server_argv, shared_install, shared_tmp
 from tests.servers.auth_mutants import DEFECTS
 
 pytestmark = pytest.mark.slow
@@ -56,7 +56,7 @@ def _target_file(folder: Path) -> Path:
     load_key(key)
     entries = [f"[auth]\nkey_file = {json.dumps(str(key))}\n"]
     for defect in DEFECTS:
-        command = [sys.executable, "-m", "tests.servers.auth_mutants", "--http", "--port", "0"]
+        command = server_argv("tests.servers.auth_mutants", "--http", "--port", "0")
         command += ["--key-file", str(key), "--defect", defect]
         entries.append(
             f'[[targets]]\ncommand = {json.dumps(command)}\ntransport = "http"\nlabel = "{defect}"\n'

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import non_pass, run, server_argv, stdio
 from tests.servers.base_http_mutants import DEFECTS, HTTP_DEFECTS
 
 #: A dual-era server keeps its legacy GET stream: the 2026-07-28-only GET rule is SKIP on every mutant.
@@ -74,7 +74,7 @@ def test_every_defect_has_an_expectation() -> None:
 
 def _http_target(tmp_path: Path, defect: str) -> str:
     path = tmp_path / f"{defect}.toml"
-    command = [sys.executable, "-m", "tests.servers.base_http_mutants", "--defect", defect, "--http"]
+    command = server_argv("tests.servers.base_http_mutants", "--defect", defect, "--http")
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     return str(path)
 

@@ -9,7 +9,6 @@ directly, without a server.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from conformance.protocol.client_input import (
     parse_features,
     undeclared,
 )
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import non_pass, run, server_argv, stdio
 from tests.servers.base_input_mutants import DEFECTS
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
@@ -129,7 +128,7 @@ def test_mutant_shows_exactly_its_verdicts(defect: str, revision: str) -> None:
 
 def _target(tmp_path: Path, client: str) -> str:
     path = tmp_path / "target.toml"
-    command = [sys.executable, "-m", "tests.servers.base_input_mutants", "--defect", "url-undeclared"]
+    command = server_argv("tests.servers.base_input_mutants", "--defect", "url-undeclared")
     path.write_text(f"[target]\ncommand = {json.dumps(command)}\n\n{client}", encoding="utf-8")
     return str(path)
 

@@ -16,7 +16,7 @@ import pytest
 from conformance import vectors
 from conformance.protocol.session import UNANSWERED
 from tests.conftest import judged_non_pass as non_pass
-from tests.conftest import run, stdio
+from tests.conftest import run, server_argv, stdio
 from tests.servers.raw_server import DEFECTS
 
 EXPECTED: dict[str, set[tuple[str, str]]] = {
@@ -224,7 +224,7 @@ def test_go_style_text_errors_are_one_fail_per_revision_on_a_dual_era_server(tmp
     speaks over Streamable HTTP: per revision one FAIL on BASE-HTTP-005 and the four rpc cases
     blocked by it, no ERROR."""
     path = tmp_path / "target.toml"
-    command = [sys.executable, "-m", "tests.servers.text_errors_server", "--http", "--port", "0"]
+    command = server_argv("tests.servers.text_errors_server", "--http", "--port", "0")
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     report = run([str(path)])
     spoken = report["targets"][0]["revisions_spoken"]

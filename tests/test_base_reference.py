@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import non_pass, run, server_argv, stdio
 
 ALL = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 #: 2024-11-05 has no Streamable HTTP (its HTTP transport is HTTP+SSE), so an HTTP target is not probed in it.
@@ -36,7 +35,7 @@ def test_embedded_default_passes_on_both_transports_and_all_revisions(
 
 def _launch(tmp_path: Path, *args: str) -> str:
     path = tmp_path / "target.toml"
-    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--port", "0", *args]
+    command = server_argv("conformance_reference.base_server", "--http", "--port", "0", *args)
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     return str(path)
 
