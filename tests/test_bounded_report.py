@@ -217,6 +217,16 @@ def test_a_spent_transcript_keeps_each_cases_first_and_last_frames(monkeypatch: 
         for i in range(frames):
             transcript.record("recv", b"%d" % i)
         assert [e["text"] for e in transcript.since(mark)] == [str(i) for i in range(frames)]
+    # The harness's own requests are kept whatever the flood around them (each is one the harness chose
+    # to send), so a check reading the whole log still matches every response to its request.
+    mark = transcript.mark()
+    for i in range(50):
+        transcript.record("send", b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % i)
+        for _ in range(100):
+            transcript.record("recv", b'{"jsonrpc":"2.0","method":"notifications/message"}')
+    sent = [e for e in transcript.since(mark) if e["dir"] == "send"]
+    assert [e["text"] for e in sent] == [f'{{"jsonrpc":"2.0","id":{i},"method":"ping"}}' for i in range(50)]
+    assert len(transcript.since(mark)) < 50 * 4, "the flood between them is still counted, not kept"
     # The report's budget cuts the case again and counts the marker's entries with its own.
     result = canonical.bound_transcript(cases[0], canonical.CaseBudget(transcript_entries=2))
     assert sum(e["omitted"]["entries"] for e in result if "omitted" in e) == 4_998

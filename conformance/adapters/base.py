@@ -163,9 +163,10 @@ class Transcript:
         frame, the frame it replaces counted by the marker entry before it."""
         entries = self.entries
         latest = self._latest
-        if len(entries) == self._window or entry["dir"] == "event":
-            # The first entry since the mark, or the harness's own word (a timeout, a process that
-            # ended: one per exchange at most, never a server's flood): kept for good.
+        if len(entries) == self._window or entry["dir"] in ("event", "send"):
+            # The first entry since the mark, or the harness's own word or message (a timeout, a
+            # request: one per exchange at most, never a server's flood): kept for good, so the
+            # checks that read the whole log can still match each response to its request.
             entries.append(entry)
             return
         if latest is None or entries[-1] is not latest:

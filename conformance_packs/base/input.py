@@ -10,6 +10,7 @@ capabilities and calls every callable tool, answering each declared ask from the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from conformance.protocol.client_input import (
 from conformance.protocol.versions import MODERN_REVISIONS, at_least
 from conformance_packs.base.common import call_sweep, no_callable_reason
 from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, input_sweep, is_input_required
+from conformance_packs.base.wirelog import read_log
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 ELICITING = ("2025-06-18", "2025-11-25", "2026-07-28")
@@ -288,33 +290,14 @@ async def url_elicitation_error(ctx: CaseContext) -> None:
 # --- 2026-07-28: input-required results -----------------------------------------------------------
 
 
-def _received(ctx: CaseContext) -> list[dict[str, Any]]:
-    """Every JSON object the server sent in this revision's wire log (SSE events and bodies)."""
-    out = []
-    for entry in ctx.wire_log():
-        if entry.get("dir") != "recv" or "text" not in entry:
-            continue
-        try:
-            value = json.loads(entry["text"])
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            out.append(value)
-    return out
-
-
-def _sent_methods(ctx: CaseContext) -> dict[Any, str]:
-    out: dict[Any, str] = {}
-    for entry in ctx.wire_log():
-        if entry.get("dir") != "send" or "text" not in entry:
-            continue
-        try:
-            value = json.loads(entry["text"])
-        except ValueError:
-            continue
-        if isinstance(value, dict) and isinstance(value.get("method"), str) and "id" in value:
-            out[json.dumps(value["id"])] = value["method"]
-    return out
+def _received(ctx: CaseContext) -> Iterator[dict[str, Any]]:
+    """Every JSON-RPC message object the server sent in this revision's wire log (SSE events, bodies,
+    stdout), as `wirelog.read_log` parsed it once for every check that reads the whole log."""
+    _, seen = read_log(ctx)
+    for item in seen:
+        message = item.message
+        if isinstance(message, dict):
+            yield message
 
 
 async def _mrtr(ctx: CaseContext) -> InputSweep:
@@ -411,14 +394,16 @@ async def mrtr_request_kinds(ctx: CaseContext) -> None:
 )
 async def mrtr_methods(ctx: CaseContext) -> None:
     await input_sweep(ctx)
-    methods = _sent_methods(ctx)
-    answers = [
-        (methods.get(json.dumps(m.get("id"))), m)
-        for m in _received(ctx)
-        if is_input_required(m.get("result"))
-    ]
-    if not any(True for _ in _received(ctx)):
+    # Each response is matched to the method of the request it answers by `wirelog` (None where two
+    # requests with its id were pending: those are not judged here).
+    _, seen = read_log(ctx)
+    if not seen:
         skip("nothing was received in this revision")
+    answers = [
+        (item.method, item.message)
+        for item in seen
+        if item.kind == "response" and is_input_required(item.message.get("result"))
+    ]
     wrong = [(method, m) for method, m in answers if method is not None and method not in MRTR_METHODS]
     ctx.note(f"{len(answers)} InputRequiredResult(s) in this revision's wire log")
     if wrong:

@@ -24,15 +24,19 @@ CACHE_KEY = "surface:server-messages"
 MESSAGE_CHANNELS = ("stdout", "body", "sse:message", "sse:")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Seen:
-    """One message the server sent: where in the log, what it was, and which method it belongs to."""
+    """One message the server sent: where in the log, what it was, and which method it belongs to.
+
+    Only a response keeps its parsed value (there are as many as the harness sent requests); any other
+    message is parsed again from its entry's text when read, so a server's flood of notifications costs
+    the log's text once, not a parsed copy of every message held for the whole revision.
+    """
 
     #: Index of its entry in the revision's wire log (the entry can be shown as evidence).
     entry: int
     #: Where it sits in its entry: "" for a single message, "/N" for the Nth member of a batch.
     pointer: str
-    message: Any
     #: "request", "notification", "response" or "invalid" (no JSON-RPC message of any kind).
     kind: str
     #: The message's method, or for a response the method of the request it answers (None: unknown).
@@ -41,6 +45,16 @@ class Seen:
     params: Any = None
     #: For a response over HTTP, the status of the HTTP answer that carried it.
     status: int | None = None
+    #: A response's parsed value; for any other message, None and `text` is parsed on each read.
+    parsed: Any = None
+    text: str | None = None
+
+    @property
+    def message(self) -> Any:
+        if self.text is None:
+            return self.parsed
+        value = json.loads(self.text)
+        return value[int(self.pointer[1:])] if self.pointer else value
 
 
 def _decode(entry: dict[str, Any]) -> Any:
@@ -116,7 +130,10 @@ def server_messages(entries: list[dict[str, Any]]) -> list[Seen]:
                     answered, params = waiting.popleft()
                     method = answered if len(methods) == 1 else None
             pointer = f"/{position}" if batch else ""
-            seen.append(Seen(index, pointer, message, kind, method, params, status))
+            if kind == "response":
+                seen.append(Seen(index, pointer, kind, method, params, status, parsed=message))
+            else:
+                seen.append(Seen(index, pointer, kind, method, params, status, text=entry["text"]))
     return seen
 
 
