@@ -423,7 +423,9 @@ def build_server(reference: DwReference | None = None, *, page_size: int = 3) ->
     async def list_resource_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[])
+        # None to list, but paged like every list: a cursor it never gave is refused (-32602).
+        page, next_cursor = paginate([], params.cursor if params else None, page_size)
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
     def tool_input_schema(tool_name: str) -> Mapping[str, Any] | None:
         entry = by_name().get(tool_name)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests import hostile
-from tests.conftest import budget, run
+from tests.conftest import budget, judged_non_pass, run
 
 #: Misbehaving servers: hangs waited out, restarts, 50 MB messages, floods.
 pytestmark = pytest.mark.slow
@@ -28,6 +28,10 @@ TOOL_CALL_CHECKS = {
     "base.call.unknown-tool-not-success",
     "base.call.unknown-tool-protocol-error",
 }
+#: Repeats a call that succeeded: with every call hung, none did, so it SKIPs saying so, or is an ERROR
+#: where its own sweep call was the one refused for a method that already hung twice (timing decides
+#: which case reaches the hang first); never a verdict.
+REPEATS_A_CALL = "base.tasks.undeclared-augmentation"
 #: Cases that judge what the server's own tools answer: a tool that never answers breaks no rule, so
 #: with no answer they judged nothing, SKIP saying so (never PASS). Leaving a required argument out
 #: of a call is built on a call the tool answered: none did, so that case judged nothing either.
@@ -77,6 +81,10 @@ def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[
     while _chaos_processes(tmp_path.name) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _chaos_processes(tmp_path.name) == [], f"{mode}: a server process was left behind"
+    # The SKIPs of features the raw server does not offer (prompts, logging, input...) are the same for
+    # every mode, each area's tests judge them; left out here.
+    judged = judged_non_pass(report)
+    report["cases"] = [c for c in report["cases"] if c["verdict"] != "SKIP" or (c["check"], "SKIP") in judged]
     return report, {c["check"]: c["verdict"] for c in report["cases"]}
 
 
@@ -94,6 +102,8 @@ def test_server_that_never_answers_usefully_is_an_error_and_exit_3(
 
 def test_hang_on_one_call_errors_only_the_cases_that_call_tools(tmp_path: Path) -> None:
     report, verdicts = _run("hang-call", tmp_path, 60)
+    assert verdicts.pop(REPEATS_A_CALL) in ("SKIP", "ERROR")
+    report["cases"] = [c for c in report["cases"] if c["check"] != REPEATS_A_CALL]
     errors = {check for check, verdict in verdicts.items() if verdict == "ERROR"}
     assert errors == TOOL_CALL_CHECKS
     skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]

@@ -92,7 +92,7 @@ def test_base_reference_over_stdio_passes() -> None:
     valid = cases["fuzz.valid.answered"]["evidence"]["fuzz"]["valid"]
     # Per-case evidence: the seed, examples and examples per second, per tool and in all.
     assert valid["seed"] == cases["fuzz.invalid.answered"]["evidence"]["fuzz"]["invalid"]["seed"]
-    assert set(valid["tools"]) == {"echo", "add", "reverse", "now", "fail_politely"}
+    assert set(valid["tools"]) == {"echo", "add", "reverse", "now", "fail_politely", "ask_for_input", "count"}
     assert valid["examples"] > 300 and valid["per_second"] > 0
     assert valid["tools"]["echo"]["examples"] == 100  # the default budget, all of it sent
     assert valid["tools"]["now"]["examples"] == 1  # `{}` is the only valid input of a tool without arguments

@@ -23,7 +23,7 @@ from conformance.adapters.base import Transcript, TransportTooLarge
 from conformance.adapters.decoding import FACTORIES, BodyDecoder, RefusedEncoding, accept_encoding
 from conformance.adapters.http import HttpAdapter
 from conformance.reporting import model
-from tests.conftest import PY, REPO
+from tests.conftest import PY, REPO, judged_non_pass
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after
 
 REVISION = "2025-11-25"
@@ -95,7 +95,7 @@ def test_an_honestly_compressed_server_passes(tmp_path: Path) -> None:
     """gzip JSON answers and a gzipped SSE answer to tools/list are decoded and judged as usual."""
     code, report, peak_mb = _harness("honest-gzip", tmp_path)
     assert code == 0, [(c["check"], c["message"]) for c in report["cases"] if c["verdict"] != "PASS"]
-    assert {c["verdict"] for c in report["cases"]} == {"PASS"}
+    assert judged_non_pass(report) == set()  # the SKIPs of what the raw server does not offer aside
     assert peak_mb < PEAK_LIMIT_MB
 
 

@@ -21,7 +21,7 @@ import pytest
 from conformance.cli import PROTOCOLS
 from conformance.protocol.versions import transport_mismatch
 from conformance.schemas import shape_errors, shape_name
-from tests.conftest import REPO, cli, run, stdio
+from tests.conftest import REPO, cli, run, server_argv, stdio
 from tests.conftest import judged_non_pass as non_pass
 
 SKIP_UNANNOTATED = ("base.call.invalid-arguments", "SKIP")
@@ -167,7 +167,7 @@ def test_a_profile_is_not_judged_on_revisions_older_than_its_binding() -> None:
 
 def _reference_target(tmp_path: Path, transport: str, *args: str) -> str:
     path = tmp_path / f"{transport}.toml"
-    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--port", "0", *args]
+    command = server_argv("conformance_reference.base_server", "--http", "--port", "0", *args)
     path.write_text(
         f'[target]\ncommand = {json.dumps(command)}\ntransport = "{transport}"\n', encoding="utf-8"
     )

@@ -17,7 +17,9 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import urlsplit
 
+from conformance.protocol.versions import TESTED_REVISIONS as REVISIONS
 from tests.servers import loopback
 from tests.servers.raw_server import RpcError, Server
 
@@ -31,7 +33,7 @@ STDIO_MODES = {
     "huge": "answers the first tools/list with one 50 MB message",
     "near-cap": "answers the first tools/list with one message just under the 16 MB cap",
     "dup-id": "sends every response twice",
-    "flood-notify": "sends 2,000 notifications before every response",
+    "flood-notify": "sends 2,000 notifications (of no MCP method) before every response",
     "flood-stderr": "writes 20 MB to stderr at start",
     "leak-secret": "echoes the CANARY environment variable in serverInfo, errors, stdout junk and stderr",
 }
@@ -140,8 +142,10 @@ def serve_stdio(mode: str) -> None:
                 json.dumps(
                     {
                         "jsonrpc": "2.0",
-                        "method": "notifications/message",
-                        "params": {"level": "info", "data": "x"},
+                        # A notification of no MCP method: what a server may send without a
+                        # capability (logging's notifications/message would need one).
+                        "method": "notifications/chaos/noise",
+                        "params": {"data": "x"},
                     }
                 ).encode()
                 + b"\n"
@@ -178,6 +182,16 @@ def serve_http(mode: str) -> None:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            # The transport rules every mode keeps (each breaks only what it names): a foreign Origin
+            # is 403, an unknown MCP-Protocol-Version 400, a POSTed response 202 with no body.
+            origin = self.headers.get("Origin")
+            if origin and urlsplit(origin).hostname not in ("127.0.0.1", "localhost", "::1"):
+                self._send(403, b"", "application/json")
+                return
+            version = self.headers.get("MCP-Protocol-Version")
+            if version and version not in REVISIONS:
+                self._send(400, b"", "application/json")
+                return
             try:
                 message = json.loads(body)
             except ValueError:  # conformant here (each mode breaks only what it names), but for the leak
@@ -191,6 +205,9 @@ def serve_http(mode: str) -> None:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                return
+            if isinstance(message, dict) and "method" not in message and "id" in message:
+                self._send(202, b"", "application/json")
                 return
             response = server.handle(message)
             if mode == "http-leak-secret" and response is not None and "error" in response:
