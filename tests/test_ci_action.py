@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import PY, REPO, stdio
+from tests.conftest import PY, REPO
 
 #: Installs the harness into a venv of its own and runs the action's steps.
 pytestmark = pytest.mark.slow
@@ -37,7 +37,9 @@ pytestmark = pytest.mark.slow
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 EXAMPLE = yaml.safe_load((REPO / "docs" / "ci-example.yml").read_text(encoding="utf-8"))
 PLACEHOLDER = "your-org/mcp-conformance@v1"
-PASSING = stdio("conformance_reference.base_server")  # installed with the reference extra: runs anywhere
+#: Installed with the reference extra, so it runs from any folder (started directly: a fork of the tests'
+#: fork server needs the repository's folder to find it).
+PASSING = "stdio:" + shlex.join([PY, "-m", "conformance_reference.base_server"])
 #: The failing mutant lives in this checkout's tests/, so a target file (written into each workspace)
 #: starts it from here; it is also what makes the SARIF results point at that file.
 FAILING = "mcp-target.toml"

@@ -215,6 +215,9 @@ SDK_DEFECTS = {
     "base.resources.unknown-code-legacy",
     # A notifications/cancelled it cannot parse (no requestId) is not simply ignored (a SHOULD).
     "base.cancel.invalid-ignored",
+    # mcp 1.9 (FastMCP) answers prompts/get of an unknown prompt with error code 0, not -32602 (read by
+    # hand: "drew error code 0"; the Error Handling section's SHOULD, so WARN).
+    "base.prompts.unknown-name",
 }
 #: The checks whose verdicts depend on the revision: each must PASS (or SKIP saying why) on an old SDK.
 REVISION_CHECKS = {

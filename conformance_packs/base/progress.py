@@ -9,6 +9,7 @@ whose callable tools reports progress is SKIP, saying so.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
 from conformance_packs.base.common import call_sweep, memo, no_callable_reason
-from conformance_packs.base.received import Received, raw_request, received_since, sentinel
+from conformance_packs.base.received import Received, ids_sent_before, raw_request, received_since, sentinel
 
 #: Tools called again with a progressToken (a server may offer hundreds).
 MAX_PROGRESS_TOOLS = 8
@@ -229,7 +230,12 @@ async def invalid_ignored(ctx: CaseContext) -> None:
     if call.result is None:
         missed("after the cancellations the server did not answer the next request", **call.excerpt())
     settle_id = call.request["id"] if call.request else None
-    answers = [m for m in received_since(ctx, mark) if m.is_answer and not m.answers(settle_id)]
+    earlier = ids_sent_before(ctx, mark)  # a late or repeated answer to an earlier request is not one
+    answers = [
+        m
+        for m in received_since(ctx, mark)
+        if m.is_answer and not m.answers(settle_id) and json.dumps(m.value.get("id")) not in earlier
+    ]
     if answers and not refused:
         missed(f"the server answered a notifications/cancelled: {answers[0].text()}")
 

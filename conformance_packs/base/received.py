@@ -72,6 +72,23 @@ def received_since(ctx: CaseContext, mark: int) -> list[Received]:
     return out
 
 
+def ids_sent_before(ctx: CaseContext, mark: int) -> set[str]:
+    """The ids of the requests the harness sent before `mark` (as JSON text, so 1 and "1" differ): an
+    answer with one of them that arrives later is late (or repeated), not an answer to what came after."""
+    sent: set[str] = set()
+    for entry in ctx.wire_log()[:mark]:
+        if entry.get("dir") != "send" or not isinstance(entry.get("text"), str):
+            continue
+        try:
+            value = json.loads(entry["text"])
+        except ValueError:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict) and isinstance(item.get("method"), str) and "id" in item:
+                sent.add(json.dumps(item["id"]))
+    return sent
+
+
 def sentinel_method(ctx: CaseContext) -> str:
     """The request every server of the era must answer: ping (legacy), server/discover (2026-07-28)."""
     return "server/discover" if ctx.era == "modern" else "ping"
