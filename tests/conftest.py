@@ -10,14 +10,16 @@ module fixture (a run of a server shared by several assertions) runs once, not o
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from filelock import FileLock
 
 from conformance import api
 from conformance.engine.context import RunOptions
+from conformance.targets import Target
 from tests.servers.forkserver import ForkServer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,6 +39,13 @@ PY = sys.executable
 REQUEST_TIMEOUT = 30.0
 #: Seconds a started server may take to give its first answer in `run()` (a Python import under load).
 START_TIMEOUT = 60.0
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers more than there are cores. Most of this suite's wall time is waiting, not
+    computing (start budgets and hangs waited out, real servers from npm starting, floods timed out): with
+    one worker per core the two cores of a small CI machine stay half idle (load average 1.8 of 2)."""
+    return (os.cpu_count() or 1) + 2
 
 
 def budget(seconds: float) -> float:
@@ -67,6 +77,22 @@ def stdio(module: str, *args: str) -> str:
     return "stdio:" + shlex.join(server_argv(module, *args))
 
 
+def forked(target: Target) -> Target:
+    """`target` with each `python -m MODULE` it starts (server, HTTP launch, fixture controller) forked
+    as `server_argv` does: the embedded default's reference servers, as the tests run them."""
+
+    def swap(argv: Sequence[str]) -> tuple[str, ...]:
+        if len(argv) >= 3 and argv[0] == PY and argv[1] == "-m":
+            return tuple(server_argv(argv[2], *argv[3:]))
+        return tuple(argv)
+
+    settings = dict(target.settings)
+    controller = settings.get("controller")
+    if isinstance(controller, dict) and "command" in controller:
+        settings["controller"] = {**controller, "command": list(swap(controller["command"]))}
+    return dataclasses.replace(target, argv=swap(target.argv), launch=swap(target.launch), settings=settings)
+
+
 def run(
     servers: list[Any] | None,
     suites: tuple[str, ...] = ("base",),
@@ -74,9 +100,15 @@ def run(
     select: str | None = None,
     **options: Any,
 ) -> dict[str, Any]:
+    """The canonical report of `suites` against `servers`, or against each suite's embedded default
+    (its reference servers, forked) when `servers` is None."""
     options.setdefault("timeout", REQUEST_TIMEOUT)
     options.setdefault("start_timeout", START_TIMEOUT)
-    return api.run_report(servers, suites, select=select, options=RunOptions(**options))
+    checks = api.select_checks(suites, select)
+    plan = [(forked(t) if servers is None else t, c) for t, c in api.build_plan(servers, suites, checks)]
+    builder = api.new_builder(plan)
+    asyncio.run(api.run_plan_async(plan, RunOptions(**options), builder))
+    return api.finish(builder)
 
 
 def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

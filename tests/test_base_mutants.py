@@ -226,7 +226,9 @@ def test_go_style_text_errors_are_one_fail_per_revision_on_a_dual_era_server(tmp
     path = tmp_path / "target.toml"
     command = server_argv("tests.servers.text_errors_server", "--http", "--port", "0")
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
-    report = run([str(path)])
+    # The defect buffers every POST's answer, so a tool that asks for input mid-call (its request rides
+    # the answer's SSE stream) is waited out, unjudged, in each revision: 10 s, not the default 30.
+    report = run([str(path)], timeout=10.0)
     spoken = report["targets"][0]["revisions_spoken"]
     assert spoken == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]
     verdicts = {
