@@ -57,6 +57,23 @@ def baseline_tree(commit: str) -> Iterator[Path]:
         yield Path(tmp)
 
 
+#: Runs the baseline's bench/worker.py seeing only the packs its own tree has: the installed distribution
+#: registers today's packs too (auth, from 2026-12), which that commit's Pack class cannot load.
+BASELINE_LAUNCHER = """
+import importlib.metadata as metadata, os, runpy, sys
+root, worker = sys.argv[1], sys.argv[2]
+original = metadata.entry_points
+def entry_points(**params):
+    found = original(**params)
+    if params.get("group") != "mcp_conformance.suites":
+        return found
+    return metadata.EntryPoints(e for e in found if os.path.isdir(os.path.join(root, *e.module.split("."))))
+metadata.entry_points = entry_points
+sys.argv = [worker, *sys.argv[3:]]
+runpy.run_path(worker, run_name="__main__")
+"""
+
+
 def _worker(root: Path | None, transport: str) -> Callable[[], dict[str, Any]]:
     """One base run on the reference over `transport`, by the code under `root` (None: this checkout)."""
     import json
@@ -68,6 +85,8 @@ def _worker(root: Path | None, transport: str) -> Callable[[], dict[str, Any]]:
         # (the servers are children and inherit it).
         env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
     argv = [PYTHON, str(where / "bench" / "worker.py"), "--reference", "base", "--transport", transport]
+    if root is not None:
+        argv = [PYTHON, "-c", BASELINE_LAUNCHER, str(root), *argv[1:]]
 
     def run() -> dict[str, Any]:
         ran = run_bounded(argv, WORKER_TIMEOUT, env=env, cwd=where)
