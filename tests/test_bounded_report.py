@@ -102,18 +102,8 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
         assert (out / name).stat().st_size > 0
 
 
-#: Issue 16, open: over stdio a flood of 60 KB notifications past the transcript budget took the
-#: harness to 306 MB once (bound 256 MB); the first and last frames are kept, the memory is not yet.
-STDIO_FLOOD_OVER_BOUND = pytest.mark.xfail(
-    reason="issue 16 (open): a 60 KB notification flood over stdio peaked at 306 MB, over the 256 MB bound",
-    strict=False,
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "http", [True, pytest.param(False, marks=STDIO_FLOOD_OVER_BOUND)], ids=["http-sse", "stdio"]
-)
+@pytest.mark.parametrize("http", [True, False], ids=["http-sse", "stdio"])
 def test_a_flood_past_the_transcript_budget_keeps_each_cases_first_and_last_frames(
     http: bool, tmp_path: Path
 ) -> None:

@@ -40,6 +40,9 @@ TRANSCRIPT_BUDGET = 48 * 1024 * 1024
 SPENT_BYTES_PER_ENTRY = 2 * 1024
 #: How many frames one reply keeps (a notification flood is counted past this).
 FRAMES_PER_REPLY = 500
+#: Bytes of received frames a stream adapter queues ahead of the harness; past it its reader waits (and
+#: so does a server writing faster), so a flood of large messages holds this much, not 10,000 of them.
+QUEUED_BYTES = 16 * 1024 * 1024
 
 SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
@@ -300,6 +303,9 @@ class StreamAdapter(Adapter):
     def __init__(self, transcript: Transcript, *, max_message_bytes: int) -> None:
         super().__init__(transcript, max_message_bytes=max_message_bytes)
         self._frames: asyncio.Queue[Frame | None] = asyncio.Queue(maxsize=10_000)
+        self._queued_bytes = 0
+        self._room = asyncio.Event()
+        self._room.set()
         self._closed_reason = ""
         #: Ids this adapter gave up on or already saw answered: a later response with one is stale.
         self._settled_ids: list[Any] = []
@@ -317,10 +323,26 @@ class StreamAdapter(Adapter):
         this hot path.
         """
         try:
-            return self._frames.get_nowait()
+            return self._taken(self._frames.get_nowait())
         except asyncio.QueueEmpty:
             async with asyncio.timeout(seconds):
-                return await self._frames.get()
+                return self._taken(await self._frames.get())
+
+    async def _enqueue(self, frame: Frame) -> None:
+        """Queue a received frame for the harness, waiting while QUEUED_BYTES are queued already (one
+        frame is always let through, whatever its size up to the message cap)."""
+        size = len(frame.raw)
+        while self._queued_bytes and self._queued_bytes + size > QUEUED_BYTES:
+            self._room.clear()
+            await self._room.wait()
+        self._queued_bytes += size
+        await self._frames.put(frame)
+
+    def _taken(self, frame: Frame | None) -> Frame | None:
+        if frame is not None:
+            self._queued_bytes -= len(frame.raw)
+            self._room.set()
+        return frame
 
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
@@ -414,7 +436,7 @@ class StreamAdapter(Adapter):
         if self._hold_pending:
             return out
         while not self._frames.empty():
-            frame = self._frames.get_nowait()
+            frame = self._taken(self._frames.get_nowait())
             if frame is None:
                 self._stream_ended(self._closed_reason)
                 break

@@ -96,7 +96,7 @@ class LegacySseAdapter(StreamAdapter):
                             if event.event == "endpoint" and self.endpoint is None:
                                 self._set_endpoint(event.data.decode("utf-8", errors="replace").strip())
                             elif event.event == "message":
-                                await self._frames.put(classify(event.data))
+                                await self._enqueue(classify(event.data))
                         await asyncio.sleep(0)  # a chunk may decode to a flood: stay cancellable
             self._stream_ended("the SSE stream ended")
         except (httpx.HTTPError, ValueError) as exc:

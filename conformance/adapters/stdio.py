@@ -125,13 +125,13 @@ class StdioAdapter(StreamAdapter):
         if frame.kind == "garbage":
             self.garbage_frames += 1
         self.transcript.record("recv", line, channel="stdout")
-        await self._frames.put(frame)
+        await self._enqueue(frame)
 
     async def _emit_oversize(self, size: int) -> None:
         self.garbage_frames += 1
         note = f"one stdout line of {size} bytes exceeded the {self.max_message_bytes}-byte cap; discarded"
         self.transcript.record("recv", channel="stdout", note=note)
-        await self._frames.put(Frame(b"", None, "garbage", note, {"oversize": size}))
+        await self._enqueue(Frame(b"", None, "garbage", note, {"oversize": size}))
 
     async def _read_stderr(self) -> None:
         assert self.proc and self.proc.stderr
