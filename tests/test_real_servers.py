@@ -123,7 +123,9 @@ def test_server_everything_over_stdio_exits_0(everything: Path, tmp_path: Path) 
     _assert_conformant(code, report)
 
 
-def test_server_everything_over_streamable_http_exits_0(everything: Path, tmp_path: Path) -> None:
+def test_server_everything_over_streamable_http_fails_only_origin_and_session_end(
+    everything: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "everything.toml"
     target.write_text(
         "[target]\n"
