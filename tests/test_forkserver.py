@@ -103,8 +103,13 @@ def test_sigterm_reaches_the_child_and_sigkill_leaves_no_child() -> None:
         assert not _children(server) - before, f"{sig.name}: the forked child outlived its spawner"
 
 
-def test_without_a_fork_server_the_module_runs_directly() -> None:
+@pytest.mark.parametrize(
+    "socket_path", [None, "/nonexistent/mcp-conformance-forkserver"], ids=["unset", "gone"]
+)
+def test_without_a_fork_server_the_module_runs_directly(socket_path: str | None) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MCP_CONFORMANCE_FORKSERVER"}
+    if socket_path:
+        env["MCP_CONFORMANCE_FORKSERVER"] = socket_path
     done = subprocess.run(
         [sys.executable, "-m", "tests.servers.forkserver", "spawn", "json.tool", "--no-such-flag"],
         cwd=REPO,
@@ -112,4 +117,4 @@ def test_without_a_fork_server_the_module_runs_directly() -> None:
         capture_output=True,
         timeout=60,
     )
-    assert done.returncode == 2 and b"--no-such-flag" in done.stderr
+    assert done.returncode == 2 and b"--no-such-flag" in done.stderr, done.stderr

@@ -67,17 +67,16 @@ def spawn(module: str, args: Sequence[str]) -> int:
     request = json.dumps(
         {"module": module, "args": list(args), "cwd": os.getcwd(), "env": dict(os.environ)}
     ).encode("utf-8")
-    conn = None
+    reply = b""
     if path and supported() and len(request) <= MAX_REQUEST:
-        with contextlib.suppress(OSError):
-            conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
             conn.connect(path)
             socket.send_fds(conn, [request], [0, 1, 2])
             reply = conn.recv(64)
-            if not reply.startswith(b"started "):
-                conn.close()
-                conn = None
-    if conn is None:
+        except OSError:
+            reply = b""
+    if not reply.startswith(b"started "):  # no fork server answered: start the module the slow way
         os.execv(sys.executable, [sys.executable, "-m", module, *args])
     child = int(reply.split()[1])
     for sig in _FORWARDED:
