@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from conformance.adapters.stdio import _process_table
 from tests.conftest import FORKS, PY, REPO, server_argv
 from tests.servers.forkserver import supported
 
@@ -31,18 +32,8 @@ INITIALIZE = {
 
 
 def _children(pid: int) -> set[int]:
-    found = set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as handle:
-                    raw = handle.read()
-            except OSError:
-                continue
-            fields = raw[raw.rfind(b")") + 2 :].split()
-            if int(fields[1]) == pid and fields[0] != b"Z":
-                found.add(int(name))
-    return found
+    """The live children of `pid`, read from /proc as the stdio adapter reads it for strays."""
+    return {child for child, stat in _process_table().items() if stat.ppid == pid and not stat.zombie}
 
 
 def _start(argv: list[str]) -> subprocess.Popen[bytes]:

@@ -8,6 +8,7 @@ in order, whatever the transport, so a check can tell what came before and after
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,11 +57,11 @@ class Received:
         return json.dumps(self.value, ensure_ascii=False)[:limit]
 
 
-def received_since(ctx: CaseContext, mark: int) -> list[Received]:
-    """Every JSON object the server sent since `mark`, in the order it arrived (batches unpacked)."""
-    out: list[Received] = []
-    for index, entry in enumerate(ctx.wire_since(mark)):
-        if entry.get("dir") != "recv" or not isinstance(entry.get("text"), str):
+def _objects(entries: list[dict[str, Any]], direction: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, object) for every JSON object in `entries` going `direction` ("recv" or "send"), batches
+    unpacked; lines that are not JSON are left to the stdout and HTTP rows."""
+    for index, entry in enumerate(entries):
+        if entry.get("dir") != direction or not isinstance(entry.get("text"), str):
             continue
         try:
             value = json.loads(entry["text"])
@@ -68,25 +69,22 @@ def received_since(ctx: CaseContext, mark: int) -> list[Received]:
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict):
-                out.append(Received(index, item))
-    return out
+                yield index, item
+
+
+def received_since(ctx: CaseContext, mark: int) -> list[Received]:
+    """Every JSON object the server sent since `mark`, in the order it arrived (batches unpacked)."""
+    return [Received(index, item) for index, item in _objects(ctx.wire_since(mark), "recv")]
 
 
 def ids_sent_before(ctx: CaseContext, mark: int) -> set[str]:
     """The ids of the requests the harness sent before `mark` (as JSON text, so 1 and "1" differ): an
     answer with one of them that arrives later is late (or repeated), not an answer to what came after."""
-    sent: set[str] = set()
-    for entry in ctx.wire_log()[:mark]:
-        if entry.get("dir") != "send" or not isinstance(entry.get("text"), str):
-            continue
-        try:
-            value = json.loads(entry["text"])
-        except ValueError:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, dict) and isinstance(item.get("method"), str) and "id" in item:
-                sent.add(json.dumps(item["id"]))
-    return sent
+    return {
+        json.dumps(item["id"])
+        for _, item in _objects(ctx.wire_log()[:mark], "send")
+        if isinstance(item.get("method"), str) and "id" in item
+    }
 
 
 def sentinel_method(ctx: CaseContext) -> str:
