@@ -66,6 +66,13 @@ def harness(
     return result, int(peaks[-1]) / 1024
 
 
+def process_tag(tmp_path: Path) -> str:
+    """A tag for the processes of the test that owns `tmp_path`, carried by no other test's: the folder's
+    own name is not enough, as the same test's other parameters on another xdist worker get the same
+    one (`popen-gw0/test_flood0`, `popen-gw1/test_flood0`), so the run's and the worker's are in it."""
+    return "-".join(tmp_path.parts[-3:])
+
+
 def tagged(tag: str) -> list[int]:
     """The live processes whose command line carries `tag` as one argument (a bounded scan of /proc)."""
     found, needle = [], tag.encode()

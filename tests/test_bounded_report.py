@@ -43,7 +43,7 @@ def _env() -> dict[str, str]:
 
 def _target(tmp_path: Path, name: str, args: list[str], *, http: bool) -> str:
     """A target file for a flood server tagged with the test's folder (its processes are counted)."""
-    command = [*FLOOD, *(["--http"] if http else []), *args, "--tag", tmp_path.name]
+    command = [*FLOOD, *(["--http"] if http else []), *args, "--tag", hostile.process_tag(tmp_path)]
     path = tmp_path / f"{name}.toml"
     transport = '\ntransport = "http"' if http else ""
     path.write_text(
@@ -73,7 +73,7 @@ def test_a_notification_flood_leaves_a_bounded_report_and_every_view(http: bool,
             "--report-dir", str(out),
         )  # fmt: skip
     finally:
-        left = _none_left(tmp_path.name)
+        left = _none_left(hostile.process_tag(tmp_path))
     elapsed = time.monotonic() - started
     assert not left, f"server processes left behind: {left}"
     assert result.returncode == 1, result.stderr[-2000:]
@@ -120,7 +120,7 @@ def test_a_flood_past_the_transcript_budget_keeps_each_cases_first_and_last_fram
             "--report-dir", str(out),
         )  # fmt: skip
     finally:
-        left = _none_left(tmp_path.name)
+        left = _none_left(hostile.process_tag(tmp_path))
     assert not left, f"server processes left behind: {left}"
     assert result.returncode == 1, result.stderr[-2000:]
     size = (out / "report.json").stat().st_size
@@ -389,7 +389,7 @@ def test_a_signal_mid_case_leaves_a_partial_report_within_5_s(
     assert f"(exit {code})" in stdout
     if targets > 1:  # the merged report (the workers' cases) follows within the bound, stretched by load
         assert ended < budget(SIGNAL_BOUND), f"the merged report came {ended:.1f} s after the signal"
-    assert _none_left(tmp_path.name) == []
+    assert _none_left(hostile.process_tag(tmp_path)) == []
     assert not [p for p in _children_named("conformance.engine.workers")], "a worker outlived the run"
 
 

@@ -45,18 +45,13 @@ TOOL_RESULT_CHECKS = {
 
 def _spec(mode: str, tmp_path: Path) -> str:
     """A target for one chaos mode, tagged with the test's folder so only its own processes are counted."""
-    tag = ["--tag", tmp_path.name]
+    tag = ["--tag", hostile.process_tag(tmp_path)]
     if not mode.startswith("http-"):
-        return f"stdio:{sys.executable} -m tests.servers.chaos_server {mode} --tag {tmp_path.name}"
+        return f"stdio:{sys.executable} -m tests.servers.chaos_server {mode} --tag {tag[1]}"
     path = tmp_path / f"{mode}.toml"
     command = [sys.executable, "-m", "tests.servers.chaos_server", "--http", mode, *tag]
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
     return str(path)
-
-
-def _chaos_processes(tag: str) -> list[int]:
-    """The chaos server's processes of one test (its unique tag is one of their arguments)."""
-    return hostile.tagged(tag)
 
 
 #: The per-request timeout of a mode whose server leaves some request unanswered, so each such wait is
@@ -77,10 +72,9 @@ def _run(mode: str, tmp_path: Path, bound: float) -> tuple[dict[str, Any], dict[
     elapsed = time.monotonic() - started
     assert elapsed < budget(bound), f"{mode}: the run took {elapsed:.1f} s (bound {budget(bound):.0f} s)"
     assert report["footer"]["complete"] is True
-    deadline = time.monotonic() + 60  # polled: on an idle machine they are gone at once
-    while _chaos_processes(tmp_path.name) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _chaos_processes(tmp_path.name) == [], f"{mode}: a server process was left behind"
+    # Polled: on an idle machine they are gone at once.
+    left = hostile.left_after(hostile.process_tag(tmp_path), within=60)
+    assert left == [], f"{mode}: a server process was left behind"
     # The SKIPs of features the raw server does not offer (prompts, logging, input...) are the same for
     # every mode, each area's tests judge them; left out here.
     judged = judged_non_pass(report)
@@ -167,7 +161,8 @@ def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
     assert peak_mb < hostile.PEAK_LIMIT_MB, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
     assert result.returncode in (0, 1), result.stderr[-2000:]
     assert (tmp_path / "r" / "report.json").exists()
-    assert hostile.left_after(tmp_path.name, within=60) == []  # as `_run` polls: gone at once when idle
+    # As `_run` polls: gone at once when idle.
+    assert hostile.left_after(hostile.process_tag(tmp_path), within=60) == []
 
 
 CANARY = "canary-7f3a9c-DO-NOT-LEAK"

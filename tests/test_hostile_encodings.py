@@ -24,7 +24,7 @@ from conformance.adapters.decoding import FACTORIES, BodyDecoder, RefusedEncodin
 from conformance.adapters.http import HttpAdapter
 from conformance.reporting import model
 from tests.conftest import PY, REPO, judged_non_pass
-from tests.hostile import PEAK_LIMIT_MB, harness, left_after
+from tests.hostile import PEAK_LIMIT_MB, harness, left_after, process_tag
 
 REVISION = "2025-11-25"
 CAP = 16 * 1024 * 1024
@@ -43,7 +43,7 @@ BOMBS = {
 
 def _harness(mode: str, tmp_path: Path, *server_args: str) -> tuple[int, dict[str, Any], float]:
     """Run the harness on `bomb_server MODE`: (exit code, report.json, peak RSS in MB)."""
-    tag = f"bomb-{tmp_path.name}"
+    tag = f"bomb-{process_tag(tmp_path)}"
     command = [PY, "-m", "tests.servers.bomb_server", mode, *server_args, "--tag", tag]
     target = tmp_path / "target.toml"
     target.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
@@ -101,7 +101,7 @@ def test_an_honestly_compressed_server_passes(tmp_path: Path) -> None:
 
 def test_the_harness_asks_only_for_codings_it_decodes(tmp_path: Path) -> None:
     """Accept-Encoding names what the adapters decode, and a gzipped JSON and SSE answer are read whole."""
-    tag = f"bomb-{tmp_path.name}"
+    tag = f"bomb-{process_tag(tmp_path)}"
     server = subprocess.Popen(
         [PY, "-m", "tests.servers.bomb_server", "honest-gzip", "--tag", tag],
         cwd=REPO,

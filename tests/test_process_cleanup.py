@@ -8,6 +8,8 @@ The harness runs as a real subprocess under the peak-RSS wrapper of tests/hostil
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import sys
 import uuid
@@ -15,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance.adapters.base import Transcript
+from conformance.adapters.stdio import StdioAdapter
 from conformance.reporting import model
-from tests.conftest import run
+from tests.conftest import REPO, run
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after, tagged
 
 MODES = ("setsid-grandchild", "stdout-holder")
@@ -74,3 +78,35 @@ def test_strays_are_killed_and_reaped_in_process(tmp_path: Path) -> None:
     assert report["cases"] and all(c["verdict"] == "PASS" for c in report["cases"]), report["cases"]
     assert not tagged(tag)
     assert _children() <= before
+
+
+def test_a_close_cancelled_part_way_still_kills_the_server_and_its_strays() -> None:
+    """A case cut by the target's budget may be closing a session when it is cancelled: the close is
+    cancelled while it waits for a server that ignores the end of its stdin and SIGTERM. Nothing waits
+    any more, but the group and the setsid() stray are killed all the same (the server was left running
+    before, and outlived the harness)."""
+    tag = f"costly-{uuid.uuid4().hex}"
+    argv = [sys.executable, "-m", "tests.servers.costly_server", "stubborn", tag]
+
+    async def start_then_cancel_close() -> bool:
+        adapter = StdioAdapter(argv, Transcript(), cwd=str(REPO))
+        await adapter.start()
+        # The stray is started before the server reads anything: an answer means it exists.
+        ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+        reply = await adapter.exchange(ping, expect_id=1, timeout=30)
+        assert reply.response is not None
+        closing = asyncio.ensure_future(adapter.close())
+        await asyncio.sleep(0)  # the close has started: stdin is closed, it waits for the exit
+        closing.cancel()
+        try:
+            await closing
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    try:
+        cancelled = asyncio.run(start_then_cancel_close())
+    finally:
+        left = left_after(tag, within=10)
+    assert cancelled, "the close finished before it could be cancelled: nothing was tested"
+    assert not left, f"left running after a cancelled close: {left}"

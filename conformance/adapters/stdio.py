@@ -361,15 +361,12 @@ async def end_strays(proc: asyncio.subprocess.Process, family: set[int]) -> None
     belonged to it: they are strays, or in the group or session of the child or of a stray. Only
     those pids are waited for, so the harness's own children stay asyncio's to reap.
     """
-    tag = _TAGS.pop(proc, None)
-    if tag is None or not os.path.isdir("/proc"):
+    if proc not in _TAGS or not os.path.isdir("/proc"):
         return
-    me = os.getpid()
     table = _process_table()
-    strays = ({p for p in family if p in table} | _tagged(tag, table)) - {proc.pid, me}
-    for pid in strays:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    strays = kill_strays(proc, family, table)
+    _TAGS.pop(proc, None)
+    me = os.getpid()
     await asyncio.gather(*(_gone(pid, 2.0) for pid in strays))
     groups = {proc.pid} | strays | {table[p].pgrp for p in strays} | {table[p].session for p in strays}
     for pid, stat in _process_table().items():
@@ -378,6 +375,23 @@ async def end_strays(proc: asyncio.subprocess.Process, family: set[int]) -> None
         if pid in strays or stat.pgrp in groups or stat.session in groups:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
+
+
+def kill_strays(
+    proc: asyncio.subprocess.Process, family: set[int], table: Mapping[int, _Stat] | None = None
+) -> set[int]:
+    """SIGKILL a tagged child's strays (its `family` still alive and every live process with its tag),
+    waiting for nothing: the pids signalled. Untagged children and systems without /proc have none."""
+    tag = _TAGS.get(proc)
+    if tag is None or not os.path.isdir("/proc"):
+        return set()
+    if table is None:
+        table = _process_table()
+    strays = ({p for p in family if p in table} | _tagged(tag, table)) - {proc.pid, os.getpid()}
+    for pid in strays:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return strays
 
 
 def family_of(proc: asyncio.subprocess.Process) -> set[int]:
@@ -411,18 +425,26 @@ async def stop_process_group(
         with contextlib.suppress(Exception):
             proc.stdin.close()
     try:
-        await asyncio.wait_for(proc.wait(), exit_wait)
-    except TimeoutError:
-        _signal_group(proc.pid, signal.SIGTERM)
         try:
-            await asyncio.wait_for(proc.wait(), term_wait)
+            await asyncio.wait_for(proc.wait(), exit_wait)
         except TimeoutError:
-            _signal_group(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), 2.0)
-    _signal_group(proc.pid, signal.SIGKILL)
-    await end_strays(proc, family)
-    _close_pipes(proc)
+            _signal_group(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), term_wait)
+            except TimeoutError:
+                _signal_group(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 2.0)
+        _signal_group(proc.pid, signal.SIGKILL)
+        await end_strays(proc, family)
+    except BaseException:
+        # Cancelled part-way (a case cut by the target's budget while it closed a session, Ctrl-C):
+        # nothing is waited for any more, but nothing is left running either.
+        _signal_group(proc.pid, signal.SIGKILL)
+        kill_strays(proc, family)
+        raise
+    finally:
+        _close_pipes(proc)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -3,6 +3,7 @@
     python -m tests.servers.costly_server hang-tools [TAG] [--log FILE] [--http]
     python -m tests.servers.costly_server setsid-grandchild TAG
     python -m tests.servers.costly_server stdout-holder TAG
+    python -m tests.servers.costly_server stubborn TAG
 
 Every mode is the conformant raw server (three revisions) with one fault. TAG is an argument every
 process of the mode carries in its command line, so a test can look for what is left after a run.
@@ -18,9 +19,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,6 +34,8 @@ MODES = {
     "setsid-grandchild": "starts a child that calls setsid() and sleeps, so a process-group kill misses it",
     "stdout-holder": "starts a child in a session of its own that keeps the server's stdout open and "
     "sleeps, so stdout does not end when the server exits",
+    "stubborn": "a setsid-grandchild server that ignores SIGTERM and outlives the end of its stdin, so "
+    "only SIGKILL ends it (a close has to wait it out)",
 }
 #: Six read-only tools with nothing required: each one is callable under the default `--call-tools safe`.
 HANGING_TOOLS = [
@@ -71,8 +76,10 @@ def stray(tag: str, *, stdout: Any) -> None:
 
 def serve_stdio(mode: str, tag: str, log: str = "") -> None:
     server: Server = HangingTools() if mode == "hang-tools" else Server("none")
-    if mode == "setsid-grandchild":
+    if mode in ("setsid-grandchild", "stubborn"):
         stray(tag, stdout=subprocess.DEVNULL)
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if mode == "stdout-holder":
         stray(tag, stdout=None)  # inherits the server's stdout
     out = sys.stdout.buffer
@@ -88,6 +95,8 @@ def serve_stdio(mode: str, tag: str, log: str = "") -> None:
         if response is not None:
             out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
             out.flush()
+    if mode == "stubborn":
+        time.sleep(STRAY_SECONDS)
 
 
 def log_unanswered(log: str, message: dict[str, Any], revision: str | None) -> None:
