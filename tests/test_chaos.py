@@ -165,6 +165,28 @@ def test_harness_memory_stays_bounded(mode: str, tmp_path: Path) -> None:
     assert hostile.left_after(hostile.process_tag(tmp_path), within=60) == []
 
 
+@pytest.mark.parametrize("mode", ["tiny-values", "http-tiny-values"])
+def test_a_message_of_millions_of_tiny_values_is_an_error_within_the_memory_bound(
+    mode: str, tmp_path: Path
+) -> None:
+    """15 MB of `[[],[],...]`, under the byte cap, would be five million Python lists (some 400 MB) once
+    parsed: the harness counts the values first and refuses it unparsed, an ERROR naming the cap, never
+    a FAIL, over stdio and in an HTTP JSON body, and its peak stays under the documented bound."""
+    result, peak_mb = hostile.harness(
+        "run", "--server", _spec(mode, tmp_path), "--protocol", REVISION, "--quiet",
+        "--report-dir", str(tmp_path / "r"), timeout=600,
+    )  # fmt: skip
+    print(f"{mode}: peak RSS {peak_mb:.0f} MB (exit {result.returncode})")
+    assert hostile.left_after(hostile.process_tag(tmp_path), within=60) == []
+    assert peak_mb < hostile.PEAK_LIMIT_MB, f"{mode}: the harness peaked at {peak_mb:.0f} MB"
+    assert result.returncode == 1, result.stderr[-2000:]
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    refused = [c for c in report["cases"] if "JSON values" in c["message"]]
+    assert refused and all(c["verdict"] == "ERROR" for c in refused), [c["message"] for c in refused]
+    assert "exceeded the harness's cap" in refused[0]["message"]
+    assert not {"FAIL", "WARN"} & {c["verdict"] for c in report["cases"]}
+
+
 CANARY = "canary-7f3a9c-DO-NOT-LEAK"
 CHAOS = [sys.executable, "-m", "tests.servers.chaos_server"]
 

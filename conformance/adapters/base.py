@@ -71,6 +71,13 @@ class TransportTooLarge(TransportError):
     kind = "oversize"
 
 
+def too_large(frame: Frame, cap: int) -> str:
+    """What made a frame with `extra["oversize"]` too large to read: its bytes or its JSON values."""
+    if "values" in frame.extra:
+        return frame.problem.removesuffix("; not parsed")
+    return f"a {frame.extra['oversize']}-byte message exceeded the {cap}-byte cap"
+
+
 class TransportViolation(TransportError):
     """The server answered a request in a form its transport forbids, with no JSON-RPC answer to read
     (a 2xx in a content type that is neither application/json nor text/event-stream, say).
@@ -386,9 +393,8 @@ class StreamAdapter(Adapter):
                 # Almost surely the answer itself, discarded unread: waiting out the timeout would add
                 # nothing but time.
                 self._settled_ids.extend(i for i in (expect_id,) if i is not None)
-                size, cap = frame.extra["oversize"], self.max_message_bytes
                 raise TransportTooLarge(
-                    f"a {size}-byte message exceeded the {cap}-byte cap while id {expect_id!r} was awaited",
+                    f"{too_large(frame, self.max_message_bytes)} while id {expect_id!r} was awaited",
                     evidence=self.diagnostics(),
                 )
             if frame.kind == "request" and self.answer_request is not None:

@@ -30,6 +30,7 @@ from conformance.adapters.base import (
     TransportTimeout,
     TransportTooLarge,
     TransportViolation,
+    too_large,
 )
 from conformance.adapters.decoding import BodyDecoder
 from conformance.adapters.sse_parse import SseEvent, SseParser
@@ -151,6 +152,8 @@ class HttpAdapter(Adapter):
                     self.transcript.record("recv", data, channel="body")
                     frame = classify(data)
                     reply.frames.append(frame)
+                    if "oversize" in frame.extra and expect_id is not NO_RESPONSE:
+                        raise TransportTooLarge(too_large(frame, self.max_message_bytes))
                     if frame.kind in ("response", "error", "invalid") and expect_id is not NO_RESPONSE:
                         reply.response = frame
         reply.elapsed = time.monotonic() - started
@@ -281,6 +284,8 @@ class HttpAdapter(Adapter):
             reply.frames.append(frame)
         else:
             reply.dropped_frames += 1
+        if "oversize" in frame.extra and expect_id is not NO_RESPONSE:
+            raise TransportTooLarge(too_large(frame, self.max_message_bytes))
         if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
             reply.response = frame
         return frame

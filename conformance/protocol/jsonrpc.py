@@ -6,6 +6,7 @@ The harness keeps the exact bytes of every message; this module only gives them 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +19,43 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+#: The most JSON values (containers, strings, numbers, literals) one message may hold to be parsed. A
+#: parsed value costs 30 to 70 bytes of Python objects, so a message under the 16 MB cap made of
+#: `[[],[],...]` (5.6 million empty arrays) would cost the harness some 400 MB; one million values
+#: bound that to about 70 MB, and no MCP message a client needs comes near it (a 16 MB text or blob is
+#: one value).
+MAX_VALUES = 1_000_000
+#: A JSON string once its escaped backslashes and quotes are gone: what `values_in` replaces by `0`.
+_BARE_STRING = re.compile(rb'"[^"]*"')
+_DELIMITERS = (b"[", b"{", b",", b":")
+_EMPTY = (b"[]", b"{}")
+
+
+def values_in(raw: bytes) -> int:
+    """An upper bound on the number of JSON values in `raw`, close enough to bound parsing.
+
+    Every value but the outermost follows a `[`, `{`, `,` or `:`, and an empty `[]` or `{}` holds none,
+    so one plus the delimiters less the empty pairs bounds the values (object keys counted). That is a
+    few passes of `bytes.count`. Only a message whose count passes `MAX_VALUES` is looked at closer,
+    with its escaped backslashes and quotes dropped so that a string is a plain `"..."`: past
+    `MAX_VALUES` strings it is over the cap as it stands (each string is a value); otherwise each string
+    is replaced by a `0` (its commas and brackets are text, not values) and it is counted again, which
+    is exact for compact JSON.
+    """
+    count = _delimited(raw)
+    if count <= MAX_VALUES:
+        return count
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    strings = plain.count(b'"') // 2
+    if strings > MAX_VALUES:
+        return strings
+    return _delimited(_BARE_STRING.sub(b"0", plain))  # `0`, not nothing: `["a"]` must not become `[]`
+
+
+def _delimited(data: bytes) -> int:
+    return 1 + sum(data.count(d) for d in _DELIMITERS) - sum(data.count(e) for e in _EMPTY)
+
 
 Kind = Literal["request", "notification", "response", "error", "invalid", "garbage"]
 
@@ -42,7 +80,14 @@ class Frame:
 
 
 def classify(raw: bytes) -> Frame:
-    """Parse one message. Never raises: garbage and invalid envelopes become frames of their own kind."""
+    """Parse one message. Never raises: garbage and invalid envelopes become frames of their own kind.
+
+    A message of more than `MAX_VALUES` JSON values is not parsed: its frame is garbage with
+    `extra["oversize"]`, which the adapters turn into the request's ERROR, as for one over the byte cap.
+    """
+    if len(raw) > MAX_VALUES and (values := values_in(raw)) > MAX_VALUES:
+        problem = f"a message of over {MAX_VALUES} JSON values (counted {values}) exceeded the harness's cap"
+        return Frame(raw, None, "garbage", problem + "; not parsed", {"oversize": len(raw), "values": values})
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -32,6 +32,8 @@ STDIO_MODES = {
     "bad-utf8": "writes a line of invalid UTF-8 at start",
     "huge": "answers the first tools/list with one 50 MB message",
     "near-cap": "answers the first tools/list with one message just under the 16 MB cap",
+    "tiny-values": "answers the first tools/list with one message under the 16 MB cap made of five million"
+    " empty arrays",
     "dup-id": "sends every response twice",
     "flood-notify": "sends 2,000 notifications (of no MCP method) before every response",
     "flood-stderr": "writes 20 MB to stderr at start",
@@ -47,6 +49,8 @@ HTTP_MODES = {
     ' (a parse error, with id "leak", too)',
     "http-redirect": "answers every POST with a 307 redirect to another origin",
     "http-near-cap": "answers the first tools/list with an SSE event just under the 16 MB cap",
+    "http-tiny-values": "answers the first tools/list with a JSON body under the 16 MB cap made of five"
+    " million empty arrays",
     "sse-offsite-endpoint": "a 2024-11-05 SSE endpoint whose `endpoint` event points at another origin",
 }
 
@@ -80,6 +84,13 @@ def near_cap(msg_id: Any) -> bytes:
     """A tools/list answer just under the message cap: the most a message can make the harness hold."""
     payload = {"jsonrpc": "2.0", "id": msg_id, "result": {"tools": [], "pad": "x" * NEAR_CAP_PAD}}
     return json.dumps(payload).encode()
+
+
+def tiny_values(msg_id: Any) -> bytes:
+    """A tools/list answer under the message cap made of five million `[]`: small on the wire, some 400
+    MB of Python objects once parsed (what the harness's cap on JSON values refuses)."""
+    head = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": [], "pad": []}}).encode()
+    return head[: -len(b"]}}")] + b",".join([b"[]"] * 5_000_000) + b"]}}"
 
 
 def serve_stdio(mode: str) -> None:
@@ -126,9 +137,9 @@ def serve_stdio(mode: str) -> None:
             out.write(json.dumps(payload).encode() + b"\n")
             out.flush()
             continue
-        if mode == "near-cap" and method == "tools/list" and not sent_near:
+        if mode in ("near-cap", "tiny-values") and method == "tools/list" and not sent_near:
             sent_near = True
-            out.write(near_cap(message["id"]) + b"\n")
+            out.write((near_cap if mode == "near-cap" else tiny_values)(message["id"]) + b"\n")
             out.flush()
             continue
         response = server.handle_line(line.rstrip(b"\r\n"))
@@ -247,6 +258,9 @@ def serve_http(mode: str) -> None:
                 sent_near.append(True)
                 event = b"event: message\ndata: " + near_cap(message["id"]) + b"\n\n"
                 self._send(200, event, "text/event-stream")
+            elif mode == "http-tiny-values" and method == "tools/list" and not sent_near:
+                sent_near.append(True)
+                self._send(200, tiny_values(message["id"]), "application/json")
             elif response is None:
                 self._send(202, b"", "application/json")
             else:
