@@ -96,8 +96,11 @@ def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(http: bool,
         assert any(c["check"] == "base.tools.list-shape" and c["verdict"] == "PASS" for c in report["cases"])
 
 
-def test_a_spent_target_budget_ends_the_target_with_its_cases_error(tmp_path: Path) -> None:
-    server, _, tag = _server(tmp_path)
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
+def test_a_spent_target_budget_ends_the_target_with_its_cases_error(http: bool, tmp_path: Path) -> None:
+    """Also over Streamable HTTP, where the budget cuts a tools/call whose connection the server holds
+    open: the launched server process is stopped all the same (`_run` counts what is left)."""
+    server, _, tag = _server(tmp_path, http=http)
     began = time.monotonic()
     code, report, _ = _run(
         tag, "--server", server, "--timeout", f"{TIMEOUT:g}", "--target-budget", "5", "--quiet",
@@ -106,6 +109,7 @@ def test_a_spent_target_budget_ends_the_target_with_its_cases_error(tmp_path: Pa
     wall = time.monotonic() - began
     assert code == 1, report["footer"]
     assert wall < 5 + SLACK
+    assert report["targets"][0]["transport"] == ("http" if http else "stdio")
     assert report["targets"][0]["timeouts"] == {"request": TIMEOUT, "start": 60.0, "target": 5.0}
     spent = "the target's budget of 5 s was spent"
     cases = report["cases"]
