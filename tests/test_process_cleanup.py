@@ -45,10 +45,19 @@ def _children() -> set[int]:
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
 @pytest.mark.parametrize("mode", MODES)
-def test_no_process_outlives_the_run_and_stderr_stays_clean(mode: str, tmp_path: Path) -> None:
+def test_no_process_outlives_the_run_and_stderr_stays_clean(mode: str, http: bool, tmp_path: Path) -> None:
+    """Over stdio and as a launched Streamable HTTP server (whose stdout the harness reads for its
+    `LISTENING` line, and which the stray of stdout-holder keeps open)."""
     tag = f"costly-{uuid.uuid4().hex}"
     server = f"stdio:{sys.executable} -m tests.servers.costly_server {mode} {tag}"
+    if http:
+        command = [sys.executable, "-m", "tests.servers.costly_server", mode, tag, "--http"]
+        server = str(tmp_path / "target.toml")
+        Path(server).write_text(
+            f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8"
+        )
     try:
         done, peak_mb = harness(
             "run", "--server", server, "--protocol", "2025-11-25", "--timeout", "2", "--quiet",

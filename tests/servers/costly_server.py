@@ -1,17 +1,18 @@
 """Servers that cost their client: hangs that would eat a run's time, processes that outlive a close.
 
     python -m tests.servers.costly_server hang-tools [TAG] [--log FILE] [--http]
-    python -m tests.servers.costly_server setsid-grandchild TAG
-    python -m tests.servers.costly_server stdout-holder TAG
+    python -m tests.servers.costly_server setsid-grandchild TAG [--http]
+    python -m tests.servers.costly_server stdout-holder TAG [--http]
     python -m tests.servers.costly_server stubborn TAG
 
 Every mode is the conformant raw server (three revisions) with one fault. TAG is an argument every
 process of the mode carries in its command line, so a test can look for what is left after a run.
 
-With `--http` (hang-tools only) the server speaks Streamable HTTP instead: a threading HTTP server on
+With `--http` (not `stubborn`) the server speaks Streamable HTTP instead: a threading HTTP server on
 127.0.0.1, an ephemeral port, `LISTENING http://127.0.0.1:<port>/mcp` once it accepts connections. Each
 POST is answered with application/json on its own thread, so a tools/call that hangs (its request read,
-no response ever written, the connection held open) blocks nothing else.
+no response ever written, the connection held open) blocks nothing else. The stray of
+`setsid-grandchild` and `stdout-holder` is started before the server listens.
 """
 
 from __future__ import annotations
@@ -107,9 +108,13 @@ def log_unanswered(log: str, message: dict[str, Any], revision: str | None) -> N
             f.write(f"{meta.get(META_VERSION) or revision}\n")
 
 
-def serve_http(log: str = "") -> None:
-    """hang-tools over Streamable HTTP: every tools/call is read and never answered."""
-    server = HangingTools()
+def serve_http(mode: str, tag: str, log: str = "") -> None:
+    """A mode over Streamable HTTP: with hang-tools every tools/call is read and never answered."""
+    server: Server = HangingTools() if mode == "hang-tools" else Server("none")
+    if mode == "setsid-grandchild":
+        stray(tag, stdout=subprocess.DEVNULL)
+    if mode == "stdout-holder":
+        stray(tag, stdout=None)  # inherits the server's stdout, which the harness reads for LISTENING
     lock = threading.Lock()  # the raw server's state (its revision) is one per process
     stop = threading.Event()  # never set: a hanging call waits on it, bounded by HANG_SECONDS
 
@@ -142,7 +147,7 @@ def serve_http(log: str = "") -> None:
                 error = {"code": -32700, "message": "Parse error"}
                 self.reply(400, json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode())
                 return
-            if isinstance(message, dict) and message.get("method") == "tools/call":
+            if mode == "hang-tools" and isinstance(message, dict) and message.get("method") == "tools/call":
                 with lock:  # over HTTP each request names its revision in its MCP-Protocol-Version header
                     log_unanswered(log, message, self.headers.get("MCP-Protocol-Version") or server.revision)
                 stop.wait(HANG_SECONDS)  # read, never answered; the other threads still answer
@@ -167,12 +172,15 @@ def main() -> None:
     parser.add_argument("mode", choices=sorted(MODES))
     parser.add_argument("tag", nargs="?", default="")
     parser.add_argument("--log", default="", help="append the revision of each unanswered tools/call here")
-    parser.add_argument("--http", action="store_true", help="Streamable HTTP (hang-tools only)")
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP (not stubborn)")
     args = parser.parse_args()
-    if args.http and args.mode != "hang-tools":
-        parser.error("--http is for hang-tools only")
+    if args.http and args.mode == "stubborn":
+        parser.error("stubborn is a stdio server only")
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        serve_http(args.log) if args.http else serve_stdio(args.mode, args.tag, args.log)
+        if args.http:
+            serve_http(args.mode, args.tag, args.log)
+        else:
+            serve_stdio(args.mode, args.tag, args.log)
 
 
 if __name__ == "__main__":
