@@ -108,6 +108,9 @@ class Reply:
     #: Set by the adapter when the answer to a request broke a transport rule (for HTTP: a content
     #: type other than application/json or text/event-stream); a fact, judged by the engine.
     violation: str = ""
+    #: The SSE events of the answer that set an event ID, in order: (that ID, the event's frame, or
+    #: None for an event with empty data such as a 2025-11-25 priming event). At most FRAMES_PER_REPLY.
+    event_ids: list[tuple[str, Frame | None]] = field(default_factory=list)
 
     @property
     def content_type(self) -> str:

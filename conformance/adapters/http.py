@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -255,6 +256,79 @@ class HttpAdapter(Adapter):
                 self.transcript.record("event", note=str(exc))
                 raise
 
+    @contextlib.asynccontextmanager
+    async def listen(
+        self, *, timeout: float, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[Listening]:
+        """A GET to the endpoint held open while the caller works: `Listening` gathers the events of
+        the stream as they come (each recorded in the transcript like any SSE answer's) until the
+        block ends, which closes it. Opening it is bounded by `timeout`; a body that is not an event
+        stream is read (within the cap) for the evidence and the stream is `ended` at once."""
+        assert self._client is not None, "start() first"
+        sent = self._headers(headers)
+        sent.pop("Content-Type", None)
+        sent.setdefault("Accept", "text/event-stream")
+        if sent["Accept"] == ACCEPT_BOTH:
+            sent["Accept"] = "text/event-stream"
+        self.transcript.record("send", b"", channel=f"GET {self.url}", headers=sent)
+        client = self._client
+        try:
+            async with asyncio.timeout(timeout):
+                resp = await client.send(client.build_request("GET", self.url, headers=sent), stream=True)
+        except TimeoutError:
+            self.transcript.record("event", note=f"GET timed out after {timeout:g} s")
+            raise TransportTimeout(f"no HTTP answer to GET within {timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise TransportClosed(f"GET failed: {exc!r}") from None
+        pump: asyncio.Task[None] | None = None
+        try:
+            self.transcript.record(
+                "recv",
+                channel=f"HTTP {resp.status_code} {resp.reason_phrase}",
+                status=resp.status_code,
+                headers=dict(resp.headers),
+            )
+            listening = Listening(resp.status_code, _lower(resp.headers))
+            if listening.content_type.startswith("text/event-stream"):
+                pump = asyncio.create_task(self._pump(resp, listening))
+            else:
+                decoder = self._decoder(resp, self.max_message_bytes)
+                try:
+                    async with asyncio.timeout(timeout):
+                        listening.body = await self._read_capped(resp, decoder)
+                except (TimeoutError, httpx.HTTPError, TransportError) as exc:
+                    listening.error = f"the GET body could not be read: {exc!r}"
+                if listening.body.strip():
+                    self.transcript.record("recv", listening.body, channel="body")
+                listening.finish()
+            yield listening
+        finally:
+            if pump is not None:
+                pump.cancel()
+                with contextlib.suppress(BaseException):
+                    await pump
+            with contextlib.suppress(Exception):
+                await resp.aclose()
+
+    async def _pump(self, resp: httpx.Response, listening: Listening) -> None:
+        """Read a held GET stream into `listening` until it ends, breaks or is cancelled."""
+        parser = SseParser(self.max_message_bytes)
+        decoder = self._decoder(resp, None)
+        scratch = Reply(response=None)
+        try:
+            async for chunk in resp.aiter_raw():
+                for piece in decoder.feed(chunk):
+                    for event in parser.feed(piece):
+                        frame = self._take_event(event, scratch, NO_RESPONSE)
+                        if len(listening.events) < FRAMES_PER_REPLY:
+                            listening.add(StreamEvent(event.own_id, frame))
+                await asyncio.sleep(0)
+        except (ValueError, TransportError, httpx.HTTPError) as exc:
+            self.transcript.record("event", note=f"the GET stream broke: {exc!r}")
+            listening.error = str(exc)
+        finally:
+            listening.finish()
+
     async def _post_answer(self, data: bytes) -> None:
         """POST the answer to a request the server sent on a stream (Streamable HTTP: "The client MUST
         use HTTP POST to send JSON-RPC messages to the MCP endpoint"), on a connection of its own
@@ -277,9 +351,13 @@ class HttpAdapter(Adapter):
     def _take_event(self, event: SseEvent, reply: Reply, expect_id: Any) -> Frame | None:
         """Record one SSE event in `reply`; its frame (the reply's response when it answers the request)."""
         if not event.data:
+            if event.own_id is not None and len(reply.event_ids) < FRAMES_PER_REPLY:
+                reply.event_ids.append((event.own_id, None))
             return None
         self.transcript.record("recv", event.data, channel=f"sse:{event.event}")
         frame = classify(event.data)
+        if event.own_id is not None and len(reply.event_ids) < FRAMES_PER_REPLY:
+            reply.event_ids.append((event.own_id, frame))
         if len(reply.frames) < FRAMES_PER_REPLY:
             reply.frames.append(frame)
         else:
@@ -306,6 +384,58 @@ class HttpAdapter(Adapter):
         await client.aclose()
 
 
+@dataclass(slots=True)
+class StreamEvent:
+    """One event of a held GET stream: the ID its own `id` field set (or None) and its frame (None for
+    an event with empty data)."""
+
+    id: str | None
+    frame: Frame | None
+
+
+class Listening:
+    """What a held GET stream has carried so far (`HttpAdapter.listen`)."""
+
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        self.status = status
+        self.headers = headers
+        self.events: list[StreamEvent] = []
+        self.body = b""
+        self.error = ""
+        self.ended = False
+        self._changed = asyncio.Event()
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+    @property
+    def frames(self) -> list[Frame]:
+        return [event.frame for event in self.events if event.frame is not None]
+
+    def add(self, event: StreamEvent) -> None:
+        self.events.append(event)
+        self._changed.set()
+
+    def finish(self) -> None:
+        self.ended = True
+        self._changed.set()
+
+    async def wait_for(self, done: Callable[[list[StreamEvent]], bool], timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until `done(events)` holds; False if it never did before the
+        stream ended or the time ran out."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._changed.clear()
+            if done(self.events):
+                return True
+            remaining = deadline - time.monotonic()
+            if self.ended or remaining <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+
 async def _finish(stream: AsyncIterator[bytes]) -> None:
     """Read what is left of an answered SSE stream (a conformant server ends it now), so httpx can keep
     the connection for the next request; give up after a moment and let the connection go."""
@@ -319,4 +449,4 @@ def _lower(headers: httpx.Headers) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items()}
 
 
-__all__ = ["Frame", "HttpAdapter"]
+__all__ = ["Frame", "HttpAdapter", "Listening", "StreamEvent"]

@@ -16,7 +16,10 @@ _CAP = " (max_message_bytes)"
 class SseEvent:
     event: str
     data: bytes
+    #: The last event ID buffer when the event was dispatched (WHATWG: it carries over to later events).
     id: str | None = None
+    #: The ID this event's own `id` field set, or None when it had no `id` field.
+    own_id: str | None = None
 
 
 class SseParser:
@@ -29,6 +32,7 @@ class SseParser:
         self._size = 0
         self._event = ""
         self._id: str | None = None
+        self._own_id: str | None = None
         #: How much of `_buf` is known to hold no line end (a long line is not searched twice).
         self._scanned = 0
 
@@ -50,8 +54,8 @@ class SseParser:
             self._scanned = 0
             if name is None:  # an empty line: the event is complete
                 if self._data or self._event:
-                    yield SseEvent(self._event or "message", b"\n".join(self._data), self._id)
-                self._data, self._size, self._event = [], 0, ""
+                    yield SseEvent(self._event or "message", b"\n".join(self._data), self._id, self._own_id)
+                self._data, self._size, self._event, self._own_id = [], 0, "", None
                 continue
             if name == b"data":
                 self._size += len(value)
@@ -62,8 +66,8 @@ class SseParser:
                 self._data.append(value)
             elif name == b"event":
                 self._event = value.decode("utf-8", errors="replace")
-            elif name == b"id":
-                self._id = value.decode("utf-8", errors="replace")
+            elif name == b"id" and 0 not in value:  # WHATWG: an id with a NUL is ignored
+                self._id = self._own_id = value.decode("utf-8", errors="replace")
 
     def _field(self, end: int) -> tuple[bytes | None, bytes]:
         """The field name and value of the line that ends at `end` (None for an empty line, b"" for a
