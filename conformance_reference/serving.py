@@ -29,6 +29,8 @@ import socket
 import sys
 import tempfile
 import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -61,6 +63,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from conformance_reference.event_store import ScopedEventStore, scoped
 from conformance_reference.handlers import JSON, clip
 from conformance_reference.jsontext import compact
 
@@ -251,6 +254,8 @@ def _envelope_version(decoded: Any) -> tuple[bool, Any]:
 
 
 _UNPARSEABLE: Final = object()
+#: Session ids whose event store scope `_EraGate` remembers (the oldest are forgotten first).
+SCOPES_KEPT: Final = 4096
 
 
 class _EraGate:
@@ -298,11 +303,37 @@ class _EraGate:
         self.security = TransportSecurityMiddleware(security)
         self.path = path
         self.max_body = max_body
+        #: Session id -> the event store scope its session was created under, newest last.
+        self._scopes: OrderedDict[str, str] = OrderedDict()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
             await self.app(scope, receive, send)
             return
+        # The event store's session scope (event_store.py): a request without a session id may open
+        # one (initialize), whose id is then mapped to the scope it was created under.
+        sid = Headers(scope=scope).get("mcp-session-id")
+        if sid is None:
+            session_scope = uuid.uuid4().hex
+            send = self._remember_scope(send, session_scope)
+        else:
+            session_scope = self._scopes.get(sid, f"unknown:{sid}")
+        with scoped(session_scope):
+            await self._serve(scope, receive, send)
+
+    def _remember_scope(self, send: Send, session_scope: str) -> Send:
+        async def remember(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for key, value in message.get("headers", []):
+                    if key.lower() == b"mcp-session-id":
+                        self._scopes[value.decode("latin-1")] = session_scope
+                        while len(self._scopes) > SCOPES_KEPT:
+                            self._scopes.popitem(last=False)
+            await send(message)
+
+        return remember
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
         version = headers.get("mcp-protocol-version")
         method = scope["method"]
@@ -476,13 +507,16 @@ def _loopback_security() -> TransportSecuritySettings:
 
 
 def build_http_app(server: Server[Any], *, era: Era = "both", **sdk_options: Any) -> ASGIApp:
-    """The SDK's Streamable HTTP app (endpoint `/mcp`) behind the era gate.
+    """The SDK's Streamable HTTP app (endpoint `/mcp`) behind the era gate, with a per-session SSE event
+    store (event_store.py) unless `sdk_options` names one.
 
     `sdk_options` go to the SDK's `streamable_http_app` as they are (the protected reference passes its
     `auth` settings and token verifier). Calling it twice on one `Server` is not supported: the SDK
     keeps one session manager per server.
     """
     security = _loopback_security()
+    # Resumable streams (SSE event IDs, Last-Event-ID replay) in every legacy session.
+    sdk_options.setdefault("event_store", ScopedEventStore())
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, transport_security=security, **sdk_options
     )
