@@ -34,6 +34,7 @@ PACK = Pack(
             "wire",
             "hygiene",
             "http",
+            "get_stream",
             "stdio",
         )
     ),
