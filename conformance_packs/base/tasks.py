@@ -33,8 +33,9 @@ async def undeclared_augmentation(ctx: CaseContext) -> None:
     tools = requests.get("tools") if isinstance(requests, dict) else None
     if isinstance(tools, dict) and isinstance(tools.get("call"), dict):
         skip(
-            "the server declares every task capability this row needs undeclared (tasks.requests.tools.call): "
-            "task augmentation is its to accept, the rows from BASE-TASK-002 judge it"
+            "the server declares every task capability this row needs undeclared "
+            "(tasks.requests.tools.call): task augmentation is its to accept, "
+            "the rows from BASE-TASK-002 judge it"
         )
     sweep = await call_sweep(ctx)
     done = [(t, t.arguments()) for t in sweep.tools if t.success is not None]
