@@ -121,6 +121,19 @@ def task_problems(task: Any, what: str) -> list[str]:
     return out
 
 
+def _answer(call: Call) -> str:
+    """What a call drew, in a few words: an error's code, or a result (an isError one said so, with the
+    start of its text: an SDK may wrap the error it meant into a tool result)."""
+    if call.error is not None:
+        return f"error {call.error_code}"
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is True:
+        blocks = result.get("content") if isinstance(result.get("content"), list) else []
+        text = next((b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)), "")
+        return f"a result with isError: true ({text[:100]!r}), not a JSON-RPC error"
+    return "a result"
+
+
 def status_of(call: Call | None) -> str | None:
     result = call.result if call is not None else None
     status = result.get("status") if isinstance(result, dict) else None
@@ -161,10 +174,9 @@ async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] 
         arguments = await first_candidate(required[0])
         if arguments is not None:
             return required[0], arguments
-    optional = [t["name"] for t in listed if support_of(t) == "optional"]
     if not listed:
         return "tools/list offers no tool"
-    if not optional and not required:
+    if not any(support_of(t) in ("optional", "required") for t in listed):
         return 'no listed tool has execution.taskSupport "optional" or "required"'
     why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
     return f"no tool that may be called as a task could be called ({why})"
@@ -486,13 +498,7 @@ async def forbidden_refused(ctx: CaseContext) -> None:
     )
     if call.error_code != -32601:
         result = call.result
-        what = (
-            "a CreateTaskResult"
-            if isinstance(result, dict) and "task" in result
-            else "a result"
-            if call.error is None
-            else f"error {call.error_code}"
-        )
+        what = "a CreateTaskResult" if isinstance(result, dict) and "task" in result else _answer(call)
         missed(
             f"a task-augmented call of {entry.name!r}, whose taskSupport is forbidden, "
             f"was answered with {what}, not -32601",
@@ -531,7 +537,7 @@ async def required_plain(ctx: CaseContext) -> None:
             "allows for a request type that requires tasks, but its tool-level rule names -32601",
             **call.excerpt(),
         )
-    what = "a result" if call.error is None else f"error {call.error_code}"
+    what = _answer(call)
     missed(
         f"a plain call of {tool['name']!r}, whose taskSupport is required, "
         f"was answered with {what}, not -32601",
