@@ -1,8 +1,14 @@
-"""Tasks (2025-11-25): what a server that does not take tasks must do with a task-augmented request.
+"""Tasks (2025-11-25 basic/utilities/tasks), as a black-box client sees them, and what is left of them
+in 2026-07-28.
 
-The mcp SDK 2.3.0 builds no task-serving server (it has the task types, not a task store), so the
-reference declares no `tasks` capability; this module judges what a black-box client can see of a
-server in that position, which is most servers.
+A server that does not take tasks must process a task-augmented request normally (BASE-TASK-001) and
+answer the tasks methods it does not declare with -32601 (BASE-TASK-013). A server that declares
+tasks.requests.tools.call is judged on one task it is asked to run (`task_run`, once per target and
+revision): a tool it lists with execution.taskSupport "optional" whose plain call succeeded in the
+tools sweep, else a callable "required" one; its CreateTaskResult, tasks/get, tasks/result,
+tasks/cancel and tasks/list (BASE-TASK-002 to -010), and the tool-level negotiation (-011, -012). In
+2026-07-28 tasks left the core for an extension: the methods it does not have are -32601 (-014).
+Every case notes the tool it called.
 """
 
 from __future__ import annotations
