@@ -34,6 +34,7 @@ from mcp.server import Server, ServerRequestContext
 from conformance_reference.base_input import ASK_TOOL, ask_for_input
 from conformance_reference.base_prompts import PromptFeatures
 from conformance_reference.base_resources import ResourceFeatures
+from conformance_reference.base_tasks import TaskSupport
 from conformance_reference.handlers import (
     JSON,
     checked_call,
@@ -51,6 +52,9 @@ __all__ = ["build_server", "main"]
 
 TOOL_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_.-]{1,128}$")
 _ITEM_URI_RE: Final = re.compile(r"^ref://items/(?P<item_id>[A-Za-z0-9_-]{1,64})$")
+
+#: The tools that may be called as tasks in 2025-11-25 (`execution.taskSupport`); the others may not.
+TASK_SUPPORT: Final = {"echo": "optional", "add": "optional", "reverse": "optional"}
 
 ToolRun = Callable[[JSON], JSON | types.CallToolResult]
 
@@ -168,6 +172,8 @@ def build_server(
     page_size: int = 2,
     prompts: PromptFeatures | None = None,
     resources: ResourceFeatures | None = None,
+    tasks: TaskSupport | None = None,
+    task_support: bool = True,
 ) -> Server[Any]:
     """Build the reference server: its tools, two static resources, one resource template, the
     prompts, completions and logging of `prompts` (`base_prompts`), the binary and counter resources,
@@ -177,7 +183,9 @@ def build_server(
     `page_size` is how many entries each list method returns per page; the
     default of 2 makes `tools/list` span three pages, so pagination is always exercised.
     `features` adds the binary and counter resources, subscriptions and the progress tool
-    (`conformance_reference.base_resources`; a mutant passes its own).
+    (`conformance_reference.base_resources`; a mutant passes its own). In 2025-11-25 the tools of
+    `TASK_SUPPORT` may be called as tasks (`conformance_reference.base_tasks`; a mutant passes its own
+    `tasks`, or `task_support=False` for a server that declares none).
     """
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
@@ -258,7 +266,7 @@ def build_server(
             return ASK_TOOL.input_schema
         return spec.tool.input_schema if spec is not None else extra.tool_input_schema(tool_name)
 
-    return reference_server(
+    server = reference_server(
         name,
         handlers=(
             list_tools,
@@ -273,6 +281,9 @@ def build_server(
         instructions="Reference target of the MCP conformance harness; every behaviour shown is expected.",
         tool_input_schema=tool_input_schema,
     )
+    if task_support:
+        (tasks or TaskSupport(TASK_SUPPORT, page_size=page_size)).install(server)
+    return server
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

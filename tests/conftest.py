@@ -124,7 +124,25 @@ def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
 
 #: Checks of features the raw and legacy test servers do not offer (prompts, completion, logging): they
 #: SKIP there, saying why, and the tests of other areas do not restate those SKIPs.
-UNOFFERED = ("base.prompts.", "base.completion.", "base.logging.")
+#: The tasks checks of a server that declares tasks (BASE-TASK-002 to -012): they SKIP, saying why, on a
+#: server that takes no task-augmented call; `tests/test_base_tasks.py` judges them.
+TASK_SERVED = tuple(
+    f"base.tasks.{name}"
+    for name in (
+        "create-result",
+        "get-shape",
+        "terminal-final",
+        "result-underlying",
+        "result-related-task",
+        "cancel-terminal",
+        "cancel-working",
+        "unknown-id",
+        "list",
+        "forbidden-refused",
+        "required-plain",
+    )
+)
+UNOFFERED = ("base.prompts.", "base.completion.", "base.logging.", *TASK_SERVED)
 #: Checks that SKIP on every server that asks its client for no input (BASE-INPUT-*: nothing of that
 #: kind was asked): the tests of other subjects leave those SKIPs out; `tests/test_base_input.py` and
 #: `tests/test_base_reference.py` see them (`non_pass(report, input_skips=True)`).
@@ -138,6 +156,8 @@ DECLARES_ALL = (
     "base.cap.undeclared-not-served",
     "base.cap.undeclared-answers-32601",
     "base.cap.notifications-declared",
+    "base.tasks.undeclared-augmentation",
+    "base.tasks.undeclared-methods",
 )
 
 

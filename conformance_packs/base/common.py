@@ -212,6 +212,11 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
             if timeouts >= SWEEP_TIMEOUTS:
                 entry.why = "not called"
                 continue
+            if tasks_required(ctx, tool):
+                entry.why = (
+                    'not called: its execution.taskSupport is "required" (a client MUST call it as a task)'
+                )
+                continue
             if first is None:
                 entry.why = f"not called: {drawn.problem}"
                 continue
@@ -235,6 +240,19 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
         return Sweep(out)
 
     return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
+
+
+def tasks_required(ctx: CaseContext, tool: dict[str, Any]) -> bool:
+    """The tool must be called as a task (2025-11-25 Tool-Level Negotiation 2.3: its
+    execution.taskSupport is "required" and the server takes task-augmented tools/call), so a plain
+    call of it is not the client's to make."""
+    execution = tool.get("execution")
+    if not isinstance(execution, dict) or execution.get("taskSupport") != "required":
+        return False
+    tasks = ctx.identity.capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    on_tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(on_tools, dict) and isinstance(on_tools.get("call"), dict)
 
 
 def succeeded(call: Call) -> dict[str, Any] | None:

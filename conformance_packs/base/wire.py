@@ -81,6 +81,17 @@ def _envelope(seen: Seen) -> list[str]:
     return problems
 
 
+def _task_answer(seen: Seen) -> bool:
+    """A result with `task` answering a request sent with params.task (a CreateTaskResult)."""
+    result = seen.message.get("result")
+    return (
+        isinstance(seen.params, dict)
+        and "task" in seen.params
+        and isinstance(result, dict)
+        and "task" in result
+    )
+
+
 def judge(seen: Seen, revision: str) -> list[str]:
     """Every fault of one message, each as `pointer: what` (the pointer into the message)."""
     problems = _envelope(seen)
@@ -97,6 +108,10 @@ def judge(seen: Seen, revision: str) -> list[str]:
         if isinstance(message["result"], dict) and message["result"].get("resultType") == "input_required":
             # 2026-07-28: a request the server needs input for is answered with an InputRequiredResult,
             # not its method's result; its own rules are the input rows' (BASE-INPUT-*).
+            shape = "result"
+        if _task_answer(seen):
+            # 2025-11-25: a task-augmented request is answered with a CreateTaskResult, not its method's
+            # result; the tasks rows judge it (BASE-TASK-001, -002).
             shape = "result"
         problems += _shape(shape, message["result"], revision, f"{at}/result")
     elif "params" in message:

@@ -193,7 +193,8 @@ class TemplatesInputRequired:
 
 
 class TaskRefused:
-    """Refuses a task-augmented tools/call with -32601 although it declares no tasks capability."""
+    """Refuses a task-augmented tools/call with -32601 although it declares no tasks capability (the
+    reference without its tasks)."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method == "tools/call" and isinstance(ctx.params, dict) and "task" in ctx.params:
@@ -249,6 +250,8 @@ def main(argv: list[str]) -> int:
         build = base_server.build_server
 
         def build_with(**kwargs: Any) -> Server[Any]:
+            if defect == "task-refused":
+                kwargs["task_support"] = False  # BASE-TASK-001 is about a server that declares no tasks
             server = build(**kwargs)
             server.middleware.insert(0, replacement())
             return server

@@ -1,0 +1,114 @@
+"""The tasks rows (BASE-TASK-001 to -014): each planted defect FAILs (or WARNs, for a SHOULD) exactly the
+rows it breaks, the conformant mutants pass everything they can judge, and `explain` and `list` show
+the rows.
+
+One run judges every mutant (a target each, `-j 2`, the tasks checks only), shared by the module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import cli, run, stdio
+from tests.servers.base_tasks_mutants import DEFECTS
+
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
+#: What every server that declares tasks, tasks.list and tasks.cancel SKIPs: the row of a server
+#: without tasks, and the one of the methods it does not declare (none).
+DECLARING = {("base.tasks.undeclared-augmentation", "SKIP"), ("base.tasks.undeclared-methods", "SKIP")}
+#: The rows a server without tasks has nothing for.
+SERVED = (
+    "create-result",
+    "get-shape",
+    "terminal-final",
+    "result-underlying",
+    "result-related-task",
+    "cancel-terminal",
+    "cancel-working",
+    "unknown-id",
+    "list",
+    "forbidden-refused",
+    "required-plain",
+)
+
+
+def declaring(*planted: tuple[str, str]) -> set[tuple[str, str]]:
+    """The non-PASS cases of a server that declares tasks with `planted`: its defect's verdicts."""
+    checks = {f"base.tasks.{name}" for name, _ in planted}
+    return {(c, v) for c, v in DECLARING if c not in checks} | {(f"base.tasks.{n}", v) for n, v in planted}
+
+
+EXPECTED: dict[str, set[tuple[str, str]]] = {
+    "none": declaring(),
+    "no-tasks": {(f"base.tasks.{name}", "SKIP") for name in SERVED},
+    "create-completed": declaring(("create-result", "FAIL")),
+    "get-no-ttl": declaring(("get-shape", "FAIL")),
+    "terminal-flips": declaring(("terminal-final", "FAIL")),
+    # An error has no _meta to carry the related task: that row has nothing to judge.
+    "result-error": declaring(("result-underlying", "FAIL"), ("result-related-task", "SKIP")),
+    "no-related-task": declaring(("result-related-task", "FAIL")),
+    "cancel-terminal-ok": declaring(("cancel-terminal", "FAIL")),
+    "cancel-not-kept": declaring(("cancel-working", "FAIL")),
+    "unknown-id-code": declaring(("unknown-id", "FAIL")),
+    "list-empty": declaring(("list", "FAIL")),
+    "forbidden-accepted": declaring(("forbidden-refused", "WARN")),
+    "required-plain-ok": declaring(("required-plain", "FAIL")),
+    # tasks.list undeclared: its row has nothing to judge, and the method served undeclared is the SHOULD.
+    "undeclared-list": declaring(("list", "SKIP"), ("undeclared-methods", "WARN")),
+    "modern-served": declaring(("modern-removed", "WARN")),
+}
+ORDER = sorted(DEFECTS)
+
+
+def test_every_defect_has_an_expectation() -> None:
+    assert set(EXPECTED) == set(DEFECTS)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    targets = [stdio("tests.servers.base_tasks_mutants", "--defect", defect) for defect in ORDER]
+    return run(targets, jobs=2, select="base.tasks.")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("defect", ORDER)
+def test_tasks_mutant_shows_exactly_its_verdicts(report: dict[str, Any], defect: str) -> None:
+    index = ORDER.index(defect)
+    cases = [c for c in report["cases"] if c["target"] == index and c["check"].startswith("base.tasks.")]
+    assert {c["revision"] for c in cases} == {LEGACY, MODERN}
+    found = {(c["check"], c["verdict"]) for c in cases if c["verdict"] != "PASS"}
+    assert found == EXPECTED[defect]
+    for case in cases:
+        if case["verdict"] in ("FAIL", "WARN"):
+            assert case["message"] and (case["evidence"] or case["transcript"]), case["key"]
+
+
+@pytest.mark.slow
+def test_the_cases_say_what_they_called(report: dict[str, Any]) -> None:
+    index = ORDER.index("none")
+    # A PASS's message is what the case noted.
+    notes = {
+        c["check"]: c["message"]
+        for c in report["cases"]
+        if c["target"] == index and c["check"].startswith("base.tasks.") and c["revision"] == LEGACY
+    }
+    assert "'echo'" in notes["base.tasks.create-result"]
+    assert "'now'" in notes["base.tasks.required-plain"]
+
+
+def test_list_and_explain_show_the_rows() -> None:
+    done = cli("list", "--suite", "base")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    assert LEGACY in lines["base.tasks.cancel-working"] and MODERN not in lines["base.tasks.cancel-working"]
+    assert MODERN in lines["base.tasks.modern-removed"]
+    for row in ("BASE-TASK-002", "BASE-TASK-014"):
+        explained = cli("explain", row)
+        assert (
+            explained.returncode == 0
+            and "Quote:" in explained.stdout
+            and "Checks:  base.tasks." in explained.stdout
+        )
