@@ -95,6 +95,10 @@ class Pack:
     reference_setup: str | None = None
     #: The transports the embedded default serves the reference over.
     reference_transports: tuple[str, ...] = ("stdio", "http")
+    #: Module of a fork server for the reference's processes (`serve FD`, `spawn MODULE ARGS...`; see
+    #: `conformance.prefork`): the embedded default then starts the reference server, its HTTP launch
+    #: and its controller as forks of one process that has imported them. None: `python -m` each time.
+    reference_forkserver: str | None = None
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -132,7 +136,16 @@ class Pack:
     def reference_command(self) -> list[str]:
         if self.reference is None:
             raise PackError(f"suite {self.name!r} has no reference server: give --server")
-        return [sys.executable, "-m", self.reference]
+        return self._command(self.reference)
+
+    def _command(self, module: str) -> list[str]:
+        """`python -m module`, through the pack's fork server when it names one (started here)."""
+        if self.reference_forkserver is None:
+            return [sys.executable, "-m", module]
+        from conformance import prefork
+
+        prefork.ensure(self.reference_forkserver)
+        return prefork.spawn_command(self.reference_forkserver, module)
 
     def hook(self, spec: str) -> Callable[..., Any]:
         """The function a `module:function` field names, imported now (hooks are read when used)."""
@@ -143,7 +156,7 @@ class Pack:
             raise PackError(f"suite {self.name!r}: cannot load its hook {spec!r}: {exc}") from None
 
     def controller_command(self) -> list[str] | None:
-        return [sys.executable, "-m", self.controller] if self.controller else None
+        return self._command(self.controller) if self.controller else None
 
     def reference_missing(self) -> str | None:
         """One line saying what to install for the reference server to run, or None when it can."""

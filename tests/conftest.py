@@ -11,25 +11,21 @@ module fixture (a run of a server shared by several assertions) runs once, not o
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
-import dataclasses
 import json
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from filelock import FileLock
 
-from conformance import api
+from conformance import api, prefork
 from conformance.engine.context import RunOptions
-from conformance.targets import Target
-from tests.servers.forkserver import ForkServer
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -57,10 +53,12 @@ def budget(seconds: float) -> float:
     return seconds * max(1.0, per_cpu) * scale
 
 
-#: One fork server per test process (tests/servers/forkserver.py): the servers built on the `mcp` SDK
-#: start as forks of a process that imported it once, in milliseconds rather than most of a second.
-FORKS = ForkServer(REPO)
-atexit.register(FORKS.stop)
+#: One fork server per test process (conformance_reference/forkserver.py, started by conformance.prefork,
+#: as the harness starts it for the embedded default): the servers built on the `mcp` SDK start as forks
+#: of a process that imported it once, in milliseconds rather than most of a second. The `cli` runs the
+#: tests start inherit its socket's name and use it too.
+FORKSERVER = "conformance_reference.forkserver"
+FORKS = prefork.server(FORKSERVER)
 #: The test servers of process handling (strays, floods, bombs, chaos) start directly, never forked.
 SDK_SERVERS = ("conformance_reference.", "tests.servers.base_", "tests.servers.text_errors_server")
 
@@ -68,29 +66,14 @@ SDK_SERVERS = ("conformance_reference.", "tests.servers.base_", "tests.servers.t
 def server_argv(module: str, *args: str) -> list[str]:
     """The argv of `python -m module args`: forked when `module` is an SDK server, else direct."""
     if module.startswith(SDK_SERVERS) or module.endswith("_mutants"):
-        return FORKS.command(module, *args)
+        FORKS.ensure()
+        return prefork.spawn_command(FORKSERVER, module, *args)
     return [PY, "-m", module, *args]
 
 
 def stdio(module: str, *args: str) -> str:
     """A stdio target spec running `python -m module args` from the repo root (see `server_argv`)."""
     return "stdio:" + shlex.join(server_argv(module, *args))
-
-
-def forked(target: Target) -> Target:
-    """`target` with each `python -m MODULE` it starts (server, HTTP launch, fixture controller) forked
-    as `server_argv` does: the embedded default's reference servers, as the tests run them."""
-
-    def swap(argv: Sequence[str]) -> tuple[str, ...]:
-        if len(argv) >= 3 and argv[0] == PY and argv[1] == "-m":
-            return tuple(server_argv(argv[2], *argv[3:]))
-        return tuple(argv)
-
-    settings = dict(target.settings)
-    controller = settings.get("controller")
-    if isinstance(controller, dict) and "command" in controller:
-        settings["controller"] = {**controller, "command": list(swap(controller["command"]))}
-    return dataclasses.replace(target, argv=swap(target.argv), launch=swap(target.launch), settings=settings)
 
 
 def run(
@@ -101,11 +84,11 @@ def run(
     **options: Any,
 ) -> dict[str, Any]:
     """The canonical report of `suites` against `servers`, or against each suite's embedded default
-    (its reference servers, forked) when `servers` is None."""
+    (its reference servers, forked by the harness) when `servers` is None."""
     options.setdefault("timeout", REQUEST_TIMEOUT)
     options.setdefault("start_timeout", START_TIMEOUT)
     checks = api.select_checks(suites, select)
-    plan = [(forked(t) if servers is None else t, c) for t, c in api.build_plan(servers, suites, checks)]
+    plan = api.build_plan(servers, suites, checks)
     builder = api.new_builder(plan)
     asyncio.run(api.run_plan_async(plan, RunOptions(**options), builder))
     return api.finish(builder)

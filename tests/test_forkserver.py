@@ -1,4 +1,5 @@
-"""The tests' fork server (tests/servers/forkserver.py) starts a server as `python -m` would: the same
+"""The reference servers' fork server (conformance_reference/forkserver.py, started by
+conformance.prefork) starts a server as `python -m` would: the same
 answers, exit code and stderr, the end of stdin seen, signals forwarded, and no child left behind when
 the process the harness started is killed."""
 
@@ -8,14 +9,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from conformance.adapters.stdio import _process_table
-from tests.conftest import FORKS, PY, REPO, server_argv
-from tests.servers.forkserver import supported
+from conformance.prefork import spawn_command, supported
+from tests.conftest import FORKS, FORKSERVER, PY, REPO, server_argv
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux (pidfd_open)")
 
@@ -44,7 +44,7 @@ def _start(argv: list[str]) -> subprocess.Popen[bytes]:
 
 def test_a_forked_server_answers_and_exits_when_its_stdin_closes() -> None:
     argv = server_argv("conformance_reference.base_server")
-    assert argv[:4] == [PY, "-m", "tests.servers.forkserver", "spawn"]
+    assert argv[:4] == [PY, "-m", FORKSERVER, "spawn"]
     proc = _start(argv)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
@@ -61,15 +61,16 @@ def test_exit_code_and_stderr_are_the_modules_own() -> None:
     direct = subprocess.run(
         [PY, "-m", "json.tool", "--no-such-flag"], cwd=REPO, capture_output=True, timeout=60
     )
+    FORKS.ensure()
     forked = subprocess.run(
-        FORKS.command("json.tool", "--no-such-flag"), cwd=REPO, capture_output=True, timeout=60
+        spawn_command(FORKSERVER, "json.tool", "--no-such-flag"), cwd=REPO, capture_output=True, timeout=60
     )
     assert direct.returncode == 2
     assert (forked.returncode, forked.stderr) == (direct.returncode, direct.stderr)
 
 
 def test_sigterm_reaches_the_child_and_sigkill_leaves_no_child() -> None:
-    FORKS.command("json.tool")  # the fork server is running
+    FORKS.ensure()  # the fork server is running
     assert FORKS._proc is not None
     server = FORKS._proc.pid
     before = _children(server)
@@ -102,7 +103,7 @@ def test_without_a_fork_server_the_module_runs_directly(socket_path: str | None)
     if socket_path:
         env["MCP_CONFORMANCE_FORKSERVER"] = socket_path
     done = subprocess.run(
-        [sys.executable, "-m", "tests.servers.forkserver", "spawn", "json.tool", "--no-such-flag"],
+        spawn_command(FORKSERVER, "json.tool", "--no-such-flag"),
         cwd=REPO,
         env=env,
         capture_output=True,

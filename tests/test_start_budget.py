@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, server_argv
 
 #: Full CLI runs through a start wrapper, one of them a 20 s cold start.
 pytestmark = pytest.mark.slow
 
-REFERENCE = [sys.executable, "-m", "conformance_reference.base_server"]
+REFERENCE = server_argv("conformance_reference.base_server")
 
 
 def _wrapped(tmp_path: Path, *extra: str) -> str:

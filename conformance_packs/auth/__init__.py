@@ -13,6 +13,7 @@ PACK = Pack(
     description="Authorization: 401 challenges, RFC 9728 metadata, audience, expiry, issuer, key, scope",
     checks=(f"{__name__}.checks",),
     reference="conformance_reference.auth_server",
+    reference_forkserver="conformance_reference.forkserver",
     since="2025-06-18",
     settings={"auth": "urn:mcp-conformance:auth-target:1"},
     order=40,

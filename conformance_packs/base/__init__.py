@@ -39,6 +39,7 @@ PACK = Pack(
         )
     ),
     reference="conformance_reference.base_server",
+    reference_forkserver="conformance_reference.forkserver",
     options=(
         PackOption(
             "--client-capabilities",

@@ -16,6 +16,7 @@ PACK = Pack(
     ),
     checks=tuple(f"{__name__}.{module}" for module in ("serve", "doc", "live", "preview")),
     reference="conformance_reference.dw_server",
+    reference_forkserver="conformance_reference.forkserver",
     since="2025-06-18",
     settings={"dw-discovery": "urn:mcp-conformance:dw-discovery-target:1"},
     order=10,

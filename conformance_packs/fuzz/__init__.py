@@ -13,6 +13,7 @@ PACK = Pack(
     description="Property-based fuzzing of every callable tool from its own inputSchema (hypothesis)",
     checks=(f"{__name__}.checks",),
     reference="conformance_reference.base_server",
+    reference_forkserver="conformance_reference.forkserver",
     options=(
         PackOption(
             "--fuzz-examples",

@@ -16,6 +16,7 @@ PACK = Pack(
         f"{__name__}.{module}" for module in ("surface", "read", "digest", "decide", "races", "golden")
     ),
     reference="conformance_reference.map_server",
+    reference_forkserver="conformance_reference.forkserver",
     controller="conformance_reference.map_controller",
     since="2025-06-18",
     settings={"map": "urn:mcp-conformance:map-review-target:1"},

@@ -17,6 +17,7 @@ PACK = Pack(
         for module in ("surface", "resources", "tools", "results", "errors", "concurrency", "security")
     ),
     reference="conformance_reference.uwmd_server",
+    reference_forkserver="conformance_reference.forkserver",
     controller="conformance_reference.uwmd_controller",
     since="2025-06-18",
     settings={"uwmd": "urn:mcp-conformance:uwmd-target:1"},

@@ -1,22 +1,29 @@
-"""A fork server for the tests' stdio servers: the `mcp` SDK imported once, each server a fork of it.
+"""The reference servers' fork server: the `mcp` SDK and every reference module imported once, each
+reference process a fork of that process.
 
-Why: a reference server or a mutant spends most of a second of CPU importing the `mcp` SDK before it
-reads a byte, and the mutant matrices start hundreds of them; forked from a process that has imported
-it, a server is ready in milliseconds. The harness still drives a real process over real pipes:
+Why: a reference server or controller spends most of a second of CPU importing the `mcp` SDK before it
+reads a byte, and the embedded default starts a hundred of them (fresh sessions, each revision's probe,
+the controllers); forked from a process that has imported them, one is ready in milliseconds. The
+harness still drives a real process over real pipes:
 
-- `python -m tests.servers.forkserver spawn MODULE ARGS...` is the process the harness starts (the
-  fork server's socket is named by the `MCP_CONFORMANCE_FORKSERVER` variable, so every xdist worker
-  collects the same argv while each has a fork server of its own).
+- `python -m conformance_reference.forkserver spawn MODULE ARGS...` is the process the harness starts
+  (`Pack.reference_forkserver` names this module; the core's `conformance.prefork` starts the fork
+  server and names its socket in the `MCP_CONFORMANCE_FORKSERVER` variable).
   It hands its stdin, stdout and stderr to the fork server (SCM_RIGHTS over a Unix socket), which forks
   a child that runs MODULE as `__main__` on them, with the spawner's environment, directory and ARGS.
   The spawner forwards SIGTERM, SIGINT and SIGHUP to that child and exits as it exits (a signal's death
   as that signal), so closing stdin, signals and exit codes behave as for `python -m MODULE ARGS`.
-- When the spawner dies (SIGKILL included) before its child, the fork server kills the child.
+- When the spawner dies (SIGKILL included) before its child, the fork server kills the child; when the
+  process that started the fork server goes (its stdin closes), the fork server kills every child.
 - With no fork server to reach (variable unset, socket gone, not Linux), the spawner execs
   `python -m MODULE ARGS`: the same server, started the slow way.
 
-Not for tests of process handling (strays, `setsid`, RSS): a forked child does not carry the harness's
-process tag in its `/proc` environment, so those tests start their servers directly.
+Only for servers whose process handling is not under test: a forked child is not in the spawner's
+process group, and its `/proc` environment is the fork server's. The tests start their mutants through
+it too (`tests/conftest.py`), but never the servers of the process-handling tests.
+
+    python -m conformance_reference.forkserver spawn MODULE [ARGS...]
+    python -m conformance_reference.forkserver serve FD      (started by conformance.prefork)
 """
 
 from __future__ import annotations
@@ -30,13 +37,9 @@ import runpy
 import selectors
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import threading
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 
 #: What every forked server needs imported before the fork: the SDK and the reference servers.
 PRELOAD = (
@@ -44,8 +47,11 @@ PRELOAD = (
     "mcp.server.stdio",
     "conformance_reference.base_server",
     "conformance_reference.map_server",
+    "conformance_reference.map_controller",
     "conformance_reference.uwmd_server",
+    "conformance_reference.uwmd_controller",
     "conformance_reference.dw_server",
+    "conformance_reference.auth_server",
 )
 #: The environment variable naming the fork server's socket.
 VARIABLE = "MCP_CONFORMANCE_FORKSERVER"
@@ -119,7 +125,9 @@ def _release_stdio() -> None:
 
 
 def serve(listener: socket.socket, preload: Sequence[str]) -> None:
-    """Accept spawn requests until stdin closes (the test process that started us is gone)."""
+    """Accept spawn requests until stdin closes (the process that started us is gone). A terminal's
+    Ctrl-C is the harness's to handle: the harness ends us by closing our stdin."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in preload:
         importlib.import_module(name)
     selector = selectors.DefaultSelector()
@@ -139,14 +147,14 @@ def serve(listener: socket.socket, preload: Sequence[str]) -> None:
             elif kind[0] == "request":
                 conn = kind[1]
                 selector.unregister(conn)
-                pid = _start(conn, selector, listener)
-                if pid is None:
+                started = _start(conn, selector, listener)
+                if started is None:
                     conn.close()
                     continue
-                pidfd = os.pidfd_open(pid)
-                children[pid] = pidfd
-                selector.register(pidfd, selectors.EVENT_READ, ("exited", pid, conn))
-                selector.register(conn, selectors.EVENT_READ, ("spawner", pid, conn))
+                pidfd = os.pidfd_open(started)
+                children[started] = pidfd
+                selector.register(pidfd, selectors.EVENT_READ, ("exited", started, conn))
+                selector.register(conn, selectors.EVENT_READ, ("spawner", started, conn))
             elif kind[0] == "spawner":  # the spawner hung up (killed): so does its child
                 selector.unregister(kind[2])
                 _forward(kind[1], signal.SIGKILL)
@@ -220,59 +228,6 @@ def _child(request: dict, fds: list[int]) -> None:
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
-
-
-# --- the test process's side ------------------------------------------------------------------------
-
-
-class ForkServer:
-    """One fork server per test process, started on first use, gone with that process."""
-
-    def __init__(self, repo: Path) -> None:
-        self._repo = repo
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self.path = ""
-
-    def command(self, module: str, *args: str) -> list[str]:
-        """The argv that starts `module` with `args` as a fork: the same in every process; the fork
-        server is started (and named in this process's environment) if need be."""
-        with self._lock:
-            if self._proc is None and supported():
-                self._start()
-                os.environ[VARIABLE] = self.path
-        return [sys.executable, "-m", __name__, "spawn", module, *args]
-
-    def _start(self) -> None:
-        folder = tempfile.mkdtemp(prefix="mcp-conformance-forkserver-")
-        self.path = os.path.join(folder, "socket")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        listener.bind(self.path)
-        listener.listen(128)  # connectable from here on: spawners queue while the server imports
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, "serve", str(listener.fileno())],
-            cwd=self._repo,
-            stdin=subprocess.PIPE,
-            pass_fds=[listener.fileno()],
-        )
-        listener.close()
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._proc is None:
-                return
-            assert self._proc.stdin is not None
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=10)
-            with contextlib.suppress(OSError):
-                os.unlink(self.path)
-                os.rmdir(os.path.dirname(self.path))
-            self._proc = None
-            os.environ.pop(VARIABLE, None)
 
 
 def main(argv: Sequence[str]) -> int:
