@@ -88,7 +88,12 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
     assert stdio_db != http_db and Path(stdio_db).parent == Path(http_db).parent
     assert stdio.settings["controller"]["command"][-2:] == ["--db", stdio_db]
     assert http.settings["controller"]["command"][-2:] == ["--db", http_db]
-    assert stdio.settings["controller"]["command"][2] == "conformance_reference.map_controller"
+    # Started as a fork of the reference's fork server (conformance.prefork): `-m FORKSERVER spawn MODULE`.
+    assert stdio.settings["controller"]["command"][2:5] == [
+        "conformance_reference.forkserver",
+        "spawn",
+        "conformance_reference.map_controller",
+    ]
     base_stdio, base_http = reference_targets("base")
     assert not base_stdio.settings and not base_http.settings and "--db" not in base_stdio.argv
 

@@ -105,7 +105,12 @@ def test_embedded_default_shares_one_state_file_per_target() -> None:
     assert stdio_db != http_db
     assert stdio.settings["controller"]["command"][-2:] == ["--db", stdio_db]
     assert http.settings["controller"]["command"][-2:] == ["--db", http_db]
-    assert stdio.settings["controller"]["command"][2] == "conformance_reference.uwmd_controller"
+    # Started as a fork of the reference's fork server (conformance.prefork): `-m FORKSERVER spawn MODULE`.
+    assert stdio.settings["controller"]["command"][2:5] == [
+        "conformance_reference.forkserver",
+        "spawn",
+        "conformance_reference.uwmd_controller",
+    ]
 
 
 def test_http_binds_loopback_only() -> None:
