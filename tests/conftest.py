@@ -60,7 +60,12 @@ def budget(seconds: float) -> float:
 FORKSERVER = "conformance_reference.forkserver"
 FORKS = prefork.server(FORKSERVER)
 #: The test servers of process handling (strays, floods, bombs, chaos) start directly, never forked.
-SDK_SERVERS = ("conformance_reference.", "tests.servers.base_", "tests.servers.text_errors_server")
+SDK_SERVERS = (
+    "conformance_reference.",
+    "tests.servers.base_",
+    "tests.servers.text_errors_server",
+    "tests.servers.mcpserver_app",
+)
 
 
 def server_argv(module: str, *args: str) -> list[str]:

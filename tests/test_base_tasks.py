@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli, run, stdio
+from tests.conftest import TASK_SERVED, cli, run, stdio
 from tests.servers.base_tasks_mutants import DEFECTS
 
 LEGACY = "2025-11-25"
@@ -19,20 +19,6 @@ MODERN = "2026-07-28"
 #: What every server that declares tasks, tasks.list and tasks.cancel SKIPs: the row of a server
 #: without tasks, and the one of the methods it does not declare (none).
 DECLARING = {("base.tasks.undeclared-augmentation", "SKIP"), ("base.tasks.undeclared-methods", "SKIP")}
-#: The rows a server without tasks has nothing for.
-SERVED = (
-    "create-result",
-    "get-shape",
-    "terminal-final",
-    "result-underlying",
-    "result-related-task",
-    "cancel-terminal",
-    "cancel-working",
-    "unknown-id",
-    "list",
-    "forbidden-refused",
-    "required-plain",
-)
 
 
 def declaring(*planted: tuple[str, str]) -> set[tuple[str, str]]:
@@ -43,7 +29,7 @@ def declaring(*planted: tuple[str, str]) -> set[tuple[str, str]]:
 
 EXPECTED: dict[str, set[tuple[str, str]]] = {
     "none": declaring(),
-    "no-tasks": {(f"base.tasks.{name}", "SKIP") for name in SERVED},
+    "no-tasks": {(check, "SKIP") for check in TASK_SERVED},
     "create-completed": declaring(("create-result", "FAIL")),
     "get-no-ttl": declaring(("get-shape", "FAIL")),
     "terminal-flips": declaring(("terminal-final", "FAIL")),

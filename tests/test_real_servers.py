@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from conformance.verdicts import BLOCKING
-from tests.conftest import REPO, cli, shared_install, shared_tmp
+from tests.conftest import REPO, cli, shared_install, shared_tmp, stdio
 
 #: Full base runs of Node and SDK servers through the CLI.
 pytestmark = pytest.mark.slow
@@ -106,12 +106,12 @@ def test_mcp_server_time_over_stdio_exits_0(tmp_path: Path) -> None:
 
 
 def test_mcpserver_app_over_stdio_exits_0(tmp_path: Path) -> None:
-    code, report = _run(f"stdio:{sys.executable} -m tests.servers.mcpserver_app", tmp_path)
+    code, report = _run(stdio("tests.servers.mcpserver_app"), tmp_path)
     _assert_conformant(code, report)
 
 
 def test_mcpserver_app_under_strict_fails_only_the_unanswered_lines(tmp_path: Path) -> None:
-    spec = f"stdio:{sys.executable} -m tests.servers.mcpserver_app"
+    spec = stdio("tests.servers.mcpserver_app")
     code, report = _run(spec, tmp_path, "--strict", "-k", "rpc")
     assert code == 1
     failed = {c["check"] for c in report["cases"] if c["verdict"] == "FAIL"}

@@ -317,15 +317,21 @@ def _stdio_defect(defect: str, argv: list[str]) -> int:
     return status
 
 
-def main(argv: list[str] | None = None) -> int:
+def take_defect(argv: list[str] | None, defects: dict[str, str]) -> tuple[str, list[str]]:
+    """`--defect NAME` taken out of the command line (one of `defects`), and the arguments left."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if "--defect" not in args:
-        raise SystemExit("--defect NAME is required: " + ", ".join(DEFECTS))
+    if "--defect" not in args or args.index("--defect") + 1 >= len(args):
+        raise SystemExit("--defect NAME is required: " + ", ".join(defects))
     at = args.index("--defect")
     defect = args[at + 1]
     del args[at : at + 2]
-    if defect not in DEFECTS:
-        raise SystemExit(f"unknown defect {defect!r}: " + ", ".join(DEFECTS))
+    if defect not in defects:
+        raise SystemExit(f"unknown defect {defect!r}: " + ", ".join(defects))
+    return defect, args
+
+
+def main(argv: list[str] | None = None) -> int:
+    defect, args = take_defect(argv, DEFECTS)
     if defect in STDIO_DEFECTS:
         return _stdio_defect(defect, args)
     build = serving.build_http_app

@@ -14,7 +14,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from conformance_reference import base_server, serving
-from tests.servers.base_http_mutants import _header
+from tests.servers.base_http_mutants import _header, take_defect
 
 DEFECTS = {
     "none": "the reference (a per-session event store, a GET stream)",
@@ -102,14 +102,7 @@ class Defect:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "--defect" not in args:
-        raise SystemExit("--defect NAME is required: " + ", ".join(DEFECTS))
-    at = args.index("--defect")
-    defect = args[at + 1]
-    del args[at : at + 2]
-    if defect not in DEFECTS:
-        raise SystemExit(f"unknown defect {defect!r}: " + ", ".join(DEFECTS))
+    defect, args = take_defect(argv, DEFECTS)
     build = serving.build_http_app
 
     def build_with_defect(server: Any, *, era: Any = "both") -> ASGIApp:
