@@ -191,12 +191,28 @@ class Browser:
         return result["result"].get("value")
 
     def click(self, selector: str) -> None:
-        """A real mouse click at the element's centre (scrolled into view first)."""
-        box = self.evaluate(
-            f"(() => {{ const el = document.querySelector({json.dumps(selector)}); el.scrollIntoView();"
-            " const r = el.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        """A real mouse click at the element's centre, scrolled into view first.
+
+        The point is taken once the layout has settled on it: two measurements in a row (each a round
+        trip to the browser) put the same point inside the element, and nothing else lies on top of it
+        there. A table that moves after a first measurement (a scrollbar appearing, a busy machine's
+        late layout) would otherwise have its neighbouring cell clicked."""
+        measure = (
+            f"(() => {{ const el = document.querySelector({json.dumps(selector)});"
+            ' el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});'
+            " const r = el.getBoundingClientRect(); const x = r.x + r.width / 2, y = r.y + r.height / 2;"
+            " const hit = document.elementFromPoint(x, y);"
+            " return [x, y, !!hit && el.contains(hit)]; })()"
         )
-        x, y = box
+        last: list[Any] | None = None
+        for _ in range(50):
+            point = self.evaluate(measure)
+            if point[2] and point == last:
+                break
+            last = point
+        else:
+            raise CdpError(f"click {selector!r}: the element never settled under its own centre ({last})")
+        x, y = point[0], point[1]
         for kind in ("mousePressed", "mouseReleased"):
             self.send(
                 "Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}
