@@ -229,8 +229,9 @@ def shared_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests using a module-scoped fixture of their own module go to one xdist worker together
-    (`--dist loadgroup`), so that fixture runs once per session; every other test is spread freely.
+    """The slow tests first; tests using a module-scoped fixture of their own module go to one xdist
+    worker together (`--dist loadgroup`), so that fixture runs once per session; every other test is
+    spread freely.
 
     A parametrised module fixture is one fixture per parameter: its users are grouped by the parameter
     too (`module:fixture=param`), so a costly fixture split into parameters (the mutant runs of
@@ -253,6 +254,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # No brackets: xdist takes the text after the last `@` as the group only past the last `]`.
             group = module.__name__ + "".join(f":{part}" for part in parts)
             item.add_marker(pytest.mark.xdist_group(group))
+    # The slow tests first (a stable sort: each module keeps its order): the workers start on the long
+    # runs and the short tests fill in around them, rather than one long run starting last and the
+    # others idle while it ends (every worker collects the same order, as xdist requires).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

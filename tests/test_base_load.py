@@ -1,9 +1,11 @@
-"""Verdicts do not change with load: the base suite against the reference, alone and beside CPU hogs.
+"""Verdicts do not change with load: the base suite against the reference, alone and beside a CPU hog.
 
 Why: negative probes are settled by a sentinel and a grace that scales with the sentinel's round trip,
 not by a fixed wait, so a slow machine may stretch a run but must not turn a PASS into a WARN (an
-answer taken for silence) or a WARN into an ERROR. The hogs are busy loops, one per CPU, each bounded
-by its own deadline and killed with its process group when the loaded run ends.
+answer taken for silence) or a WARN into an ERROR. The hog is one busy loop, bounded by its own
+deadline and killed with its process group when the loaded run ends: beside the other xdist workers
+(two more than cores) it keeps every core busy; the whole suite beside a busy loop per core is measured
+by hand (the README's test command), not here, where a second loop would only burn a core.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pytest
 
 from tests.conftest import REQUEST_TIMEOUT, run, stdio
 
-#: Two full runs of the reference, the second beside a CPU hog per core.
+#: Two full runs of the reference, the second beside a CPU hog.
 pytestmark = pytest.mark.slow
 
 #: A hog stops by itself after this many seconds even if the test process is killed first.
@@ -59,7 +61,7 @@ def test_base_verdicts_do_not_change_with_load(embedded_default: dict[str, Any])
     # The reference alone is the session's one run of the embedded default (`run(None)`, whose request
     # timeout is the same generous REQUEST_TIMEOUT), made before any hog of this test starts.
     quiet = (embedded_default, _mutant_run())
-    with cpu_hogs(max(2, os.cpu_count() or 2)) as hogs:
+    with cpu_hogs(1) as hogs:
         busy = (run(None, timeout=REQUEST_TIMEOUT), _mutant_run())
         assert all(p.poll() is None for p in hogs), "the hogs ran for the whole loaded run"
     for alone, loaded in zip(quiet, busy, strict=True):
