@@ -242,17 +242,29 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
     return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
 
 
+def declares_tasks(ctx: CaseContext, *path: str) -> bool:
+    """The server's `capabilities.tasks` (2025-11-25) is an object with `path` in it, an object too
+    (`declares_tasks(ctx)`: tasks at all; `("requests", "tools", "call")`: task-augmented tools/call)."""
+    node: Any = ctx.identity.capabilities.get("tasks")
+    for key in path:
+        if not isinstance(node, dict):
+            return False
+        node = node.get(key)
+    return isinstance(node, dict)
+
+
+def task_support(tool: dict[str, Any]) -> str:
+    """A tool's execution.taskSupport, "forbidden" when absent (the 2025-11-25 page's default)."""
+    execution = tool.get("execution")
+    value = execution.get("taskSupport") if isinstance(execution, dict) else None
+    return value if isinstance(value, str) else "forbidden"
+
+
 def tasks_required(ctx: CaseContext, tool: dict[str, Any]) -> bool:
     """The tool must be called as a task (2025-11-25 Tool-Level Negotiation 2.3: its
     execution.taskSupport is "required" and the server takes task-augmented tools/call), so a plain
     call of it is not the client's to make."""
-    execution = tool.get("execution")
-    if not isinstance(execution, dict) or execution.get("taskSupport") != "required":
-        return False
-    tasks = ctx.identity.capabilities.get("tasks")
-    requests = tasks.get("requests") if isinstance(tasks, dict) else None
-    on_tools = requests.get("tools") if isinstance(requests, dict) else None
-    return isinstance(on_tools, dict) and isinstance(on_tools.get("call"), dict)
+    return task_support(tool) == "required" and declares_tasks(ctx, "requests", "tools", "call")
 
 
 def succeeded(call: Call) -> dict[str, Any] | None:

@@ -22,7 +22,14 @@ from conformance.engine.api import NotSent
 from conformance.engine.checks import blocked, check, missed, skip, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
-from conformance_packs.base.common import call_sweep, memo, no_callable_reason, tools
+from conformance_packs.base.common import (
+    call_sweep,
+    declares_tasks,
+    memo,
+    no_callable_reason,
+    task_support,
+    tools,
+)
 
 #: The task metadata a client adds to a request it wants run as a task (2025-11-25 TaskMetadata).
 TASK: dict[str, Any] = {"ttl": 60000}
@@ -35,10 +42,7 @@ TASK: dict[str, Any] = {"ttl": 60000}
     revisions=("2025-11-25",),
 )
 async def undeclared_augmentation(ctx: CaseContext) -> None:
-    tasks = ctx.identity.capabilities.get("tasks")
-    requests = tasks.get("requests") if isinstance(tasks, dict) else None
-    tools = requests.get("tools") if isinstance(requests, dict) else None
-    if isinstance(tools, dict) and isinstance(tools.get("call"), dict):
+    if declares_tasks(ctx, "requests", "tools", "call"):
         skip(
             "the server declares every task capability this row needs undeclared "
             "(tasks.requests.tools.call): task augmentation is its to accept, "
@@ -80,31 +84,9 @@ MODERN_TASKS = "io.modelcontextprotocol/tasks"
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
 
 
-def task_capabilities(ctx: CaseContext) -> dict[str, Any] | None:
-    tasks = ctx.identity.capabilities.get("tasks")
-    return tasks if isinstance(tasks, dict) else None
-
-
-def declares(ctx: CaseContext, *path: str) -> bool:
-    """The server's `capabilities.tasks` has `path` (an object)."""
-    node: Any = task_capabilities(ctx)
-    for key in path:
-        if not isinstance(node, dict):
-            return False
-        node = node.get(key)
-    return isinstance(node, dict)
-
-
 def need_tool_tasks(ctx: CaseContext) -> None:
-    if not declares(ctx, "requests", "tools", "call"):
+    if not declares_tasks(ctx, "requests", "tools", "call"):
         skip("the server does not declare tasks.requests.tools.call: it takes no task-augmented tools/call")
-
-
-def support_of(tool: dict[str, Any]) -> str:
-    """A tool's execution.taskSupport, "forbidden" when absent (the page's default)."""
-    execution = tool.get("execution")
-    value = execution.get("taskSupport") if isinstance(execution, dict) else None
-    return value if isinstance(value, str) else "forbidden"
 
 
 def task_problems(task: Any, what: str) -> list[str]:
@@ -142,6 +124,20 @@ def _answer(call: Call) -> str:
     return "a result"
 
 
+async def not_refused_with(
+    ctx: CaseContext, methods: list[str], code: int
+) -> tuple[list[str], dict[str, Any]]:
+    """Ask each of `methods` (for taskId NO_SUCH_TASK; tasks/list with no cursor): those not answered
+    with error `code`, each with what it drew, and every answer's excerpt for the evidence."""
+    wrong, calls = [], {}
+    for method in methods:
+        call = await ctx.request(method, {} if method == "tasks/list" else {"taskId": NO_SUCH_TASK})
+        calls[method] = call.excerpt(600)
+        if call.error_code != code:
+            wrong.append(f"{method}: {_answer(call)}")
+    return wrong, calls
+
+
 async def call_tool(ctx: CaseContext, params: dict[str, Any]) -> Call:
     """tools/call on the shared session; one the session did not send (tools/call already hung twice
     in this revision: a slow tool breaks no rule) leaves the case nothing to judge, so SKIP."""
@@ -175,7 +171,7 @@ class TaskRun:
         return str(self.tool["name"])
 
     def said(self) -> str:
-        return f"called {self.name!r} ({support_of(self.tool)}) with params.task {TASK}"
+        return f"called {self.name!r} ({task_support(self.tool)}) with params.task {TASK}"
 
 
 async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] | str:
@@ -183,17 +179,17 @@ async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] 
     the tools sweep, else a callable "required" one with its first careful candidate; or why none."""
     sweep = await call_sweep(ctx)
     for entry in sweep.tools:
-        if support_of(entry.tool) == "optional" and entry.success is not None:
+        if task_support(entry.tool) == "optional" and entry.success is not None:
             return entry.tool, entry.arguments() or {}
     listed = await tools(ctx)
-    required = [t for t in ctx.callable_tools(listed) if support_of(t) == "required"]
+    required = [t for t in ctx.callable_tools(listed) if task_support(t) == "required"]
     if required:
         arguments = await first_candidate(required[0])
         if arguments is not None:
             return required[0], arguments
     if not listed:
         return "tools/list offers no tool"
-    if not any(support_of(t) in ("optional", "required") for t in listed):
+    if not any(task_support(t) in ("optional", "required") for t in listed):
         return 'no listed tool has execution.taskSupport "optional" or "required"'
     why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
     return f"no tool that may be called as a task could be called ({why})"
@@ -264,7 +260,7 @@ async def create_result(ctx: CaseContext) -> None:
         weak(
             "the server declares tasks.requests.tools.call and lists "
             f"{run.name!r} with execution.taskSupport "
-            f"{support_of(run.tool)!r}, but did not accept the task-augmented call (no CreateTaskResult)",
+            f"{task_support(run.tool)!r}, but did not accept the task-augmented call (no CreateTaskResult)",
             **call.excerpt(),
         )
     problems = task_problems(result["task"], "result.task")
@@ -339,7 +335,7 @@ async def result_underlying(ctx: CaseContext) -> None:
         skip("tasks/result was not asked")
     status = next((s for s in map(status_of, run.later_gets) if s), None)
     if call.error is not None:
-        if status == "failed" and support_of(run.tool) == "required":
+        if status == "failed" and task_support(run.tool) == "required":
             ctx.note("the task failed and tasks/result returned its JSON-RPC error")
             return
         missed(
@@ -389,7 +385,7 @@ async def result_related_task(ctx: CaseContext) -> None:
     revisions=("2025-11-25",),
 )
 async def cancel_terminal(ctx: CaseContext) -> None:
-    if not declares(ctx, "cancel"):
+    if not declares_tasks(ctx, "cancel"):
         skip("the server does not declare tasks.cancel")
     run = await created(ctx)
     seen = [status_of(c) for c in run.later_gets]
@@ -399,8 +395,10 @@ async def cancel_terminal(ctx: CaseContext) -> None:
     call = await ctx.request("tasks/cancel", {"taskId": run.task_id})
     ctx.note(f"tasks/cancel of the task {run.task_id!r}, {status!r}")
     if call.error_code != -32602:
-        what = "a result" if call.error is None else f"error {call.error_code}"
-        missed(f"tasks/cancel of a {status!r} task was answered with {what}, not -32602", **call.excerpt())
+        missed(
+            f"tasks/cancel of a {status!r} task was answered with {_answer(call)}, not -32602",
+            **call.excerpt(),
+        )
     after = await ctx.request("tasks/get", {"taskId": run.task_id})
     if status_of(after) != status:
         missed(
@@ -415,7 +413,7 @@ async def cancel_terminal(ctx: CaseContext) -> None:
     revisions=("2025-11-25",),
 )
 async def cancel_working(ctx: CaseContext) -> None:
-    if not declares(ctx, "cancel"):
+    if not declares_tasks(ctx, "cancel"):
         skip("the server does not declare tasks.cancel")
     run = await created(ctx)
     create = await call_tool(ctx, {"name": run.name, "arguments": run.arguments, "task": TASK})
@@ -449,14 +447,8 @@ async def cancel_working(ctx: CaseContext) -> None:
 )
 async def unknown_id(ctx: CaseContext) -> None:
     need_tool_tasks(ctx)
-    methods = ["tasks/get", "tasks/result"] + (["tasks/cancel"] if declares(ctx, "cancel") else [])
-    wrong = []
-    calls = {}
-    for method in methods:
-        call = await ctx.request(method, {"taskId": NO_SUCH_TASK})
-        calls[method] = call.excerpt(600)
-        if call.error_code != -32602:
-            wrong.append(f"{method}: {'a result' if call.error is None else f'error {call.error_code}'}")
+    methods = ["tasks/get", "tasks/result"] + (["tasks/cancel"] if declares_tasks(ctx, "cancel") else [])
+    wrong, calls = await not_refused_with(ctx, methods, -32602)
     ctx.note(f"asked {', '.join(methods)} for taskId {NO_SUCH_TASK!r}")
     if wrong:
         missed("an unknown taskId was not refused with -32602: " + "; ".join(wrong), **calls)
@@ -469,7 +461,7 @@ async def unknown_id(ctx: CaseContext) -> None:
     revisions=("2025-11-25",),
 )
 async def list_tasks(ctx: CaseContext) -> None:
-    if not declares(ctx, "list"):
+    if not declares_tasks(ctx, "list"):
         skip("the server does not declare tasks.list")
     run = await created(ctx)
     listing = await ctx.list_all("tasks/list", "tasks", refetch=True)
@@ -491,9 +483,8 @@ async def list_tasks(ctx: CaseContext) -> None:
         f"then tasks/list with cursor {NO_SUCH_CURSOR!r}"
     )
     if bogus.error_code != -32602:
-        what = "a result" if bogus.error is None else f"error {bogus.error_code}"
         missed(
-            f"tasks/list with a cursor the server never gave was answered with {what}, not -32602",
+            f"tasks/list with a cursor the server never gave was answered with {_answer(bogus)}, not -32602",
             **bogus.excerpt(),
         )
 
@@ -507,7 +498,7 @@ async def list_tasks(ctx: CaseContext) -> None:
 async def forbidden_refused(ctx: CaseContext) -> None:
     need_tool_tasks(ctx)
     sweep = await call_sweep(ctx)
-    done = [t for t in sweep.tools if t.success is not None and support_of(t.tool) == "forbidden"]
+    done = [t for t in sweep.tools if t.success is not None and task_support(t.tool) == "forbidden"]
     if not done:
         skip(
             'no tool without execution.taskSupport (or with "forbidden") '
@@ -537,12 +528,12 @@ async def forbidden_refused(ctx: CaseContext) -> None:
 async def required_plain(ctx: CaseContext) -> None:
     need_tool_tasks(ctx)
     listed = await tools(ctx)
-    required = [t for t in ctx.callable_tools(listed) if support_of(t) == "required"]
+    required = [t for t in ctx.callable_tools(listed) if task_support(t) == "required"]
     if not required:
         why = 'no listed tool has execution.taskSupport "required"'
         skip(
             why
-            if not any(support_of(t) == "required" for t in listed)
+            if not any(task_support(t) == "required" for t in listed)
             else f"{why} among the callable ones ({no_callable_reason(ctx)})"
         )
     tool = required[0]
@@ -574,22 +565,16 @@ async def required_plain(ctx: CaseContext) -> None:
     revisions=("2025-11-25",),
 )
 async def undeclared_methods(ctx: CaseContext) -> None:
-    caps = task_capabilities(ctx)
     undeclared = [
         m
         for m in TASK_METHODS
-        if caps is None
-        or (m == "tasks/list" and not declares(ctx, "list"))
-        or (m == "tasks/cancel" and not declares(ctx, "cancel"))
+        if not declares_tasks(ctx)
+        or (m == "tasks/list" and not declares_tasks(ctx, "list"))
+        or (m == "tasks/cancel" and not declares_tasks(ctx, "cancel"))
     ]
     if not undeclared:
         skip("the server declares every tasks method (tasks, tasks.list, tasks.cancel): each is its to serve")
-    wrong, calls = [], {}
-    for method in undeclared:
-        call = await ctx.request(method, {} if method == "tasks/list" else {"taskId": NO_SUCH_TASK})
-        calls[method] = call.excerpt(600)
-        if call.error_code != -32601:
-            wrong.append(f"{method}: {'a result' if call.error is None else f'error {call.error_code}'}")
+    wrong, calls = await not_refused_with(ctx, undeclared, -32601)
     ctx.note("undeclared, asked: " + ", ".join(undeclared))
     if wrong:
         missed("an undeclared tasks method was not answered with -32601: " + "; ".join(wrong), **calls)
@@ -605,12 +590,7 @@ async def modern_removed(ctx: CaseContext) -> None:
     extensions = ctx.identity.capabilities.get("extensions")
     extension = isinstance(extensions, dict) and MODERN_TASKS in extensions
     methods = ["tasks/result", "tasks/list"] + ([] if extension else ["tasks/get", "tasks/cancel"])
-    wrong, calls = [], {}
-    for method in methods:
-        call = await ctx.request(method, {} if method == "tasks/list" else {"taskId": NO_SUCH_TASK})
-        calls[method] = call.excerpt(600)
-        if call.error_code != -32601:
-            wrong.append(f"{method}: {'a result' if call.error is None else f'error {call.error_code}'}")
+    wrong, calls = await not_refused_with(ctx, methods, -32601)
     ctx.note(
         ("the server declares " + MODERN_TASKS if extension else "no tasks extension declared")
         + "; asked: "
