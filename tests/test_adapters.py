@@ -128,6 +128,41 @@ def test_notification_is_not_awaited() -> None:
     asyncio.run(go())
 
 
+def test_exchange_until_stops_at_the_sign_and_the_late_answer_is_stale() -> None:
+    # The server reports progress on request 1, then answers it only once the next line arrives, just
+    # before it answers that line: the late answer must not be taken for request 2's.
+    code = (
+        "import sys, json\n"
+        "m = json.loads(sys.stdin.readline())\n"
+        "note = {'jsonrpc': '2.0', 'method': 'notifications/progress', 'params': {'progress': 1}}\n"
+        "sys.stdout.write(json.dumps(note) + '\\n'); sys.stdout.flush()\n"
+        "n = json.loads(sys.stdin.readline())\n"
+        "for i in (m['id'], n['id']):\n"
+        "    sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': i, 'result': {'for': i}}) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+
+    async def go() -> None:
+        adapter = _adapter(code, max_message_bytes=100_000)
+        await adapter.start()
+        try:
+            reply = await adapter.exchange_until(
+                PING,
+                expect_id=1,
+                until=lambda frame: frame.value.get("method") == "notifications/progress",
+                timeout=60,
+            )
+            assert reply.response is None
+            assert [f.value["method"] for f in reply.frames] == ["notifications/progress"]
+            second = await adapter.exchange(PING.replace(b'"id":1', b'"id":2'), expect_id=2, timeout=60)
+            assert second.response is not None and second.response.value["result"] == {"for": 2}
+            assert [f.extra.get("stale") for f in second.frames] == [True, None]
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
 def test_sse_parser_handles_crlf_comments_and_multiline_data() -> None:
     parser = SseParser(1000)
     events = list(parser.feed(b'event: endpoint\r\ndata: /m?s=1\r\n\r\n: ping\n\ndata: {"a"\ndata: :1}\n'))

@@ -360,7 +360,9 @@ class StreamAdapter(Adapter):
         with contextlib.suppress(asyncio.QueueFull):
             self._frames.put_nowait(None)
 
-    async def _await_response(self, expect_id: Any, timeout: float, started: float) -> Reply:
+    async def _await_response(
+        self, expect_id: Any, timeout: float, started: float, until: Callable[[Frame], bool] | None = None
+    ) -> Reply:
         reply = Reply(response=None)
         deadline = started + timeout
         while True:
@@ -402,6 +404,10 @@ class StreamAdapter(Adapter):
                 )
             if frame.kind == "request" and self.answer_request is not None:
                 await self._answer(frame, max(remaining, 0.5))
+            if until is not None and until(frame):
+                # The request's answer, should it come later, is stale: never a later request's.
+                self._settled_ids.extend(i for i in (expect_id,) if i is not None)
+                break
             if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
                 continue
             if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
@@ -434,6 +440,30 @@ class StreamAdapter(Adapter):
             await self._exchange(data, NO_RESPONSE, timeout, None)
         finally:
             self._hold_pending = False
+
+    async def exchange_until(
+        self,
+        message: bytes,
+        *,
+        expect_id: Any,
+        until: Callable[[Frame], bool],
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """Send a request and wait for its answer or, sooner, for a frame `until` picks.
+
+        Why: to cancel a request while it runs, the cancellation must follow a sign that it runs (its
+        first progress notification), not a guess at how long it takes; on a loaded machine any fixed
+        wait is either too short or too long. When `until` stops the wait the reply has no response,
+        and the request's answer, should it come later, is stale, never a later request's.
+        """
+        started = time.monotonic()
+        sent = await self.exchange(message, expect_id=NO_RESPONSE, timeout=timeout, headers=headers)
+        if sent.status is not None and sent.status >= 400:
+            return sent  # the POST was refused: nothing for it comes on the stream
+        reply = await self._await_response(expect_id, timeout, started, until)
+        reply.status = sent.status
+        return reply
 
     def drain_pending(self) -> list[Frame]:
         """Frames that arrived after the last exchange settled (duplicates, late or unsolicited answers).

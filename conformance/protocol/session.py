@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,6 +24,7 @@ from conformance.adapters.base import (
 )
 from conformance.protocol import jsonrpc
 from conformance.protocol.client_input import ClientInput
+from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.versions import (
     FIRST_PROTOCOL_HEADER,
     META_CLIENT_CAPABILITIES,
@@ -322,6 +324,14 @@ class Session:
                 UNANSWERED.add(time.monotonic() - started)
             raise
         return Call(message if isinstance(message, dict) else None, reply, data)
+
+    async def send_until(self, raw: bytes, *, expect_id: Any, until: Callable[[Frame], bool]) -> Call:
+        """Send exact request bytes and wait for their answer or, sooner, for a frame `until` picks
+        (`StreamAdapter.exchange_until`); on a stream only, where a request can be cut off mid-way."""
+        if not isinstance(self.adapter, StreamAdapter):
+            raise TypeError(f"send_until needs a stream transport, not {self.adapter.transport}")
+        reply = await self.adapter.exchange_until(raw, expect_id=expect_id, until=until, timeout=self.timeout)
+        return Call(None, reply, raw)
 
     async def probe(self, raw: bytes, *, expect_id: Any, headers: dict[str, str] | None = None) -> Probe:
         """Send exact bytes that may draw no answer, and settle their silence with a sentinel, not a wait.

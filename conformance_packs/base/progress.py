@@ -16,6 +16,7 @@ from typing import Any
 from conformance.engine.api import TransportError
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
+from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
 from conformance_packs.base.common import call_sweep, memo, no_callable_reason
@@ -257,9 +258,17 @@ async def no_response(ctx: CaseContext) -> None:
     request_id = f"conformance-cancel-{next(_CANCEL_IDS)}"
     params = {"name": target.tool, "arguments": target.arguments, "_meta": {"progressToken": request_id}}
     mark = ctx.mark()
-    probe = await session.probe(raw_request(session, request_id, "tools/call", params), expect_id=request_id)
-    if probe.answered:
-        skip(f"tools/call {target.tool!r} was answered before it could be cancelled")
+
+    def running(frame: Frame) -> bool:
+        # A progress notification says the call runs: the cancellation goes out at once. Any token: one
+        # that is not the request's is BASE-PROG-002's to judge, and the call runs all the same.
+        return isinstance(frame.value, dict) and frame.value.get("method") == "notifications/progress"
+
+    started = await session.send_until(
+        raw_request(session, request_id, "tools/call", params), expect_id=request_id, until=running
+    )
+    if started.reply.response is not None:
+        skip(f"tools/call {target.tool!r} was answered before it reported progress: nothing to cancel")
     await session.notify("notifications/cancelled", {"requestId": request_id, "reason": "conformance check"})
     settle = await sentinel(ctx)
     # The same call again is the clock: a server that ignored the cancellation answers it before this.
