@@ -86,7 +86,10 @@ async def progress_calls(ctx: CaseContext) -> ProgressCalls:
     async def run() -> ProgressCalls:
         out = ProgressCalls()
         sweep = await call_sweep(ctx)
-        chosen = [t for t in sweep.tools if t.success is not None][:MAX_PROGRESS_TOOLS]
+        succeeded = [t for t in sweep.tools if t.success is not None]
+        # The slowest first: a tool that runs a while is the one likely to report its progress.
+        succeeded.sort(key=lambda t: -t.success.reply.elapsed if t.success is not None else 0.0)
+        chosen = succeeded[:MAX_PROGRESS_TOOLS]
         if not chosen:
             out.why_none = (
                 "no tool is callable: " + no_callable_reason(ctx)
@@ -103,6 +106,13 @@ async def progress_calls(ctx: CaseContext) -> ProgressCalls:
             out.untokened = await _call(ctx, first.tool, first.arguments, None)
         else:
             out.why_none = "no callable tool sent notifications/progress for a request with a progressToken"
+            slow = [t.name for t in sweep.tools if t.timed_out]
+            if slow:
+                # A tool that reports progress is often one that runs longer than the request timeout.
+                out.why_none += (
+                    f"; {', '.join(repr(n) for n in slow[:3])} got no answer within "
+                    f"{ctx.options.timeout:g} s (a longer --timeout may let it be judged)"
+                )
         return out
 
     return await memo(ctx, "progress-calls", "calling the tools with a progressToken", run)
