@@ -8,7 +8,8 @@ request handlers registered by name. Everything here is 2025-11-25 only: tasks c
 2026-07-28 moved them out into an extension this server does not offer, so there every tasks/*
 method is -32601 as for any method the server does not serve.
 
-The store is in memory, one per server process, each task bound to the session that created it (the
+The store is in memory, one per server process, bounded (a task is forgotten once its ttl has
+elapsed, the oldest when MAX_TASKS are kept), each task bound to the session that created it (the
 requestor this server can identify: a task of another session is "not found", and tasks/list lists
 the session's own). A task runs its tool when it is created, shows `working` in the CreateTaskResult
 and reaches its terminal status when it is next looked at (tasks/get, tasks/result, tasks/list), so
@@ -18,6 +19,7 @@ a tasks/cancel sent first finds it still working, as a long tool would be.
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -37,8 +39,10 @@ RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: What a task is kept for when the request names no ttl, and the most it may ask for (milliseconds).
 DEFAULT_TTL_MS: Final = 60_000
-MAX_TTL_MS: Final = 600_000
+MAX_TTL_MS: Final = 3_600_000
 POLL_INTERVAL_MS: Final = 100
+#: The most tasks the store keeps: past it the oldest is forgotten, as one past its ttl is.
+MAX_TASKS: Final = 1024
 
 
 def _now() -> str:
@@ -56,9 +60,12 @@ class _Task:
     status_message: str | None = None
     created_at: str = field(default_factory=_now)
     last_updated_at: str = ""
+    #: When the receiver may forget the task (monotonic seconds): its ttl counted from creation.
+    expires: float = 0.0
 
     def __post_init__(self) -> None:
         self.last_updated_at = self.created_at
+        self.expires = time.monotonic() + self.ttl / 1000
 
     def settle(self) -> None:
         """A working task reaches its terminal status: failed for a JSON-RPC error or an isError
@@ -201,8 +208,18 @@ class TaskSupport:
             outcome = ("result", dict(body or {}))
         ttl = min(metadata.ttl if metadata.ttl is not None else DEFAULT_TTL_MS, MAX_TTL_MS)
         created = _Task(task_id=secrets.token_urlsafe(24), owner=_requestor(ctx), ttl=ttl, outcome=outcome)
+        self._forget()
         self.tasks[created.task_id] = created
         return {"task": created.wire()}
+
+    def _forget(self) -> None:
+        """Drop the tasks past their ttl (2025-11-25: a receiver may delete a task and its result once
+        its ttl has elapsed), then the oldest while the store is full: a long-lived server stays bounded."""
+        now = time.monotonic()
+        for task_id in [i for i, t in self.tasks.items() if t.expires <= now]:
+            del self.tasks[task_id]
+        while len(self.tasks) >= MAX_TASKS:
+            del self.tasks[next(iter(self.tasks))]
 
     # ------------------------------------------------------------------ the tasks/* methods
 
@@ -215,6 +232,7 @@ class TaskSupport:
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise MCPError(code=types.INVALID_PARAMS, message="taskId must be a string")
+        self._forget()
         found = self.tasks.get(task_id)
         if found is None or found.owner != _requestor(ctx):
             raise _not_found(task_id)
@@ -245,6 +263,7 @@ class TaskSupport:
         cursor = (ctx.params or {}).get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid pagination cursor")
+        self._forget()
         own = [t for t in self.tasks.values() if t.owner == _requestor(ctx)]
         page, next_cursor = paginate(own, cursor, self.page_size)
         for task in page:

@@ -98,3 +98,22 @@ def test_list_and_explain_show_the_rows() -> None:
             and "Quote:" in explained.stdout
             and "Checks:  base.tasks." in explained.stdout
         )
+
+
+def test_the_reference_task_store_is_bounded() -> None:
+    # A task past its ttl is forgotten, and the oldest once MAX_TASKS are kept: a long-lived reference
+    # server does not grow without end.
+    from conformance_reference.base_tasks import MAX_TASKS, TaskSupport, _Task
+
+    store = TaskSupport({})
+    expired = _Task(task_id="gone", owner="connection", ttl=0, outcome=("result", {}))
+    store.tasks["gone"] = expired
+    for number in range(MAX_TASKS - 1):
+        store.tasks[f"t{number}"] = _Task(
+            task_id=f"t{number}", owner="connection", ttl=60_000, outcome=("result", {})
+        )
+    store._forget()
+    assert "gone" not in store.tasks and len(store.tasks) == MAX_TASKS - 1
+    store.tasks["extra"] = _Task(task_id="extra", owner="connection", ttl=60_000, outcome=("result", {}))
+    store._forget()  # full: the oldest goes, making room for the one about to be added
+    assert "t0" not in store.tasks and "extra" in store.tasks and len(store.tasks) == MAX_TASKS - 1
