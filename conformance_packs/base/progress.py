@@ -271,7 +271,7 @@ async def no_response(ctx: CaseContext) -> None:
 
     def running(frame: Frame) -> bool:
         # A progress notification says the call runs: the cancellation goes out at once. Any token: one
-        # that is not the request's is BASE-PROG-002's to judge, and the call runs all the same.
+        # that is not the request's is BASE-PROG-001's to judge, and the call runs all the same.
         return isinstance(frame.value, dict) and frame.value.get("method") == "notifications/progress"
 
     started = await session.send_until(
