@@ -127,3 +127,18 @@ def test_uri_template_expansion() -> None:
     assert expand("ref://items/{item_id}", "1") == "ref://items/1"
     assert expand("x{?a,b}{&c}", "1") == "x?a=1&b=1&c=1"
     assert expand("q{/p*}{.e:3}{#f}{;g}", "12345") == "q/12345.123#12345;g=12345"
+
+
+def test_a_cancellation_waits_for_a_progress_below_its_total() -> None:
+    from conformance.protocol.jsonrpc import classify
+    from conformance_packs.base.progress import still_running
+
+    def progress(params: str) -> bool:
+        message = '{"jsonrpc":"2.0","method":"notifications/progress","params":' + params + "}"
+        return still_running(classify(message.encode()))
+
+    assert progress('{"progressToken":"t","progress":1,"total":5}')
+    assert progress('{"progressToken":"t","progress":3}')  # no total: it may go on
+    assert not progress('{"progressToken":"t","progress":5,"total":5}')  # the last step: it is ending
+    assert not still_running(classify(b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}'))
+    assert not still_running(classify(b'{"jsonrpc":"2.0","id":1,"result":{}}'))

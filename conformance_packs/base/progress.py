@@ -254,6 +254,21 @@ async def invalid_ignored(ctx: CaseContext) -> None:
 _CANCEL_IDS = itertools.count(1)
 
 
+def still_running(frame: Frame) -> bool:
+    """A progress notification below its total (or without one): the call it reports on still runs, so
+    a cancellation sent now finds it running. Any token: one not the request's is BASE-PROG-001's."""
+    message = frame.value
+    if not isinstance(message, dict) or message.get("method") != "notifications/progress":
+        return False
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return True
+    progress, total = params.get("progress"), params.get("total")
+    if isinstance(progress, int | float) and isinstance(total, int | float):
+        return progress < total
+    return True
+
+
 @check(
     "base.cancel.no-response",
     "BASE-CANCEL-002",
@@ -268,17 +283,11 @@ async def no_response(ctx: CaseContext) -> None:
     request_id = f"conformance-cancel-{next(_CANCEL_IDS)}"
     params = {"name": target.tool, "arguments": target.arguments, "_meta": {"progressToken": request_id}}
     mark = ctx.mark()
-
-    def running(frame: Frame) -> bool:
-        # A progress notification says the call runs: the cancellation goes out at once. Any token: one
-        # that is not the request's is BASE-PROG-001's to judge, and the call runs all the same.
-        return isinstance(frame.value, dict) and frame.value.get("method") == "notifications/progress"
-
     started = await session.send_until(
-        raw_request(session, request_id, "tools/call", params), expect_id=request_id, until=running
+        raw_request(session, request_id, "tools/call", params), expect_id=request_id, until=still_running
     )
     if started.reply.response is not None:
-        skip(f"tools/call {target.tool!r} was answered before it reported progress: nothing to cancel")
+        skip(f"tools/call {target.tool!r} was answered before a progress below its total: nothing to cancel")
     await session.notify("notifications/cancelled", {"requestId": request_id, "reason": "conformance check"})
     settle = await sentinel(ctx)
     # The same call again is the clock: a server that ignored the cancellation answers it before this.
