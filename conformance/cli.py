@@ -119,6 +119,12 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         help="a missed SHOULD is a FAIL, not a WARN (an unanswered malformed line on stdio, a"
         " later-catalog value in a profile, ...)",
     )
+    run.add_argument(
+        "--experimental",
+        action="store_true",
+        help="claim experimental features and extensions (2025-11-25 tasks, ...): their FAILs fail the run;"
+        " without it they show their true verdict, counted apart, and fail no run",
+    )
     run.add_argument("--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)")
     run.add_argument(
         "--baseline",
@@ -228,19 +234,40 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in _checks([suite]):
             req = get(check.requirement)
-            shown = _revisions_shown(check)
-            print(f"{check.id:45} {check.requirement:16} {req.level:10} {shown:23} {check.title}")
+            judged = check.revisions_judged()
+            level, more = _level_shown(req, judged)
+            shown = _revisions_shown(judged)
+            print(f"{check.id:45} {check.requirement:16} {level:10} {shown:23} {check.title}{more}")
     return EXIT_OK
 
 
-def _revisions_shown(check: Any) -> str:
+def _level_shown(row: Any, revisions: list[str]) -> tuple[str, str]:
+    """The level column of `list` and what follows the title: the row's level when every revision
+    judged gives it the same, else `varies` and each level with its revisions; and the track of an
+    experimental or extension row."""
+    said = _levels_said(row, revisions)
+    tracks = sorted({row.at(r).track for r in revisions} - {"stable"})
+    more = (f"  [{said}]" if said else "") + (f"  [{', '.join(tracks)}: fails no run unclaimed]" if tracks else "")
+    levels = {row.at(r).level for r in revisions} or {row.level}
+    return (levels.pop() if len(levels) == 1 else "varies"), more
+
+
+def _levels_said(row: Any, revisions: list[str]) -> str:
+    """`SHOULD in 2024-11-05, 2025-03-26; MUST in 2025-06-18, 2025-11-25` when the revisions give the row
+    different levels, else empty."""
+    by_level: dict[str, list[str]] = {}
+    for revision in revisions:
+        by_level.setdefault(row.at(revision).level, []).append(revision)
+    if len(by_level) < 2:
+        return ""
+    return "; ".join(f"{level} in {', '.join(revs)}" for level, revs in by_level.items())
+
+
+def _revisions_shown(applies: list[str]) -> str:
     """The revisions a check applies to, oldest first: "all", a range "A..B", or a list."""
-    from conformance.protocol.versions import TESTED_REVISIONS, era_of
+    from conformance.protocol.versions import TESTED_REVISIONS
 
     ordered = sorted(TESTED_REVISIONS)
-    applies = [
-        r for r in ordered if era_of(r) in check.eras and (check.revisions is None or r in check.revisions)
-    ]
     if applies == ordered:
         return "all"
     if not applies:
@@ -269,10 +296,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
     print(f"{row.id}  ({row.level})  {row.title}\n")
-    print(
-        f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}\n"
-        f"Checks:  {', '.join(checks) or '-'}"
-    )
+    print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}\nChecks:  {', '.join(checks) or '-'}")
+    if row.track != "stable":
+        print(f"Track:   {row.track}: its cases show their true verdict and fail no run unclaimed (--experimental)")
+    for revision, own in sorted(row.by_revision.items()):
+        at = row.at(revision)
+        print(f"\nIn {revision}: ({at.level}{'' if at.track == 'stable' else ', ' + at.track})")
+        if "quote" in own:
+            print(f"Quote:   {at.quote}")
+        if "source" in own:
+            print(f"Source:  {at.source}")
     return EXIT_OK
 
 
@@ -349,6 +382,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         call_tools=args.call_tools,
         max_restarts=args.max_restarts,
         strict=args.strict,
+        experimental=args.experimental,
+        claimed_suites=frozenset(args.suite or ()),
         jobs=args.jobs,
         pack_options={dest: value for dest, value in given.items() if value is not None},
     )
@@ -377,6 +412,7 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "select": args.select or "",
                 "max_restarts": args.max_restarts,
                 "strict": args.strict,
+                "experimental": args.experimental,
                 **pack_options_of(suites, options),
             },
         },

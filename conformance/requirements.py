@@ -10,13 +10,23 @@ What a miss at a row's level is (FAIL, WARN, under `--strict`) is a verdict rule
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, Literal
+
+
+#: A row's track: the feature it judges is stable (the default), experimental in its revision, or
+#: a protocol extension. Only a stable row's cases fail a run unclaimed (`conformance.verdicts.scored`).
+Track = Literal["stable", "experimental", "extension"]
 
 
 @dataclass(frozen=True)
 class Requirement:
+    """One row. `level`, `quote`, `source` and `track` are the row's own; a revision whose text says
+    otherwise names its values in `by_revision`, and `at(revision)` is the row as that revision reads
+    (a sentence can be SHOULD in one revision and MUST in the next)."""
+
     id: str
     suite: str
     level: str
@@ -24,9 +34,23 @@ class Requirement:
     quote: str
     source: str
     test: str
+    track: Track = "stable"
+    by_revision: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+
+    def at(self, revision: str | None) -> Requirement:
+        """The row as `revision` reads it: its own level, quote, source and track where it names
+        them, the row's elsewhere (and for a case of no revision, `any`)."""
+        own = self.by_revision.get(revision or "")
+        if not own:
+            return self
+        return replace(self, by_revision={}, **own)  # type: ignore[arg-type]
+
+    def levels(self, revisions: Iterable[str]) -> dict[str, str]:
+        """The level each of `revisions` gives the row (`list` and `explain` show them)."""
+        return {revision: self.at(revision).level for revision in revisions}
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "suite": self.suite,
             "level": self.level,
@@ -35,6 +59,11 @@ class Requirement:
             "source": self.source,
             "test": self.test,
         }
+        if self.track != "stable":
+            data["track"] = self.track
+        if self.by_revision:
+            data["by_revision"] = {rev: dict(values) for rev, values in self.by_revision.items()}
+        return data
 
 
 @cache

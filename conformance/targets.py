@@ -49,6 +49,9 @@ class Target:
     #: A command that starts an HTTP server and prints `LISTENING <url>`; the url is then the target.
     launch: tuple[str, ...] = ()
     label: str = ""
+    #: The target claims the experimental features and extensions it is judged on (`experimental =
+    #: true`): their cases fail the run like any other (`--experimental` does so for every target).
+    experimental: bool = False
     #: Free-form settings for profiles (fixture controller, discovery location): read by the suites.
     settings: Mapping[str, Any] = field(default_factory=dict)
     #: The `--server` string of a target file, so a printed replay command can name the same target.
@@ -198,6 +201,7 @@ def _file_target(section: dict[str, Any], where: str, data: dict[str, Any], path
         "target_budget": _number(timeouts.get("target"), f"{path}: {at}timeouts.target"),
         "max_message_bytes": int(limits.get("max_message_bytes", 16 * 1024 * 1024)),
         "label": str(section.get("label", "")),
+        "experimental": bool(section.get("experimental", False)),
         "settings": settings,
     }
     cwd = section.get("cwd")

@@ -39,6 +39,13 @@ BLOCKING = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.XPASS})
 #: not judge it, and a baseline cannot excuse what nobody saw.
 EXCUSABLE = frozenset({Verdict.FAIL, Verdict.WARN})
 
+#: Tracks of a requirement row (`conformance.requirements.Track`) whose cases fail a run only when
+#: claimed: a feature its revision marks experimental (2025-11-25 tasks) or a protocol extension.
+#: SEP-1730's SDK tiers require neither, and the official suite runs them `not_scored`; so such a case
+#: shows its true verdict, counted apart, and blocks only when the user claims the feature
+#: (`--experimental`, a target's `experimental = true`, or naming a suite whose pack says so).
+UNSCORED_TRACKS = frozenset({"experimental", "extension"})
+
 #: Requirement levels, strongest first (the schema's enum and the HTML filter's order).
 LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
 #: Levels whose miss is a FAIL; every other level's miss is a WARN.
@@ -93,6 +100,21 @@ def miss_verdict(level: str, strict: bool = False) -> Verdict:
     if level_fails(level) or (strict and level in STRICT_LEVELS):
         return Verdict.FAIL
     return Verdict.WARN
+
+
+def unscored(track: str, claimed: bool) -> str | None:
+    """The track that keeps a case on a row of `track` from failing the run (`UNSCORED_TRACKS`), or
+    None when the case counts: a stable row, or a track the user claimed."""
+    return track if track in UNSCORED_TRACKS and not claimed else None
+
+
+def gate(verdict: str, unscored: str | None = None) -> Verdict:
+    """The verdict a gate reads (the exit code, pytest, JUnit, SARIF levels, badges): the case's own,
+    except that an unscored case that would block (an experimental FAIL, say) gates as a WARN, since
+    it is shown with its true verdict but fails no run unclaimed."""
+    if unscored and verdict in BLOCKING:
+        return Verdict.WARN
+    return Verdict(verdict)
 
 
 def should_miss_verdict(strict: bool) -> Verdict:

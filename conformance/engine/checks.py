@@ -115,6 +115,12 @@ class Check:
             return False
         return self.revisions is None or revision in self.revisions
 
+    def revisions_judged(self) -> list[str]:
+        """The known revisions this check judges on some transport, oldest first (`list`, `explain`)."""
+        from conformance.protocol.versions import TESTED_REVISIONS, era_of
+
+        return [r for r in sorted(TESTED_REVISIONS) if any(self.applies(era_of(r), t, r) for t in self.transports)]
+
 
 _REGISTRY: dict[str, list[Check]] = {}
 

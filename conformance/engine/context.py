@@ -37,6 +37,12 @@ class RunOptions:
     start_timeout: float = DEFAULT_START_TIMEOUT
     protocol: str = "auto"
     strict: bool = False
+    #: Claim every experimental feature and extension (`--experimental`): their cases fail the run
+    #: like any other. Without it they show their true verdict, counted apart, and fail no run.
+    experimental: bool = False
+    #: Suites the user named with `--suite`: naming a profile or extension suite claims its rows (the
+    #: base protocol's pack, `Pack.default_for_servers`, claims nothing by being named).
+    claimed_suites: frozenset[str] = frozenset()
     max_restarts: int = 8
     #: Keep the wire log of passing cases too (snapshots record what the server said when all was well).
     keep_transcripts: bool = False

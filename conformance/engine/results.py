@@ -26,6 +26,9 @@ class CaseResult:
     #: transport rule in the very answer this case needed, or does not serve what the case reads.
     #: Absent from the report when None.
     blocked_by: str | None = None
+    #: The row's track when it keeps this case from failing the run (`verdicts.unscored`): the case
+    #: judges an experimental feature or an extension nobody claimed. Absent from the report when None.
+    unscored: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -33,6 +36,8 @@ class CaseResult:
         data["duration"] = round(self.duration, 6)
         if data["blocked_by"] is None:
             del data["blocked_by"]
+        if data["unscored"] is None:
+            del data["unscored"]
         return data
 
 

@@ -44,7 +44,7 @@ from conformance.protocol.session import NotSent
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
-from conformance.verdicts import Verdict, miss_verdict, should_miss_verdict
+from conformance.verdicts import Verdict, miss_verdict, should_miss_verdict, unscored
 
 T = TypeVar("T")
 
@@ -347,7 +347,7 @@ class Runner:
         entries: list[dict[str, Any]],
         slot: Slot,
     ) -> None:
-        req = requirement(req_id)
+        req = requirement(req_id).at(revision)
         full_id = f"{suite}.{check_id}"
         self._finished(
             target,
@@ -450,7 +450,7 @@ class Runner:
         plan: blocking.Plan | None = None,
     ) -> CaseResult:
         """Run one check; `plan` (the revision's checks) lets a blocked case name its blocking case."""
-        req = requirement(check.requirement)
+        req = requirement(check.requirement).at(ctx.revision)
         mark = transcript.mark()
         started = time.monotonic()
         evidence: dict[str, Any] = {}
@@ -576,13 +576,15 @@ def _case_result(
     transcript: list[dict[str, Any]] | None = None,
     blocked_by: str | None = None,
 ) -> CaseResult:
-    """One case's result: the check's identity and requirement row, where it ran, and its verdict."""
+    """One case's result: the check's identity and requirement row as its revision reads it (level and
+    track), where it ran, and its verdict."""
+    row = requirement(check.requirement).at(ctx.revision)
     return CaseResult(
         key=case_key(check.id, ctx.transport, ctx.revision, index),
         check=check.id,
         suite=check.suite,
         requirement=check.requirement,
-        level=requirement(check.requirement).level,
+        level=row.level,
         title=check.title,
         target=index,
         transport=ctx.transport,
@@ -593,7 +595,20 @@ def _case_result(
         evidence=evidence or {},
         transcript=transcript or [],
         blocked_by=blocked_by,
+        unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
     )
+
+
+def claimed(options: RunOptions, target: Target, suite: str) -> bool:
+    """Whether the user claimed the experimental features and extensions of `suite` on `target`:
+    `--experimental`, the target's `experimental = true`, or the suite named with `--suite` when it is
+    a profile or extension (naming the base protocol's pack claims nothing)."""
+    if options.experimental or target.experimental:
+        return True
+    from conformance import packs
+
+    pack = packs.installed().get(suite)
+    return suite in options.claimed_suites and not (pack is not None and pack.default_for_servers)
 
 
 async def _prepared(target: Target, suites: list[str]) -> Target:

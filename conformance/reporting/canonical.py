@@ -367,6 +367,9 @@ class ReportBuilder:
             "reason": reason or ("complete" if complete else "interrupted"),
             "totals": totals(self.report["cases"]),
         }
+        apart = unscored_totals(self.report["cases"])
+        if apart:
+            self.report["footer"]["unscored"] = apart
 
 
 def mask_case(masker: Masker, case: dict[str, Any]) -> dict[str, Any]:
@@ -404,6 +407,13 @@ def totals(cases: list[dict[str, Any]]) -> dict[str, int]:
     return {str(verdict): counts.get(verdict, 0) for verdict in VERDICTS} | {"cases": len(cases)}
 
 
+def unscored_totals(cases: list[dict[str, Any]]) -> dict[str, int]:
+    """Counts by verdict (and `cases`) of the cases that fail no run unclaimed (`case["unscored"]`:
+    an experimental feature or an extension), which `totals` counts too; empty when there are none."""
+    apart = [case for case in cases if case.get("unscored")]
+    return totals(apart) if apart else {}
+
+
 def nothing_judged(report: dict[str, Any]) -> bool:
     """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run
     with no tool it may call, a profile the server does not show)."""
@@ -416,7 +426,7 @@ def exit_code(report: dict[str, Any]) -> int:
     return verdicts.exit_code(
         unreachable=any(target.get("unreachable") for target in report["targets"]),
         complete=bool(report["footer"].get("complete")),
-        verdicts=(case["verdict"] for case in report["cases"]),
+        verdicts=(verdicts.gate(case["verdict"], case.get("unscored")) for case in report["cases"]),
     )
 
 
@@ -426,6 +436,10 @@ def refresh(report: dict[str, Any]) -> dict[str, Any]:
     (SIGINT) or 143 (SIGTERM)."""
     footer = report["footer"]
     footer["totals"] = totals(report["cases"])
+    footer.pop("unscored", None)
+    apart = unscored_totals(report["cases"])
+    if apart:
+        footer["unscored"] = apart
     if footer.get("exit_code") not in verdicts.STOPPED:
         footer["exit_code"] = exit_code(report)
     return report

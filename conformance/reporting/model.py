@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -158,6 +158,8 @@ class Case:
     transcript: tuple[Mapping[str, Any], ...]
     baseline: CaseBaseline | None = None
     blocked_by: str | None = None
+    #: The track (experimental, extension) that keeps this case from failing the run, when unclaimed.
+    unscored: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Case:
@@ -179,7 +181,13 @@ class Case:
             transcript=tuple(_ro(entry) for entry in data["transcript"]),
             baseline=CaseBaseline(mark["entry"], mark["reason"], Verdict(mark["verdict"])) if mark else None,
             blocked_by=data.get("blocked_by"),
+            unscored=data.get("unscored"),
         )
+
+    @property
+    def gating(self) -> Verdict:
+        """The verdict a gate reads (`verdicts.gate`): an unscored FAIL or ERROR gates as a WARN."""
+        return verdicts.gate(self.verdict, self.unscored)
 
     @property
     def own_verdict(self) -> Verdict:
@@ -211,6 +219,8 @@ class Footer:
     #: The exit code stamped by the run (130 for Ctrl-C); None when none was.
     exit_code: int | None
     baseline: FooterBaseline | None
+    #: Counts by verdict (and `cases`) of the unscored cases, which `totals` counts too; empty if none.
+    unscored: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Footer:
@@ -221,6 +231,7 @@ class Footer:
             finished=data.get("finished"),
             totals=_ro(data.get("totals")),
             exit_code=data.get("exit_code"),
+            unscored=_ro(data.get("unscored") or {}),
             baseline=(
                 FooterBaseline(base["path"], base["sha256"], base["entries"], tuple(base["unmatched"]))
                 if base
@@ -282,7 +293,7 @@ class Report:
         return verdicts.exit_code(
             unreachable=self.unreachable,
             complete=self.footer.complete,
-            verdicts=(case.verdict for case in self.cases),
+            verdicts=(case.gating for case in self.cases),
         )
 
     def counts(self) -> dict[str, int]:
