@@ -247,7 +247,9 @@ def _level_shown(row: Any, revisions: list[str]) -> tuple[str, str]:
     experimental or extension row."""
     said = _levels_said(row, revisions)
     tracks = sorted({row.at(r).track for r in revisions} - {"stable"})
-    more = (f"  [{said}]" if said else "") + (f"  [{', '.join(tracks)}: fails no run unclaimed]" if tracks else "")
+    more = f"  [{said}]" if said else ""
+    if tracks:
+        more += f"  [{', '.join(tracks)}: fails no run unclaimed]"
     levels = {row.at(r).level for r in revisions} or {row.level}
     return (levels.pop() if len(levels) == 1 else "varies"), more
 
@@ -296,9 +298,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
     print(f"{row.id}  ({row.level})  {row.title}\n")
-    print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}\nChecks:  {', '.join(checks) or '-'}")
+    print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}")
+    print(f"Checks:  {', '.join(checks) or '-'}")
     if row.track != "stable":
-        print(f"Track:   {row.track}: its cases show their true verdict and fail no run unclaimed (--experimental)")
+        print(
+            f"Track:   {row.track}: its cases show their true verdict, and fail no run"
+            " unless claimed (--experimental)"
+        )
     for revision, own in sorted(row.by_revision.items()):
         at = row.at(revision)
         print(f"\nIn {revision}: ({at.level}{'' if at.track == 'stable' else ', ' + at.track})")

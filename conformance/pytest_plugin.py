@@ -284,7 +284,9 @@ class McpCase(pytest.Item):
         from conformance.verdicts import PYTEST_OUTCOME, Verdict
 
         message = self.case["message"]
-        outcome = PYTEST_OUTCOME[Verdict(self.case["verdict"])]
+        from conformance.verdicts import gate
+
+        outcome = PYTEST_OUTCOME[gate(Verdict(self.case["verdict"]), self.case.get("unscored"))]
         if outcome == "passed":
             return
         if outcome == "warned":
@@ -308,7 +310,7 @@ class McpCase(pytest.Item):
         try:
             from conformance.requirements import get
 
-            lines.append(f"  quote: {get(case['requirement']).quote}")
+            lines.append(f"  quote: {get(case['requirement']).at(case['revision']).quote}")
         except KeyError:
             pass
         lines.append(f"  {case['message']}")

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
-
 #: A row's track: the feature it judges is stable (the default), experimental in its revision, or
 #: a protocol extension. Only a stable row's cases fail a run unclaimed (`conformance.verdicts.scored`).
 Track = Literal["stable", "experimental", "extension"]

@@ -45,6 +45,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     # tasks.list undeclared: its row has nothing to judge, and the method served undeclared is the SHOULD.
     "undeclared-list": declaring(("list", "SKIP"), ("undeclared-methods", "WARN")),
     "modern-served": declaring(("modern-removed", "WARN")),
+    # The experimental row FAILs with its true verdict (and fails no run unclaimed: see below).
+    "undeclared-refused": {(check, "SKIP") for check in TASK_SERVED}
+    | {("base.tasks.undeclared-augmentation", "FAIL")},
 }
 ORDER = sorted(DEFECTS)
 
@@ -117,3 +120,60 @@ def test_the_reference_task_store_is_bounded() -> None:
     store.tasks["extra"] = _Task(task_id="extra", owner="connection", ttl=60_000, outcome=("result", {}))
     store._forget()  # full: the oldest goes, making room for the one about to be added
     assert "t0" not in store.tasks and "extra" in store.tasks and len(store.tasks) == MAX_TASKS - 1
+
+
+REFUSED = "base.tasks.undeclared-augmentation"
+
+
+@pytest.mark.slow
+def test_an_experimental_fail_is_shown_and_fails_no_run_unclaimed(report: dict[str, Any]) -> None:
+    # 2025-11-25 marks tasks experimental: the refusal is a true FAIL, marked unscored, counted apart in
+    # the footer, and the run's exit code is decided without it.
+    index = ORDER.index("undeclared-refused")
+    case = next(c for c in report["cases"] if c["target"] == index and c["check"] == REFUSED)
+    assert case["verdict"] == "FAIL" and case["unscored"] == "experimental"
+    assert "-32603" in case["message"]
+    assert report["footer"]["unscored"]["FAIL"] >= 1
+    scored = [c for c in report["cases"] if not c.get("unscored")]
+    assert all(c["check"].startswith("base.tasks.") is False or c["revision"] != LEGACY for c in scored)
+
+
+@pytest.mark.slow
+def test_claiming_experimental_features_makes_the_fail_block() -> None:
+    server = stdio("tests.servers.base_tasks_mutants", "--defect", "undeclared-refused")
+    unclaimed = run([server], select=REFUSED, protocol=LEGACY)
+    assert [c["verdict"] for c in unclaimed["cases"] if c["check"] == REFUSED] == ["FAIL"]
+    assert unclaimed["footer"]["exit_code"] == 0, unclaimed["footer"]
+    every_view_counts_it_apart(unclaimed)
+    claimed = run([server], select=REFUSED, protocol=LEGACY, experimental=True)
+    (case,) = [c for c in claimed["cases"] if c["check"] == REFUSED]
+    assert case["verdict"] == "FAIL" and "unscored" not in case
+    assert claimed["footer"]["exit_code"] == 1 and "unscored" not in claimed["footer"]
+
+
+def test_list_and_explain_show_the_experimental_track() -> None:
+    listed = cli("list", "--suite", "base")
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(REFUSED))
+    assert "[experimental: fails no run unclaimed]" in line
+    explained = cli("explain", "BASE-TASK-001")
+    assert "Track:   experimental" in explained.stdout
+
+
+def every_view_counts_it_apart(report: dict[str, Any]) -> None:
+    """The views of a report whose one FAIL is unscored: each shows it, none lets it block."""
+    import xml.etree.ElementTree as ET
+
+    from conformance.reporting import badges, html_report, sarif, views
+
+    summary = views.summary_text(report)
+    assert "[experimental, not scored]" in summary and "more cases not scored" in summary
+    assert summary.splitlines()[-1].startswith("PASSED"), summary
+    assert "more cases not scored" in views.markdown(report)
+    junit = ET.fromstring(views.junit_xml(report))
+    assert not junit.findall(".//failure") and any(
+        p.get("name") == "unscored" for p in junit.findall(".//property")
+    )
+    assert "Not scored" in html_report.render(report)
+    levels = {r["level"] for run_ in sarif.sarif(report)["runs"] for r in run_["results"]}
+    assert levels == {"note"}
+    assert badges.status(report, "base")["color"] != "red"

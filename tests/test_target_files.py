@@ -321,3 +321,16 @@ def test_a_file_of_many_targets_gives_each_its_own_tables(
     assert [t.spec for t in parse_targets(str(path))] == [str(path), str(path)]
     with pytest.raises(UsageError, match=r"lists 2 targets"):
         load_target_file(path)
+
+
+def test_a_target_claims_experimental_features(tmp_path: Path) -> None:
+    # `experimental = true` makes the target's experimental and extension cases fail the run like any
+    # other (conformance.engine.runner.claimed); a value that is not a boolean is one line, exit 2.
+    path = tmp_path / "target.toml"
+    path.write_text(SERVER + "experimental = true\n", encoding="utf-8")
+    (target,) = load_targets(path)
+    assert target.experimental
+    path.write_text(SERVER, encoding="utf-8")
+    assert not load_targets(path)[0].experimental
+    said = run_with(tmp_path, SERVER + 'experimental = "yes"\n')
+    assert "target.experimental must be true or false" in said, said

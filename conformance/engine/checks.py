@@ -119,7 +119,11 @@ class Check:
         """The known revisions this check judges on some transport, oldest first (`list`, `explain`)."""
         from conformance.protocol.versions import TESTED_REVISIONS, era_of
 
-        return [r for r in sorted(TESTED_REVISIONS) if any(self.applies(era_of(r), t, r) for t in self.transports)]
+        return [
+            revision
+            for revision in sorted(TESTED_REVISIONS)
+            if any(self.applies(era_of(revision), transport, revision) for transport in self.transports)
+        ]
 
 
 _REGISTRY: dict[str, list[Check]] = {}

@@ -29,7 +29,7 @@ def status(report: Report | Mapping[str, Any], suite: str) -> dict[str, Any]:
     """The badge for one suite: shields.io endpoint schema version 1 (label, message, color)."""
     model = coerce(report)
     cases = [c for c in model.cases if c.suite == suite]
-    counts = Counter(c.verdict for c in cases)
+    counts = Counter(c.gating for c in cases)
     blocking = sum(counts.get(v, 0) for v in BLOCKING)
     if not cases:
         message, color = "not run", "lightgrey"

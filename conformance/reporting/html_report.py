@@ -230,12 +230,13 @@ def _verdict(verdict: str) -> str:
     return f'<span class="verdict v-{_e(verdict)}">{_e(verdict)}</span>'
 
 
-def _requirement(req_id: str) -> tuple[str, str]:
-    """The quoted source sentence and its source, from this harness's requirement table."""
+def _requirement(req_id: str, revision: str | None = None) -> tuple[str, str]:
+    """The quoted source sentence and its source as `revision` reads them (a revision whose text
+    differs quotes its own), from this harness's requirement table."""
     try:
         from conformance.requirements import get
 
-        row = get(req_id)
+        row = get(req_id).at(revision)
     except Exception:  # a report from another harness version may name a row this one lacks
         return "", ""
     return row.quote, row.source
@@ -297,10 +298,10 @@ def outcome(report: Report | Mapping[str, Any]) -> Outcome:
         unreachable=model.unreachable,
         complete=footer.complete,
         interrupted=interrupted,
-        verdicts=(case.verdict for case in cases),
+        verdicts=(case.gating for case in cases),
         terminated=terminated,
     )
-    counts = Counter(case.verdict for case in cases)
+    counts = Counter(case.verdict for case in cases if not case.unscored)
     blocking = sum(counts[v] for v in BLOCKING)
     plural = "" if len(cases) == 1 else "s"
     if word == "unreachable":
@@ -330,6 +331,12 @@ def outcome(report: Report | Mapping[str, Any]) -> Outcome:
         why = f"{len(cases)} case{plural}, none blocking"
         rest = _tally(counts, (Verdict.WARN, Verdict.XFAIL, Verdict.SKIP))
         why += f" ({rest} do not fail a run)." if rest else "."
+    apart = Counter(case.verdict for case in cases if case.unscored)
+    if apart and word in ("passed", "failed"):
+        why += (
+            f" {sum(apart.values())} more not scored (experimental or extension; --experimental claims them):"
+            f" {_tally(apart, VERDICTS)}."
+        )
     return Outcome(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)
 
 
@@ -427,7 +434,7 @@ def _evidence(case: Case) -> str:
 def _case(case: Case, anchors: Mapping[str, str]) -> str:
     """A case that did not pass: the finding first (message, requirement and its quote, the evidence
     that shows the fault), the transcript and large evidence folded below."""
-    quote, source = _requirement(case.requirement)
+    quote, source = _requirement(case.requirement, case.revision)
     attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
     parts = [
         f'<article class="case c-{_e(case.verdict)}" id="{_e(anchors[case.key])}" {attrs}>',
@@ -442,6 +449,11 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
         parts.append(
             f"<p>Baseline entry <code>{_e(b.entry)}</code> (the check said {_e(b.verdict)}): "
             f"{_e(b.reason)}</p>"
+        )
+    if case.unscored:
+        parts.append(
+            f"<p>Not scored: its row judges an {_e(case.unscored)} feature that the run did not claim "
+            "(<code>--experimental</code>), so this verdict fails no run.</p>"
         )
     if case.blocked_by:
         target = anchors.get(case.blocked_by)

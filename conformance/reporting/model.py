@@ -303,6 +303,15 @@ class Report:
             counted[case.verdict] += 1
         return counted | {"cases": len(self.cases)}
 
+    def apart(self) -> tuple[dict[str, int], dict[str, int]]:
+        """(scored, unscored): the footer's totals split into the cases that can fail the run and the
+        unscored ones (an unclaimed experimental feature or extension), each by verdict and `cases`.
+        Every view counts the two apart; unscored is empty when there are none."""
+        totals = dict(self.footer.totals) or self.counts()
+        unscored = dict(self.footer.unscored)
+        scored = {key: totals.get(key, 0) - unscored.get(key, 0) for key in totals}
+        return scored, unscored
+
     def shown_verdicts(self) -> list[Verdict]:
         """The verdicts a view lists: the five of every run, plus XFAIL and XPASS when a baseline was
         applied or they occur, so a report without a baseline reads as before baselines existed."""

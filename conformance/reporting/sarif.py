@@ -126,7 +126,7 @@ def _result(case: Case, rule_index: int, uri: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": case.requirement,
         "ruleIndex": rule_index,
-        "level": LEVELS[verdict],
+        "level": "note" if case.unscored and verdict in LEVELS else LEVELS[verdict],
         "message": {"text": _plain(text, MESSAGE_LIMIT)},
         "locations": [
             {

@@ -54,17 +54,21 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         if case.verdict == Verdict.PASS:
             continue
         if shown < limit:
-            lines.append(_t(f"  {case.verdict:5} {case.key}  {case.requirement}  {case.first_line(160)}"))
+            apart = f"  [{case.unscored}, not scored]" if case.unscored else ""
+            line = f"  {case.verdict:5} {case.key}  {case.requirement}  {case.first_line(160)}{apart}"
+            lines.append(_t(line))
         shown += 1
     if shown > limit:
         lines.append(f"  … and {shown - limit} more non-PASS cases (see the report)")
-    totals = model.footer.totals
+    totals, unscored = model.apart()
     counts = "  ".join(f"{v} {totals.get(v, 0)}" for v in model.shown_verdicts())
     blocked = sum(1 for case in model.cases if case.blocked_by)
     if blocked:
         counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if model.footer.complete else "  (INCOMPLETE: " + model.footer.reason + ")"
     lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
+    if unscored:
+        lines.append(_t(unscored_line(unscored)))
     if model.nothing_judged:
         lines.append(
             f"nothing was judged: all {len(model.cases)} cases are SKIP (see their reasons above), "
@@ -75,6 +79,15 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
     lines.append(_t(outcome(model).line))
     return "\n".join(lines)
+
+
+def unscored_line(unscored: Mapping[str, int]) -> str:
+    """The count of the unscored cases, apart from the run's totals: what they are and how to claim them."""
+    counts = "  ".join(f"{v} {n}" for v, n in unscored.items() if v != "cases" and n)
+    return (
+        f"{unscored.get('cases', 0)} more cases not scored (experimental features or extensions; they "
+        f"fail no run unless claimed with --experimental): {counts}"
+    )
 
 
 def _evidence_text(value: Any) -> str:
@@ -108,6 +121,8 @@ def _md_case(case: Case) -> list[str]:
     )
     if case.blocked_by:
         out += ["", f"Blocked by {_md(case.blocked_by)}: its verdict left this case nothing to judge."]
+    if case.unscored:
+        out += ["", f"Not scored: its row judges an {case.unscored} feature nobody claimed (--experimental)."]
     if case.baseline:
         b = case.baseline
         out += ["", f"Baseline entry {_md(b.entry)} (the check said {b.verdict}): {_md(b.reason)}"]
@@ -125,7 +140,7 @@ def markdown(report: AnyReport) -> str:
     not pass, and every case."""
     model = coerce(report)
     head, footer = model.header, model.footer
-    totals = footer.totals or model.counts()
+    totals, unscored = model.apart()
     end = outcome(model)
     ordered = problems_first(model.cases)
     problems = [c for c in ordered if c.verdict in PROBLEMS]
@@ -145,6 +160,8 @@ def markdown(report: AnyReport) -> str:
         "| " + " | ".join(str(totals.get(k, 0)) for k in columns) + " |",
         "",
     ]
+    if unscored:
+        out += [unscored_line(unscored) + ".", ""]
     if problems:
         out += ["## Problems", ""]
         for case in problems:
@@ -208,9 +225,9 @@ def junit_xml(report: AnyReport) -> bytes:
             "testsuite",
             name=_x(f"{suite} (target {target})"),
             tests=str(len(cases)),
-            failures=str(sum(JUNIT_ELEMENT[c.verdict] == "failure" for c in cases)),
-            errors=str(sum(JUNIT_ELEMENT[c.verdict] == "error" for c in cases)),
-            skipped=str(sum(JUNIT_ELEMENT[c.verdict] == "skipped" for c in cases)),
+            failures=str(sum(JUNIT_ELEMENT[c.gating] == "failure" for c in cases)),
+            errors=str(sum(JUNIT_ELEMENT[c.gating] == "error" for c in cases)),
+            skipped=str(sum(JUNIT_ELEMENT[c.gating] == "skipped" for c in cases)),
             time=f"{sum(c.duration for c in cases):.3f}",
         )
         for case in cases:
@@ -223,7 +240,11 @@ def junit_xml(report: AnyReport) -> bytes:
             )
             detail = _x(_junit_detail(case))
             message = _x(case.message[:500])
-            verdict, shown_as = case.verdict, JUNIT_ELEMENT[case.verdict]
+            # An unscored FAIL shows as a WARN does (system-out), its own verdict named there.
+            verdict, shown_as = case.verdict, JUNIT_ELEMENT[case.gating]
+            if case.unscored:
+                properties = ET.SubElement(tc, "properties")
+                ET.SubElement(properties, "property", name="unscored", value=case.unscored)
             if shown_as == "failure":
                 ET.SubElement(tc, "failure", message=message, type=verdict).text = detail
             elif shown_as == "error":
@@ -240,7 +261,8 @@ def junit_xml(report: AnyReport) -> bytes:
                 why = _x(f"expected failure (baseline entry {entry}: {reason})")
                 ET.SubElement(tc, "skipped", message=why[:500], type="xfail").text = detail
             elif shown_as == "system-out":
-                ET.SubElement(tc, "system-out").text = f"{verdict}: " + detail
+                apart = f" (not scored: {case.unscored})" if case.unscored else ""
+                ET.SubElement(tc, "system-out").text = f"{verdict}{apart}: " + detail
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 

@@ -65,9 +65,11 @@ async def undeclared_augmentation(ctx: CaseContext) -> None:
             **call.excerpt(),
         )
     if call.error is not None or not isinstance(result, dict) or not isinstance(result.get("content"), list):
+        error = call.error if isinstance(call.error, dict) else {}
+        said = f": {error['message'][:120]}" if isinstance(error.get("message"), str) else ""
         missed(
             f"the call of {entry.name!r} that succeeded without params.task "
-            "was not processed normally with it",
+            f"was not processed normally with it: it drew {_answer(call)}{said}",
             **call.excerpt(),
         )
 

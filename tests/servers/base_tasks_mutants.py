@@ -40,7 +40,21 @@ DEFECTS = {
     "required-plain-ok": "a plain call of a tool whose taskSupport is required is processed normally",
     "undeclared-list": "declares no tasks.list, but answers tasks/list",
     "modern-served": "answers tasks/list in 2026-07-28 with a result",
+    "undeclared-refused": "declares no tasks, and refuses a task-augmented tools/call with -32603 (as the"
+    " TypeScript SDK 1.32 does)",
 }
+
+
+async def refuse_augmented(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """The TypeScript SDK's answer to a task-augmented call on a server without tasks (its
+    `assertToolsCallTaskCapability`): -32603, where 2025-11-25 says to process the call normally."""
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    if ctx.method == "tools/call" and "task" in params:
+        raise MCPError(
+            code=types.INTERNAL_ERROR,
+            message="Server does not support task creation (required for tools/call)",
+        )
+    return await call_next(ctx)
 
 
 class Mutant(TaskSupport):
@@ -127,6 +141,10 @@ def main(argv: list[str]) -> int:
     def build_with(**kwargs: Any) -> Any:
         if defect == "no-tasks":
             return build(**kwargs, task_support=False)
+        if defect == "undeclared-refused":
+            server = build(**kwargs, task_support=False)
+            server.middleware.append(refuse_augmented)
+            return server
         return build(**kwargs, tasks=Mutant(defect))
 
     base_server.build_server = build_with
