@@ -109,6 +109,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
     group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD is a FAIL, not a WARN")
+    group.addoption(
+        "--mcp-experimental",
+        action="store_true",
+        help="claim experimental features and extensions: their FAILs fail the run",
+    )
     group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
     group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
     from conformance import packs
@@ -139,6 +144,7 @@ def _options(config: pytest.Config) -> dict[str, Any]:
         "select": config.getoption("mcp_select") or "",
         "max_restarts": config.getoption("mcp_max_restarts"),
         "strict": bool(config.getoption("mcp_strict")),
+        "experimental": bool(config.getoption("mcp_experimental")),
     }
 
 
@@ -175,6 +181,8 @@ def _run(config: pytest.Config) -> dict[str, Any]:
         call_tools=options["call_tools"],
         max_restarts=options["max_restarts"],
         strict=options["strict"],
+        experimental=options["experimental"],
+        claimed_suites=frozenset(config.getoption("mcp_suite") or ()),
         pack_options={dest: value for dest, value in given.items() if value is not None},
     )
     options.update(pack_options_of(suites, run_options))

@@ -84,3 +84,24 @@ def test_refresh_leaves_an_interrupted_run_at_130() -> None:
     assert canonical.refresh(report)["footer"]["exit_code"] == 130
     report["footer"]["exit_code"] = 0
     assert canonical.refresh(report)["footer"]["exit_code"] == 1
+
+
+def test_who_claims_an_experimental_row() -> None:
+    # A row on an experimental feature or an extension fails the run only when claimed: by
+    # --experimental, by the target's `experimental = true`, or by naming its suite with --suite when
+    # that suite is a profile (naming the base protocol's pack claims nothing).
+    from conformance.engine.context import RunOptions
+    from conformance.engine.runner import claimed
+    from conformance.targets import Target
+    from conformance.verdicts import Verdict, gate, unscored
+
+    plain = Target(kind="stdio", argv=("server",))
+    assert not claimed(RunOptions(), plain, "base")
+    assert claimed(RunOptions(experimental=True), plain, "base")
+    assert claimed(RunOptions(), Target(kind="stdio", argv=("server",), experimental=True), "base")
+    assert not claimed(RunOptions(claimed_suites=frozenset({"base"})), plain, "base")
+    assert claimed(RunOptions(claimed_suites=frozenset({"map-review"})), plain, "map-review")
+    assert unscored("experimental", claimed=False) == "experimental"
+    assert unscored("stable", claimed=False) is None and unscored("extension", claimed=True) is None
+    assert gate("FAIL", "experimental") == Verdict.WARN and gate("FAIL") == Verdict.FAIL
+    assert gate("PASS", "extension") == Verdict.PASS and gate("SKIP", "experimental") == Verdict.SKIP
