@@ -89,6 +89,25 @@ def _check_echo(response: Any, msg_id: int) -> None:
         raise RuntimeError(f"unexpected answer to call {msg_id}: {str(response)[:200]}")
 
 
+#: Messages a raw loop reads past before the answer: the reference's echo logs (a notifications/message
+#: before its answer), and a loop that took a notification for the answer would compare nothing.
+MAX_BEFORE_ANSWER = 16
+
+
+def _is_answer(message: Any) -> bool:
+    """A JSON-RPC response (it has an id and a result or error), not a notification or request."""
+    return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message)
+
+
+def _read_answer(readline: Any) -> Any:
+    """The next response from a blocking line reader, skipping the notifications before it (bounded)."""
+    for _ in range(MAX_BEFORE_ANSWER):
+        message = json.loads(readline())
+        if _is_answer(message):
+            return message
+    raise RuntimeError(f"no answer within {MAX_BEFORE_ANSWER} messages")
+
+
 # --------------------------------------------------------------------------- stdio
 
 
@@ -116,13 +135,13 @@ def raw_stdio(calls: int, revision: str) -> list[float]:
         if era_of(revision) == "legacy":
             init = {"protocolVersion": revision, "capabilities": {}, "clientInfo": HARNESS_CLIENT_INFO}
             send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
-            stdout.readline()
+            _read_answer(stdout.readline)
             send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         times = []
         for i in range(1, WARMUP + calls + 1):
             started = time.perf_counter()
             send(_call_message(i, revision))
-            _check_echo(json.loads(stdout.readline()), i)
+            _check_echo(_read_answer(stdout.readline), i)
             times.append(time.perf_counter() - started)
         return times[WARMUP:]
     finally:
@@ -158,8 +177,11 @@ def raw_async_stdio(calls: int, revision: str) -> list[float]:
             for i in range(1, WARMUP + calls + 1):
                 started = time.perf_counter()
                 await send(_call_message(i, revision))
-                line = await asyncio.wait_for(stdout.readline(), 10 if i > 1 else START_TIMEOUT)
-                _check_echo(json.loads(line), i)
+                for _ in range(MAX_BEFORE_ANSWER):
+                    line = await asyncio.wait_for(stdout.readline(), 10 if i > 1 else START_TIMEOUT)
+                    if _is_answer(answer := json.loads(line)):
+                        break
+                _check_echo(answer, i)
                 times.append(time.perf_counter() - started)
             return times[WARMUP:]
         finally:
@@ -303,12 +325,13 @@ def raw_async_http(url: str, calls: int, revision: str) -> list[float]:
 
 
 def _body_message(resp: Any) -> str:
-    """The JSON-RPC message of a response: the body itself, or the data line of its one SSE event."""
+    """The JSON-RPC response of an HTTP answer: the body itself, or the data line of the SSE event that
+    carries the response (a log notification may come first on the stream)."""
     if resp.headers.get("content-type", "").startswith("text/event-stream"):
         for line in resp.text.splitlines():
-            if line.startswith("data:"):
+            if line.startswith("data:") and _is_answer(json.loads(line[5:].strip() or "null")):
                 return str(line[5:].strip())
-        raise RuntimeError("an SSE answer without a data line")
+        raise RuntimeError("an SSE answer without a response")
     return str(resp.text)
 
 
