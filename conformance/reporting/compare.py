@@ -141,6 +141,8 @@ def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) 
         section = section_of(va, vb)
         if section is None:
             continue
+        if section == "new_failures" and cb is not None and cb.unscored:
+            section = "changed"  # an unclaimed experimental FAIL fails no run, so it is no regression
         shown = cb if cb is not None else ca
         getattr(out, section).append(Change(key, va, vb, shown.message if shown is not None else ""))
     return out
