@@ -351,7 +351,9 @@ class Session:
         started = time.monotonic()
         if not isinstance(self.adapter, StreamAdapter):
             try:
-                return Probe(await self.send(None, expect_id=expect_id, raw=raw, headers=headers))
+                # expect_id None: an answer with id null in the POST's event stream is the probe's
+                # (JSON-RPC's answer to a message whose id could not be read); HTTP pairs by POST.
+                return Probe(await self.send(None, expect_id=None, raw=raw, headers=headers))
             except TargetUnreachable:
                 raise
             except TransportError as exc:
