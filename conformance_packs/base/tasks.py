@@ -53,7 +53,7 @@ async def undeclared_augmentation(ctx: CaseContext) -> None:
     sweep = await call_sweep(ctx)
     done = [(t, t.arguments()) for t in sweep.tools if t.success is not None]
     if not done:
-        why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
+        why = sweep.why_nothing(ctx)
         skip(f"no tool call succeeded to repeat as a task: {why}")
     entry, arguments = done[0]
     call = await ctx.request("tools/call", {"name": entry.name, "arguments": arguments, "task": TASK})
@@ -193,7 +193,7 @@ async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] 
         return "tools/list offers no tool"
     if not any(task_support(t) in ("optional", "required") for t in listed):
         return 'no listed tool has execution.taskSupport "optional" or "required"'
-    why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
+    why = sweep.why_nothing(ctx)
     return f"no tool that may be called as a task could be called ({why})"
 
 
@@ -529,15 +529,14 @@ async def forbidden_refused(ctx: CaseContext) -> None:
 )
 async def required_plain(ctx: CaseContext) -> None:
     need_tool_tasks(ctx)
-    listed = await tools(ctx)
-    required = [t for t in ctx.callable_tools(listed) if task_support(t) == "required"]
+    listed = [t for t in await tools(ctx) if task_support(t) == "required"]
+    if not listed:
+        skip('no listed tool has execution.taskSupport "required"')
+    required = ctx.callable_tools(listed)
     if not required:
-        why = 'no listed tool has execution.taskSupport "required"'
-        skip(
-            why
-            if not any(task_support(t) == "required" for t in listed)
-            else f"{why} among the callable ones ({no_callable_reason(ctx)})"
-        )
+        # The reason is about these tools, not the others (which may well be read-only and called).
+        why = no_callable_reason(ctx, listed)
+        skip(f'no tool whose execution.taskSupport is "required" may be called: {why}')
     tool = required[0]
     arguments = await first_candidate(tool)
     if arguments is None:

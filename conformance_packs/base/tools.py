@@ -194,7 +194,7 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     if not sweep.tools:
-        skip(no_callable_reason(ctx))
+        skip(sweep.why_nothing(ctx))
     ctx.note(sweep.line())
     unanswered = sweep.unanswered()
     if not sweep.answered() and any(t.why.startswith("no answer") for t in sweep.tools):
@@ -365,9 +365,10 @@ async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
     "base.call.invalid-arguments", "BASE-CALL-006", "invalid tool arguments are rejected", capability="tools"
 )
 async def invalid_arguments(ctx: CaseContext) -> None:
-    listed = ctx.callable_tools(await tools(ctx))
+    every = await tools(ctx)
+    listed = ctx.callable_tools(every)
     if not listed:
-        skip(no_callable_reason(ctx))
+        skip(no_callable_reason(ctx, every))
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     with_required = [
