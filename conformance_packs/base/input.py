@@ -117,7 +117,9 @@ async def elicitation_modes(ctx: CaseContext) -> None:
     if {"form", "url"} <= set(declared):
         skip("the run declares both elicitation modes, so no mode is undeclared")
     wrong = [a for a in _asks(sweep, ELICITATION) if "in mode" in a.problem]
-    ctx.note(f"declared {declared}; {len(_asks(sweep, ELICITATION))} elicitation ask(s) seen")
+    ctx.note(
+        f"declared elicitation {_caps(declared)}; {len(_asks(sweep, ELICITATION))} elicitation ask(s) seen"
+    )
     if wrong:
         missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
 
@@ -204,7 +206,8 @@ def mixed_tool_results(params: Any) -> list[str]:
 def _shape_check(ctx: CaseContext, sweep: InputSweep, method: str, judge: Any, what: str) -> None:
     asks = [a for a in _asks(sweep, method) if not a.problem]
     if not asks:
-        skip(f"no tool asked for {what} (declared {sweep.capabilities}; called {len(sweep.called)} tool(s))")
+        declared = _caps(sweep.capabilities)
+        skip(f"no tool asked for {what} (declared {declared}; called {len(sweep.called)} tool(s))")
     bad = [(a, judge(a.params, ctx.revision)) for a in asks]
     bad = [(a, p) for a, p in bad if p]
     ctx.note(f"{len(asks)} {method} ask(s) judged")
@@ -325,7 +328,7 @@ async def _mrtr(ctx: CaseContext) -> InputSweep:
     sweep = await _sweep(ctx)
     if not sweep.input_required():
         skip(
-            f"no tool answered with an InputRequiredResult (declared {sweep.capabilities}; "
+            f"no tool answered with an InputRequiredResult (declared {_caps(sweep.capabilities)}; "
             f"called {len(sweep.called)} tool(s))"
         )
     return sweep

@@ -26,7 +26,7 @@ def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
         missed(f"{what} was answered with {got}, not an empty result", **evidence)
     extra = sorted(k for k in result if k != "_meta")
     if extra:
-        missed(f"{what} was answered with a result that is not empty: {extra}", **evidence)
+        missed(f"{what} was answered with a result that is not empty: it has {', '.join(extra)}", **evidence)
 
 
 @check(

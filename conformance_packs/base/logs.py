@@ -132,7 +132,7 @@ async def invalid_level(ctx: CaseContext) -> None:
     if call.error is None:
         missed(f"logging/setLevel {INVALID_LEVEL!r}, no MCP log level, was not refused", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"an invalid log level drew error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"an invalid log level drew {call.drew()}, not -32602", **call.excerpt())
 
 
 @check(
@@ -152,7 +152,9 @@ async def below_level(ctx: CaseContext) -> None:
     if not isinstance(probe.set_call.result, dict):
         skip("logging/setLevel was not answered with a result (BASE-LOG-001 judges it)")
     floor = LOG_LEVELS.index(probe.level)
-    ctx.note(f"seen before: {sorted(set(probe.seen_before))}; then logging/setLevel {probe.level!r}")
+    ctx.note(
+        f"seen before: {', '.join(sorted(set(probe.seen_before)))}; then logging/setLevel {probe.level!r}"
+    )
     for call in probe.calls:
         for message in log_messages(call):
             level = level_of(message)
@@ -230,7 +232,7 @@ async def modern_invalid_level(ctx: CaseContext) -> None:
             f"a request with logLevel {INVALID_LEVEL!r}, no MCP log level, was not refused", **call.excerpt()
         )
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"an invalid logLevel drew error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"an invalid logLevel drew {call.drew()}, not -32602", **call.excerpt())
 
 
 @check(

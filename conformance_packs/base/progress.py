@@ -246,7 +246,7 @@ async def invalid_ignored(ctx: CaseContext) -> None:
         # The session is gone or hung (the runner restarts it for the next case): not ignored.
         missed(f"after the cancellations the server did not answer the next request ({exc.kind}: {exc})")
     if call.result is None:
-        got = f"error {call.error_code}" if call.error is not None else "no result"
+        got = call.drew()
         missed(
             f"after the cancellations the server answered the next request ({sentinel_method(ctx)}) with"
             f" {got}, not a result",

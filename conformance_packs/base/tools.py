@@ -358,7 +358,7 @@ async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
     if call.error is None:
         missed("an unknown tool was answered with a result, not a JSON-RPC error", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        ctx.note(f"error code {call.error_code!r} (-32602 is usual)")
+        ctx.note(f"{call.drew()} (-32602 is usual)")
 
 
 @check(
@@ -406,8 +406,6 @@ async def invalid_arguments(ctx: CaseContext) -> None:
         )
     if call.error is not None and call.error_code != jsonrpc.INVALID_PARAMS:
         # The code is the schema's InvalidParamsError, not a MUST of the text: a SHOULD-level miss.
-        ctx.miss_should(
-            f"rejected with JSON-RPC code {call.error_code!r}; -32602 or an isError result is expected"
-        )
+        ctx.miss_should(f"rejected with {call.drew()}; -32602 or an isError result is expected")
         return
     ctx.note("rejected as " + ("JSON-RPC -32602" if call.error is not None else "an isError result"))
