@@ -128,6 +128,44 @@ def test_notification_is_not_awaited() -> None:
     asyncio.run(go())
 
 
+def test_a_reply_without_an_id_answers_no_request() -> None:
+    """A server that answers a request with a reply that has no id (or id null) first, then with its
+    real answer: the request's answer is the one with its id, and the id-less replies stay frames.
+    Where no real answer comes, the timeout says what came instead."""
+    code = (
+        "import sys, json\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    for stray in ({'jsonrpc': '2.0', 'error': {'code': -32601, 'message': 'no'}},\n"
+        "                  {'jsonrpc': '2.0', 'id': None, 'result': {}}):\n"
+        "        sys.stdout.write(json.dumps(stray) + '\\n')\n"
+        "    if m['id'] == 1:\n"
+        "        real = {'jsonrpc': '2.0', 'id': 1, 'result': {'real': True}}\n"
+        "        sys.stdout.write(json.dumps(real) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+
+    async def go() -> None:
+        adapter = _adapter(code)
+        await adapter.start()
+        try:
+            reply = await adapter.exchange(PING, expect_id=1, timeout=60)
+            assert reply.response is not None and reply.response.value == {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"real": True},
+            }
+            assert [f.idless_reply for f in reply.frames] == [True, True, False]
+            # Request 2 draws only replies without an id: it is unanswered, and the timeout says why.
+            with pytest.raises(TransportTimeout, match="2 replies without an id came") as raised:
+                await adapter.exchange(PING.replace(b'"id":1', b'"id":2'), expect_id=2, timeout=2)
+            assert '{"jsonrpc": "2.0", "error": {"code": -32601, "message": "no"}}' in str(raised.value)
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
 def test_exchange_until_stops_at_the_sign_and_the_late_answer_is_stale() -> None:
     # The server reports progress on request 1, then answers it only once the next line arrives, just
     # before it answers that line: the late answer must not be taken for request 2's.

@@ -7,6 +7,7 @@ fault each, including faults the SDK would refuse to produce (wrong id, missing 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "exit-on-malformed": {("base.rpc.parse-error", "WARN")},
     # An answer that comes right after the sentinel's (a server that answers concurrently) is in time.
     "late-parse-error": set(),
+    # A reply without an id answers no request: it is a response to the notification (BASE-NOTIF-001),
+    # never the answer to the ping after it; the cancellations' replies are that row's, not CANCEL-001's.
+    "notif-error": {("base.notif.no-response", "FAIL"), ("base.cancel.invalid-ignored", "SKIP")},
 }
 #: Each SHOULD-level miss above, and what `--strict` makes of it: FAIL (a SKIP stays a SKIP).
 STRICT = {
@@ -209,6 +213,11 @@ def test_http_unknown_method_text_mutant_fails_the_transport_row_once(tmp_path: 
     assert all(c["blocked_by"] == judge and c["message"].startswith(f"blocked by {judge}") for c in blocked)
     # The verdict the check would have given stays in the evidence (WARN for BASE-TASK-014, a SHOULD).
     assert all(c["evidence"]["unblocked"].split(":")[0] in ("FAIL", "ERROR", "WARN") for c in blocked)
+    # What came back is said as observed (status, content type, body), never "a result".
+    (tasks,) = [c for c in blocked if c["check"] == "base.tasks.modern-removed"]
+    said = tasks["evidence"]["unblocked"]
+    assert "a result" not in said
+    assert "HTTP 400 (text/plain; charset=utf-8) and no JSON-RPC answer, body `method not found" in said
     assert report["footer"]["exit_code"] == 1
     assert report["cases"][-1]["key"] == judge, "the judging case runs last in its revision"
 
@@ -358,3 +367,26 @@ def test_a_server_that_hangs_on_a_bad_line_is_an_error_and_the_rest_is_judged() 
         if c["check"] in ("base.rpc.invalid-request", "base.rpc.method-not-found")
     ]
     assert after == ["PASS", "PASS"]
+
+
+#: What a Python repr looks like in a message: `=None`, a bytes literal, a dict's or a list's of
+#: strings, a bare None. A message states the observation in words and JSON text, never these.
+REPR = re.compile(r"=None\b|\bb'|\bb\"|\{'|\['|\bNone\b")
+
+
+@pytest.mark.parametrize(
+    ("module", "defect", "revision"),
+    [
+        ("tests.servers.raw_server", "notif-error", None),
+        ("tests.servers.base_tasks_mutants", "none", "2025-11-25"),
+        ("tests.servers.base_tasks_mutants", "no-tasks", "2025-11-25"),
+        ("tests.servers.base_prompts_mutants", "no-prompts", "2026-07-28"),
+    ],
+)
+def test_no_python_repr_reaches_a_message(module: str, defect: str, revision: str | None) -> None:
+    """Every case message of a run over a few mutants (tasks, logging, input, a reply without an id)
+    says what was observed in words and JSON text: no `None`, `b'...'` or `{'...'}` reaches a view."""
+    options = {"protocol": revision} if revision else {}
+    report = run([stdio(module, "--defect", defect)], **options)
+    reprs = {c["key"]: c["message"] for c in report["cases"] if REPR.search(c["message"])}
+    assert reprs == {}

@@ -60,12 +60,48 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
 }
 
 
+#: Servers that declare prompts and list none, with tools that log, by (defect, revision): the logging
+#: rows are judged on the tool calls (a helper's "prompts/list offers no prompt" is one source's reason,
+#: not the case's end).
+NO_PROMPTS: dict[tuple[str, str], dict[str, str]] = {
+    ("no-prompts", "2025-11-25"): {"base.logging.capability-declared": "PASS"},
+    ("no-prompts", "2026-07-28"): {
+        "base.logging.capability-declared": "PASS",
+        "base.logging.modern-opt-in": "PASS",
+    },
+    ("no-prompts-log-without-opt-in", "2026-07-28"): {
+        "base.logging.capability-declared": "PASS",
+        "base.logging.modern-opt-in": "FAIL",
+    },
+    ("no-prompts-no-logging-capability", "2025-11-25"): {"base.logging.capability-declared": "FAIL"},
+    ("no-prompts-no-logging-capability", "2026-07-28"): {"base.logging.capability-declared": "FAIL"},
+}
+
+
 def test_every_defect_has_an_expectation() -> None:
-    assert set(EXPECTED) - {"no-logging-capability-modern"} | {"none"} == set(DEFECTS)
+    no_prompts = {defect for defect, _ in NO_PROMPTS}
+    assert set(EXPECTED) - {"no-logging-capability-modern"} | no_prompts | {"none"} == set(DEFECTS)
 
 
 def _run(defect: str, **options: Any) -> dict[str, Any]:
     return run([stdio("tests.servers.base_prompts_mutants", "--defect", defect)], select=SELECT, **options)
+
+
+@pytest.mark.parametrize(("name", "revision"), sorted(NO_PROMPTS))
+def test_logging_rows_are_judged_when_prompts_list_none(name: str, revision: str) -> None:
+    """BASE-LOG-004 and -005 read the log messages of tool calls and prompts/get alike: a server that
+    lists no prompt is judged on its tool calls, and the source that gave nothing is named."""
+    expected = NO_PROMPTS[name, revision]
+    report = _run(name, protocol=revision)
+    cases = {c["check"]: c for c in report["cases"]}
+    assert {check: cases[check]["verdict"] for check in expected} == expected
+    for check in expected:
+        message = cases[check]["message"]
+        if cases[check]["verdict"] == "PASS":
+            assert "prompts/get: prompts/list offers no prompt" in message, message
+    # The planted fault is the only FAIL: what needs a prompt is SKIP, saying so.
+    failed = {check for check, c in cases.items() if c["verdict"] == "FAIL"}
+    assert failed == {check for check, verdict in expected.items() if verdict == "FAIL"}
 
 
 @pytest.mark.slow

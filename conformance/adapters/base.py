@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.protocol.jsonrpc import Frame
-from conformance.text import REDACTED, masker
+from conformance.text import REDACTED, bytes_text, masker
 
 #: Extra HTTP headers of one request, or None.
 Headers = Mapping[str, str] | None
@@ -374,7 +374,8 @@ class StreamAdapter(Adapter):
                     else:
                         self._late_null_answers += 1
                     raise TransportTimeout(
-                        f"no response to request id {expect_id!r} within {timeout:g} s",
+                        f"no response to request id {expect_id!r} within {timeout:g} s"
+                        + _idless_seen(reply.frames),
                         evidence=self.diagnostics(),
                     )
                 break
@@ -413,13 +414,21 @@ class StreamAdapter(Adapter):
             if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
                 frame.extra["stale"] = True
                 continue
+            if expect_id is not None and frame.idless_reply:
+                # A reply without an id answers no numbered request (a notification, or a late probe
+                # with id null): kept among the frames, never this request's answer.
+                if self._late_null_answers:
+                    self._late_null_answers -= 1
+                    frame.extra["stale"] = True
+                continue
             if frame.id is None and expect_id is not None and self._late_null_answers:
                 # The late answer to a probe we stopped waiting for (id null), not this request's.
                 self._late_null_answers -= 1
                 frame.extra["stale"] = True
                 continue
-            # One request is outstanding per adapter, so the first answer-shaped frame answers it even
-            # when its id is wrong: the id-echo check must see that and say FAIL, not wait for a timeout.
+            # One request is outstanding per adapter, so the first answer-shaped frame with an id answers
+            # it even when that id is wrong: the id-echo check must see that and say FAIL, not wait for
+            # a timeout.
             reply.response = frame
             self._settled_ids.extend(i for i in (frame.id, expect_id) if i is not None)
             del self._settled_ids[:-256]
@@ -565,6 +574,18 @@ class StreamAdapter(Adapter):
                 self._late_null_answers += 1
         del self._settled_ids[:-256]
         return Settled(probe, answer, time.monotonic() - started, closed)
+
+
+def _idless_seen(frames: list[Frame]) -> str:
+    """What a timed-out request's wait saw that no request can be matched to: replies without an id
+    (a server that answers without echoing the id, or answers a notification), said in its message."""
+    idless = [f for f in frames if f.idless_reply and not f.extra.get("stale")]
+    if not idless:
+        return ""
+    return (
+        f"; meanwhile {len(idless)} repl{'y' if len(idless) == 1 else 'ies'} without an id came, which"
+        f" answer no numbered request: {bytes_text(idless[0].raw, 200)}"
+    )
 
 
 @dataclass

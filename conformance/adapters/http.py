@@ -150,6 +150,8 @@ class HttpAdapter(Adapter):
             else:
                 data = await self._read_capped(resp, self._decoder(resp, self.max_message_bytes))
                 if data.strip():
+                    # The body answers the POST it came back on, whatever id it carries (the transport
+                    # pairs them; the rows that read it judge the id).
                     self.transcript.record("recv", data, channel="body")
                     frame = classify(data)
                     reply.frames.append(frame)
@@ -364,7 +366,10 @@ class HttpAdapter(Adapter):
             reply.dropped_frames += 1
         if "oversize" in frame.extra and expect_id is not NO_RESPONSE:
             raise TransportTooLarge(too_large(frame, self.max_message_bytes))
-        if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid"):
+        # A reply without an id among a request's events answers no numbered request (a probe, expect_id
+        # None, may be answered with id null): the stream goes on to the request's answer.
+        answers = expect_id is None or not frame.idless_reply
+        if expect_id is not NO_RESPONSE and frame.kind in ("response", "error", "invalid") and answers:
             reply.response = frame
         return frame
 

@@ -78,6 +78,29 @@ class Frame:
     def text(self) -> str:
         return self.raw.decode("utf-8", errors="replace")
 
+    @property
+    def idless_reply(self) -> bool:
+        """A reply with no id to match: see `idless_reply`."""
+        return idless_reply(self.value)
+
+
+def idless_reply(value: Any) -> bool:
+    """A reply (a result or an error, no method) whose id is absent or null: it answers no request the
+    harness numbered.
+
+    Why: JSON-RPC 2.0 (section 5) gives a response the id of the request it answers, null only where
+    that id could not be read (a parse error, an invalid request), and MCP 2025-11-25 on lets an error
+    omit it. So such a reply answers a notification (which the receiver MUST NOT answer) or a message
+    whose id the server could not read, never an outstanding request: pairing it with one would hide
+    the fault and put a wrong answer in a case's mouth.
+    """
+    return (
+        isinstance(value, dict)
+        and "method" not in value
+        and ("result" in value or "error" in value)
+        and value.get("id") is None
+    )
+
 
 def classify(raw: bytes) -> Frame:
     """Parse one message. Never raises: garbage and invalid envelopes become frames of their own kind.

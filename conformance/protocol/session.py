@@ -7,6 +7,7 @@ never validates results: that is what checks are for. `Call` bundles the request
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from conformance.protocol.versions import (
     era_of,
     is_known,
 )
+from conformance.text import bytes_text
 
 CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 #: Methods whose name-like parameter is mirrored in the `Mcp-Name` header (2026-07-28 over HTTP).
@@ -103,7 +105,8 @@ class Call:
         return error.get("code") if isinstance(error, dict) else None
 
     def excerpt(self, limit: int = 1500) -> dict[str, Any]:
-        """Request and response as evidence for a report, the response cut to `limit` characters."""
+        """Request and response as evidence for a report, the response cut to `limit` characters; with
+        no JSON-RPC answer, what came instead (an HTTP answer's content type and body)."""
         frame = self.reply.response
         out: dict[str, Any] = {
             "request": _head(self.sent, limit, more=""),
@@ -111,7 +114,39 @@ class Call:
         }
         if self.reply.status is not None:
             out["http_status"] = self.reply.status
+        if frame is None and self.reply.status is not None:
+            out["content_type"] = self.reply.content_type or "(none)"
+            if self.reply.frames:
+                out["body"] = bytes_text(self.reply.frames[0].raw, limit)
         return out
+
+    def drew(self) -> str:
+        """What the request drew, in the few words a message holds: `error -32602`, `a result`, an error
+        whose code is no integer (its JSON), or what came instead of a JSON-RPC answer (`no_answer`)."""
+        value = self.response
+        if self.reply.response is None or not isinstance(value, dict):
+            return self.no_answer()
+        if isinstance(value.get("error"), dict):
+            code = self.error_code
+            if isinstance(code, int) and not isinstance(code, bool):
+                return f"error {code}"
+            return (
+                f"an error whose code is {json.dumps(code)}"
+                if "code" in value["error"]
+                else "an error without a code"
+            )
+        if "result" in value:
+            return "a result"
+        return "an answer with neither a result nor an error object"
+
+    def no_answer(self, limit: int = 120) -> str:
+        """What came back for a request that drew no JSON-RPC answer, as a message says it: the HTTP
+        status, content type and the start of the body, never "a result" nor a Python repr."""
+        reply = self.reply
+        if reply.status is None:
+            return "no JSON-RPC answer"
+        body = f", body `{bytes_text(reply.frames[0].raw, limit)}`" if reply.frames else ", no body"
+        return f"HTTP {reply.status} ({reply.content_type or 'no content type'}) and no JSON-RPC answer{body}"
 
 
 @dataclass
@@ -351,7 +386,9 @@ class Session:
         started = time.monotonic()
         if not isinstance(self.adapter, StreamAdapter):
             try:
-                return Probe(await self.send(None, expect_id=expect_id, raw=raw, headers=headers))
+                # expect_id None: an answer with id null in the POST's event stream is the probe's
+                # (JSON-RPC's answer to a message whose id could not be read); HTTP pairs by POST.
+                return Probe(await self.send(None, expect_id=None, raw=raw, headers=headers))
             except TargetUnreachable:
                 raise
             except TransportError as exc:

@@ -98,7 +98,7 @@ async def undeclared_method_not_found(ctx: CaseContext) -> None:
     probed = await _undeclared(ctx)
     for feature, call in probed:
         if call.error_code != jsonrpc.METHOD_NOT_FOUND:
-            got = f"error {call.error_code!r}" if call.error is not None else "a result"
+            got = call.drew()
             missed(
                 f"{feature.method} (capability {feature.capability!r} not declared) was answered with {got},"
                 " not -32601",

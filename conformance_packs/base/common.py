@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from conformance.engine.api import TransportTimeout
-from conformance.engine.checks import missed, skip
+from conformance.engine.checks import Blocked, Skipped, blocked, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
 from conformance.protocol.versions import FIRST_TOOL_ANNOTATIONS, at_least
@@ -74,15 +74,85 @@ async def tools(ctx: CaseContext, *, complete: bool = False, refetch: bool = Fal
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
-def no_callable_reason(ctx: CaseContext) -> str:
+def no_callable_reason(ctx: CaseContext, listed: list[dict[str, Any]] | None = None) -> str:
+    """Why the `--call-tools` policy lets no case call any of `listed` (the tools a check wanted to
+    call; None when they are not at hand): named and counted where known, so the reason says what the
+    server listed, not a guess (a server whose other tools are read-only is told which ones are not)."""
     if ctx.options.call_tools == "none":
         return "tool calls are disabled (--call-tools none)"
+    if listed is not None and not listed:
+        return "tools/list offers no tool"
     if not at_least(ctx.revision, FIRST_TOOL_ANNOTATIONS):
         return (
             f"{ctx.revision} has no tool annotations, so no tool is known to be read-only; "
             "pass --call-tools all to call every tool"
         )
-    return "no tool is annotated readOnlyHint: true; pass --call-tools all to call every tool"
+    if listed is None:
+        return "no tool is annotated readOnlyHint: true; pass --call-tools all to call every tool"
+    names = ", ".join(repr(t.get("name")) for t in listed[:SHOWN_NAMES])
+    more = f" and {len(listed) - SHOWN_NAMES} more" if len(listed) > SHOWN_NAMES else ""
+    return (
+        f"none of the {len(listed)} tool(s) ({names}{more}) is annotated readOnlyHint: true, which"
+        " --call-tools safe (the default) requires; pass --call-tools all to call every tool"
+    )
+
+
+#: Tools named in a reason (the rest are counted).
+SHOWN_NAMES = 5
+
+
+@dataclass
+class Sources:
+    """What a check gathered from several sources, and why each source that gave nothing gave nothing.
+
+    Why: a helper SKIPs when its own source has nothing (prompts/list offers no prompt, no tool may be
+    called), which is right for a check that reads that source alone. A check that gathers from several
+    (log messages drawn by tool calls and by prompts/get, say) must not end on one source's SKIP while
+    another holds evidence: each source is taken through `take`, which keeps a helper's SKIP as that
+    source's reason, and the case SKIPs only when no source gave anything (`require`), naming every
+    reason; blocked by a case when a source was.
+    """
+
+    #: How many items each source that answered gave, by source.
+    counts: dict[str, int] = field(default_factory=dict)
+    #: Why each source that SKIPped gave nothing, by source.
+    reasons: dict[str, str] = field(default_factory=dict)
+    #: The check a blocked source named (the first), for a case that ends up with nothing.
+    blocked_by: str | None = None
+
+    async def take(self, source: str, gather: Awaitable[list[T]]) -> list[T]:
+        """What `gather` gave; [] with its reason kept when it SKIPped."""
+        try:
+            got = await gather
+        except Blocked as exc:
+            self.blocked_by = self.blocked_by or exc.by
+            self.reasons[source] = exc.message
+            return []
+        except Skipped as exc:
+            self.reasons[source] = exc.message
+            return []
+        self.counts[source] = len(got)
+        return got
+
+    @property
+    def gave(self) -> int:
+        return sum(self.counts.values())
+
+    def line(self) -> str:
+        """Each source, with its count or its reason: `tools/call: 6; prompts/get: prompts/list ...`."""
+        parts = [f"{source}: {count}" for source, count in self.counts.items()]
+        parts += [f"{source}: {reason}" for source, reason in self.reasons.items()]
+        return "; ".join(parts)
+
+    def require(self, nothing: str) -> None:
+        """SKIP (blocked when a source was) with `nothing` and every source's reason, unless some
+        source gave something."""
+        if self.gave:
+            return
+        reason = f"{nothing} ({self.line()})" if self.counts or self.reasons else nothing
+        if self.blocked_by is not None:
+            blocked(self.blocked_by, reason)
+        skip(reason)
 
 
 @dataclass
@@ -132,6 +202,12 @@ class Sweep:
     """
 
     tools: list[ToolCalls]
+    #: The tools listed, callable or not (what `why_nothing` counts when none may be called).
+    listed: list[dict[str, Any]] = field(default_factory=list)
+
+    def why_nothing(self, ctx: CaseContext) -> str:
+        """Why no call succeeded: why no tool may be called, or the sweep's line (calls made, refused)."""
+        return self.line() if self.tools else no_callable_reason(ctx, self.listed)
 
     def successes(self) -> list[tuple[dict[str, Any], Call]]:
         return [(t.tool, t.success) for t in self.tools if t.success is not None]
@@ -201,7 +277,8 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
         # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
         from conformance.arguments.candidates import drawing
 
-        chosen = ctx.callable_tools(await tools(ctx))
+        listed = await tools(ctx)
+        chosen = ctx.callable_tools(listed)
         drawings = [drawing(t.get("inputSchema", {})) for t in chosen]
         # Each tool's first candidate up front, in a thread; a later one only if the first is refused.
         firsts = await asyncio.to_thread(lambda: [d.get(0) for d in drawings])
@@ -237,9 +314,19 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
                     break
                 rank += 1
                 text = drawn.get(rank) if drawn.ready(rank) else await asyncio.to_thread(drawn.get, rank)
-        return Sweep(out)
+        return Sweep(out, listed)
 
     return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
+
+
+async def answered_calls(ctx: CaseContext) -> list[Call]:
+    """Every answered call of the tool sweep, refused ones included; SKIP saying why when there is none
+    (for `Sources.take`, where that SKIP is one source's reason)."""
+    sweep = await call_sweep(ctx)
+    calls = [call for entry in sweep.tools for _, call in entry.calls]
+    if not calls:
+        skip(sweep.why_nothing(ctx))
+    return calls
 
 
 def declares_tasks(ctx: CaseContext, *path: str) -> bool:

@@ -7,6 +7,7 @@ there when prompts or resources are offered, and a -32601 answer means it is not
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -111,7 +112,8 @@ def answered(ctx: CaseContext, asked: Completed | None, absent: str) -> Complete
     ):
         skip("completion/complete is not offered (-32601)")
     if asked.call.result is None:
-        skip(f"completion of the {asked.what} was refused, which no rule forbids: {asked.call.error!r}"[:300])
+        why = json.dumps(asked.call.error, ensure_ascii=False) if asked.call.error else asked.call.no_answer()
+        skip(f"completion of the {asked.what} was refused, which no rule forbids: {why}"[:300])
     ctx.note(f"completed the {asked.what}")
     return asked
 
@@ -194,6 +196,6 @@ async def unknown_prompt(ctx: CaseContext) -> None:
         missed(f"completion for {UNKNOWN_PROMPT!r}, a prompt not listed, was not refused", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
         missed(
-            f"completion for an unknown prompt drew error code {call.error_code!r}, not -32602",
+            f"completion for an unknown prompt drew {call.drew()}, not -32602",
             **call.excerpt(),
         )

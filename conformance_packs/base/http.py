@@ -71,7 +71,7 @@ def _expect_400(call: Call, code: int, what: str) -> None:
     if call.reply.status != 400:
         missed(f"{what}: HTTP {call.reply.status}, not 400", **call.excerpt())
     if call.error_code != code:
-        missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
+        missed(f"{what}: {call.drew()}, not error {code}", **call.excerpt())
 
 
 @check(

@@ -97,7 +97,7 @@ def _expect_refusal(call: Call, status: int, code: int | None, what: str) -> Non
     if call.reply.status != status:
         missed(f"{what}: HTTP {call.reply.status}, not {status}", **call.excerpt())
     if code is not None and call.error_code != code:
-        missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
+        missed(f"{what}: {call.drew()}, not error {code}", **call.excerpt())
 
 
 @check(

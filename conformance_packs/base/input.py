@@ -24,8 +24,8 @@ from conformance.protocol.client_input import (
     ServerAsk,
 )
 from conformance.protocol.versions import MODERN_REVISIONS, at_least
-from conformance_packs.base.common import call_sweep, no_callable_reason
-from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, input_sweep, is_input_required
+from conformance_packs.base.common import Sources, answered_calls, no_callable_reason
+from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, Round, input_sweep, is_input_required
 from conformance_packs.base.wirelog import read_log
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -40,6 +40,23 @@ async def _sweep(ctx: CaseContext) -> InputSweep:
     if not sweep.called:
         skip(f"no tool to call as a client that declared input: {sweep.why or no_callable_reason(ctx)}")
     return sweep
+
+
+async def _declared_calls(ctx: CaseContext) -> list[Round]:
+    """The input sweep's calls, as a source of `Sources` (or its SKIP's reason)."""
+    return (await _sweep(ctx)).rounds
+
+
+async def _declared_sweeps(ctx: CaseContext, sources: Sources) -> list[InputSweep]:
+    """The input sweep, when it called a tool, taken as one of `sources` (its calls counted there)."""
+    await sources.take("calls declaring input", _declared_calls(ctx))
+    sweep = await input_sweep(ctx)  # once per revision: the sweep taken above
+    return [sweep] if sweep.called else []
+
+
+def _caps(capabilities: dict[str, Any]) -> str:
+    """Declared client capabilities as JSON text (never a Python dict's repr)."""
+    return json.dumps(capabilities, sort_keys=True)
 
 
 def _asks(sweep: InputSweep, method: str | None = None) -> list[ServerAsk]:
@@ -61,19 +78,23 @@ def _show(ask: ServerAsk) -> str:
     revisions=LEGACY,
 )
 async def declared_only(ctx: CaseContext) -> None:
-    sweep = await call_sweep(ctx)
+    # Two sources, taken apart: one that called nothing leaves the other's calls judged.
+    sources = Sources()
+    await sources.take("calls declaring no capability", answered_calls(ctx))
+    swept = await _declared_sweeps(ctx, sources)
+    sources.require("no tool was called")
     session = await ctx.session()
-    declared = await _sweep(ctx)
     undeclared_asks = [a for a in session.client.asks if a.method in INPUT_METHODS]
-    undeclared_asks += [
-        a
-        for a in declared.asks
-        if a.problem and "did not declare" in a.problem and "sampling.tools" not in a.problem
-    ]
-    ctx.note(
-        f"{sweep.made()} call(s) by a client that declared no capability, {len(declared.called)} by one "
-        f"that declared {declared.capabilities}; {len(session.client.asks) + len(declared.asks)} ask(s) seen"
-    )
+    asks = len(session.client.asks)
+    for declared in swept:
+        undeclared_asks += [
+            a
+            for a in declared.asks
+            if a.problem and "did not declare" in a.problem and "sampling.tools" not in a.problem
+        ]
+        asks += len(declared.asks)
+    said = f" (declared: {_caps(swept[0].capabilities)})" if swept else ""
+    ctx.note(f"answered or refused calls, by source: {sources.line()}{said}; {asks} ask(s) seen")
     if undeclared_asks:
         missed(
             "the server asked for input the client did not declare: "
@@ -96,7 +117,9 @@ async def elicitation_modes(ctx: CaseContext) -> None:
     if {"form", "url"} <= set(declared):
         skip("the run declares both elicitation modes, so no mode is undeclared")
     wrong = [a for a in _asks(sweep, ELICITATION) if "in mode" in a.problem]
-    ctx.note(f"declared {declared}; {len(_asks(sweep, ELICITATION))} elicitation ask(s) seen")
+    ctx.note(
+        f"declared elicitation {_caps(declared)}; {len(_asks(sweep, ELICITATION))} elicitation ask(s) seen"
+    )
     if wrong:
         missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
 
@@ -183,7 +206,8 @@ def mixed_tool_results(params: Any) -> list[str]:
 def _shape_check(ctx: CaseContext, sweep: InputSweep, method: str, judge: Any, what: str) -> None:
     asks = [a for a in _asks(sweep, method) if not a.problem]
     if not asks:
-        skip(f"no tool asked for {what} (declared {sweep.capabilities}; called {len(sweep.called)} tool(s))")
+        declared = _caps(sweep.capabilities)
+        skip(f"no tool asked for {what} (declared {declared}; called {len(sweep.called)} tool(s))")
     bad = [(a, judge(a.params, ctx.revision)) for a in asks]
     bad = [(a, p) for a, p in bad if p]
     ctx.note(f"{len(asks)} {method} ask(s) judged")
@@ -304,7 +328,7 @@ async def _mrtr(ctx: CaseContext) -> InputSweep:
     sweep = await _sweep(ctx)
     if not sweep.input_required():
         skip(
-            f"no tool answered with an InputRequiredResult (declared {sweep.capabilities}; "
+            f"no tool answered with an InputRequiredResult (declared {_caps(sweep.capabilities)}; "
             f"called {len(sweep.called)} tool(s))"
         )
     return sweep
@@ -339,27 +363,33 @@ async def mrtr_shape(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def mrtr_declared(ctx: CaseContext) -> None:
-    plain = await call_sweep(ctx)
+    # Two sources, taken apart: one that called nothing leaves the other's calls judged.
+    sources = Sources()
+    plain = await sources.take("calls declaring no capability", answered_calls(ctx))
+    swept = await _declared_sweeps(ctx, sources)
+    sources.require("no tool was called")
     undeclared = [
-        (tool["name"], key)
-        for tool, call in plain.successes()
+        (call.request["params"]["name"] if call.request else "?", key)
+        for call in plain
         if is_input_required(call.result) and isinstance(call.result.get("inputRequests"), dict)
         for key in call.result["inputRequests"]
     ]
-    sweep = await _sweep(ctx)
-    wrong = [a for a in sweep.asks if a.via == "inputRequests" and a.problem and a.method in INPUT_METHODS]
-    ctx.note(
-        f"{plain.made()} call(s) declaring no capability, "
-        f"{len(sweep.called)} declaring {sweep.capabilities}; "
-        f"{len(sweep.input_required())} InputRequiredResult(s)"
-    )
+    wrong = [
+        a
+        for sweep in swept
+        for a in sweep.asks
+        if a.via == "inputRequests" and a.problem and a.method in INPUT_METHODS
+    ]
+    said = f" (declared: {_caps(swept[0].capabilities)})" if swept else ""
+    required = sum(len(sweep.input_required()) for sweep in swept)
+    ctx.note(f"calls by source: {sources.line()}{said}; {required} InputRequiredResult(s)")
     if undeclared:
         missed(
             "inputRequests to a client that declared no capability: "
             + ", ".join(f"{name!r}: {key!r}" for name, key in undeclared[:5])
         )
     if wrong:
-        missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **sweep.evidence())
+        missed("; ".join(f"{_show(a)}: {a.problem}" for a in wrong[:5]), **swept[0].evidence())
 
 
 @check(

@@ -6,6 +6,7 @@ notification sends a response to a request nobody made, which a client cannot pl
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conformance.engine.api import TransportError
@@ -13,7 +14,7 @@ from conformance.engine.checks import check, missed, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import CLIENT_INFO, NO_RESPONSE
-from conformance_packs.base.wirelog import excerpt, server_messages
+from conformance_packs.base.wirelog import Seen, excerpt, server_messages
 
 
 def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
@@ -25,7 +26,7 @@ def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
         missed(f"{what} was answered with {got}, not an empty result", **evidence)
     extra = sorted(k for k in result if k != "_meta")
     if extra:
-        missed(f"{what} was answered with a result that is not empty: {extra}", **evidence)
+        missed(f"{what} was answered with a result that is not empty: it has {', '.join(extra)}", **evidence)
 
 
 @check(
@@ -40,12 +41,44 @@ async def ping_empty_result(ctx: CaseContext) -> None:
     ctx.note(f"answered in {call.reply.elapsed * 1000:.0f} ms")
 
 
-#: Notifications a server must not answer: one no revision defines, and a cancellation of a request
-#: that was never sent (the server may ignore it; it must not answer it).
+#: Notifications a server must not answer: one no revision defines, a cancellation of a request that
+#: was never sent and one that names no request (the server may ignore them; it must not answer them,
+#: even with an error: JSON-RPC 2.0 §4.1). The two cancellations are BASE-CANCEL-001's, which leaves an
+#: answer to either to this row.
 NOTIFICATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("notifications/conformance/unknown_7f3a", {}),
     ("notifications/cancelled", {"requestId": "conformance-never-sent-7f3a", "reason": "conformance probe"}),
+    ("notifications/cancelled", {"reason": "conformance probe"}),
 )
+
+
+def _what(method: str, params: dict[str, Any]) -> str:
+    """A notification as a message names it (the two cancellations apart)."""
+    if method != "notifications/cancelled":
+        return method
+    return f"{method} ({'a request id never sent' if 'requestId' in params else 'no requestId'})"
+
+
+def replies_to_notifications(entries: list[dict[str, Any]], sentinel: Any) -> list[Seen]:
+    """The replies (results or errors, with an id, without one or with id null) the server sent in
+    `entries` other than the sentinel request's answer: after a notification, each is a response to it.
+
+    Over HTTP a reply in the body of an HTTP error status to the notification's POST is the transport's
+    refusal, which every Streamable HTTP revision allows ("If the server cannot accept the input, it
+    MUST return an HTTP error status code ... The HTTP response body MAY comprise a JSON-RPC error
+    response that has no id"), not an answer.
+    """
+    return [
+        s
+        for s in server_messages(entries)
+        if s.kind == "response"
+        and (sentinel is None or s.message.get("id") != sentinel)
+        and not _refusal(entries, s)
+    ]
+
+
+def _refusal(entries: list[dict[str, Any]], seen: Seen) -> bool:
+    return entries[seen.entry].get("channel") == "body" and (seen.status or 0) >= 400
 
 
 @check("base.notif.no-response", "BASE-NOTIF-001", "notifications get no response")
@@ -67,15 +100,22 @@ async def no_response(ctx: CaseContext) -> None:
             missed(f"the stream ended after the notification {method} ({probe.closed.splitlines()[0]})")
         sentinel = probe.sentinel.request.get("id") if probe.sentinel and probe.sentinel.request else None
         entries = ctx.wire_since(mark)
-        answers = [
-            s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") != sentinel
-        ]
+        answers = replies_to_notifications(entries, sentinel)
         if answers:
-            missed(f"the notification {method} was answered with a response", **excerpt(entries, answers[0]))
+            reply = answers[0].message
+            how = " without an id" if "id" not in reply else (" with id null" if reply["id"] is None else "")
+            kind = "an error" if "error" in reply else "a result"
+            missed(
+                f"the notification {_what(method, params)} was answered with {kind}{how}: "
+                + json.dumps(reply, ensure_ascii=False)[:300],
+                **excerpt(entries, answers[0]),
+            )
         if probe.sentinel is not None:
             ctx.calls.append(probe.sentinel)
     ctx.note(
-        "no response to " + " or ".join(m for m, _ in NOTIFICATIONS) + "; the request after each was answered"
+        "no response to "
+        + ", ".join(_what(m, p) for m, p in NOTIFICATIONS)
+        + "; the request after each was answered"
     )
 
 

@@ -14,7 +14,7 @@ from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
-from conformance_packs.base.common import call_sweep, memo, no_callable_reason
+from conformance_packs.base.common import Sources, answered_calls, call_sweep, memo
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
@@ -23,12 +23,19 @@ INVALID_LEVEL = "verbose"
 OPT_IN_LEVEL = "warning"
 
 
-async def observed_calls(ctx: CaseContext) -> list[Call]:
-    """Every answered call of the tool sweep, and the prompts/get calls when prompts are offered."""
-    calls = [call for entry in (await call_sweep(ctx)).tools for _, call in entry.calls]
+async def _prompt_calls(ctx: CaseContext) -> list[Call]:
+    return [g.call for g in await prompt_gets(ctx)]
+
+
+async def observed_calls(ctx: CaseContext) -> tuple[list[Call], Sources]:
+    """Every answered call of the tool sweep, and the prompts/get calls when prompts are offered, each
+    source taken apart (`Sources`): a server that declares prompts and lists none (mcp 2.x declares
+    prompts by default) is still judged on its tool calls."""
+    sources = Sources()
+    calls = await sources.take("tools/call", answered_calls(ctx))
     if ctx.identity.has("prompts"):
-        calls += [g.call for g in await prompt_gets(ctx)]
-    return calls
+        calls += await sources.take("prompts/get", _prompt_calls(ctx))
+    return calls, sources
 
 
 @dataclass
@@ -125,7 +132,7 @@ async def invalid_level(ctx: CaseContext) -> None:
     if call.error is None:
         missed(f"logging/setLevel {INVALID_LEVEL!r}, no MCP log level, was not refused", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"an invalid log level drew error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"an invalid log level drew {call.drew()}, not -32602", **call.excerpt())
 
 
 @check(
@@ -138,14 +145,16 @@ async def invalid_level(ctx: CaseContext) -> None:
 async def below_level(ctx: CaseContext) -> None:
     sweep = await call_sweep(ctx)
     if not sweep.successes():
-        skip("no tool call succeeded, so no log message could be drawn: " + no_callable_reason(ctx))
+        skip("no tool call succeeded, so no log message could be drawn: " + sweep.why_nothing(ctx))
     probe = await level_probe(ctx)
     if not probe.seen_before:
         skip("no tool call drew a log message (notifications/message), so none can be held back")
     if not isinstance(probe.set_call.result, dict):
         skip("logging/setLevel was not answered with a result (BASE-LOG-001 judges it)")
     floor = LOG_LEVELS.index(probe.level)
-    ctx.note(f"seen before: {sorted(set(probe.seen_before))}; then logging/setLevel {probe.level!r}")
+    ctx.note(
+        f"seen before: {', '.join(sorted(set(probe.seen_before)))}; then logging/setLevel {probe.level!r}"
+    )
     for call in probe.calls:
         for message in log_messages(call):
             level = level_of(message)
@@ -161,12 +170,13 @@ async def below_level(ctx: CaseContext) -> None:
     "base.logging.capability-declared", "BASE-LOG-004", "a server that logs declares the logging capability"
 )
 async def capability_declared(ctx: CaseContext) -> None:
-    calls = await observed_calls(ctx)
+    calls, sources = await observed_calls(ctx)
     if ctx.era == "modern":
-        calls += await opted_in_calls(ctx)
+        calls += await sources.take(f"tools/call with logLevel {OPT_IN_LEVEL!r}", opted_in_calls(ctx))
+    sources.require("no request was made that could draw a log message")
     logged = [(call, m) for call in calls for m in log_messages(call)]
     if not logged:
-        skip("no request drew a log message (notifications/message)")
+        skip(f"no request drew a log message (notifications/message): {sources.line()}")
     if not ctx.identity.has("logging"):
         call, message = logged[0]
         missed(
@@ -174,7 +184,7 @@ async def capability_declared(ctx: CaseContext) -> None:
             log_message=str(message)[:500],
             **call.excerpt(),
         )
-    ctx.note(f"{len(logged)} log message(s) seen, the logging capability declared")
+    ctx.note(f"{len(logged)} log message(s) seen ({sources.line()}), the logging capability declared")
 
 
 @check(
@@ -184,9 +194,8 @@ async def capability_declared(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def modern_opt_in(ctx: CaseContext) -> None:
-    calls = await observed_calls(ctx)
-    if not calls:
-        skip("no tool was called and no prompt got, so no request could draw a log message")
+    calls, sources = await observed_calls(ctx)
+    sources.require("no tool was called and no prompt got, so no request could draw a log message")
     for call in calls:
         messages = log_messages(call)
         if messages:
@@ -195,7 +204,7 @@ async def modern_opt_in(ctx: CaseContext) -> None:
                 log_message=str(messages[0])[:500],
                 **call.excerpt(),
             )
-    ctx.note(f"{len(calls)} request(s) without {META_LOG_LEVEL} drew no log message")
+    ctx.note(f"{len(calls)} request(s) without {META_LOG_LEVEL} drew no log message ({sources.line()})")
 
 
 async def _cheap_request(ctx: CaseContext, meta: dict[str, Any]) -> Call:
@@ -223,7 +232,7 @@ async def modern_invalid_level(ctx: CaseContext) -> None:
             f"a request with logLevel {INVALID_LEVEL!r}, no MCP log level, was not refused", **call.excerpt()
         )
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"an invalid logLevel drew error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"an invalid logLevel drew {call.drew()}, not -32602", **call.excerpt())
 
 
 @check(
@@ -236,7 +245,7 @@ async def modern_invalid_level(ctx: CaseContext) -> None:
 async def modern_at_or_above(ctx: CaseContext) -> None:
     calls = await opted_in_calls(ctx)
     if not calls:
-        skip("no tool call succeeded to repeat with a logLevel: " + no_callable_reason(ctx))
+        skip("no tool call succeeded to repeat with a logLevel: " + (await call_sweep(ctx)).why_nothing(ctx))
     floor, seen = LOG_LEVELS.index(OPT_IN_LEVEL), 0
     for call in calls:
         for message in log_messages(call):

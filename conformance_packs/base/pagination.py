@@ -78,7 +78,7 @@ async def invalid_cursor(ctx: CaseContext) -> None:
             ctx.miss_should(f"{method} with cursor {INVALID_CURSOR!r} was answered with a result, not -32602")
         else:
             ctx.miss_should(
-                f"{method} with cursor {INVALID_CURSOR!r} was refused with {call.error_code!r}, not -32602"
+                f"{method} with cursor {INVALID_CURSOR!r} was refused with {call.drew()}, not -32602"
             )
         judged.append(method)
     if not judged:

@@ -14,13 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.engine.api import TransportError
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import blocked, check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
 from conformance_packs.base.common import call_sweep, memo, no_callable_reason
-from conformance_packs.base.received import Received, ids_sent_before, raw_request, received_since, sentinel
+from conformance_packs.base.received import (
+    Received,
+    ids_sent_before,
+    raw_request,
+    received_since,
+    sentinel,
+    sentinel_method,
+)
 
 #: Tools called again with a progressToken (a server may offer hundreds).
 MAX_PROGRESS_TOOLS = 8
@@ -92,7 +99,7 @@ async def progress_calls(ctx: CaseContext) -> ProgressCalls:
         chosen = succeeded[:MAX_PROGRESS_TOOLS]
         if not chosen:
             out.why_none = (
-                "no tool is callable: " + no_callable_reason(ctx)
+                "no tool is callable: " + no_callable_reason(ctx, sweep.listed)
                 if not sweep.tools
                 else "no callable tool succeeded in the sweep"
             )
@@ -239,7 +246,12 @@ async def invalid_ignored(ctx: CaseContext) -> None:
         # The session is gone or hung (the runner restarts it for the next case): not ignored.
         missed(f"after the cancellations the server did not answer the next request ({exc.kind}: {exc})")
     if call.result is None:
-        missed("after the cancellations the server did not answer the next request", **call.excerpt())
+        got = call.drew()
+        missed(
+            f"after the cancellations the server answered the next request ({sentinel_method(ctx)}) with"
+            f" {got}, not a result",
+            **call.excerpt(),
+        )
     settle_id = call.request["id"] if call.request else None
     earlier = ids_sent_before(ctx, mark)  # a late or repeated answer to an earlier request is not one
     answers = [
@@ -248,7 +260,13 @@ async def invalid_ignored(ctx: CaseContext) -> None:
         if m.is_answer and not m.answers(settle_id) and json.dumps(m.value.get("id")) not in earlier
     ]
     if answers and not refused:
-        missed(f"the server answered a notifications/cancelled: {answers[0].text()}")
+        # A reply to a notification, whatever it says, breaks BASE-NOTIF-001's MUST NOT, which sends
+        # both of these cancellations: one defect, judged there.
+        blocked(
+            "base.notif.no-response",
+            f"the server answered a notifications/cancelled ({answers[0].text(200)}), and the next request"
+            " too: a reply to a notification is BASE-NOTIF-001's to judge",
+        )
 
 
 _CANCEL_IDS = itertools.count(1)

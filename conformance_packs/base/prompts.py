@@ -138,7 +138,7 @@ async def unknown_name(ctx: CaseContext) -> None:
         missed(f"prompts/get of {UNKNOWN_PROMPT!r}, a prompt not listed, was not refused", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
         missed(
-            f"prompts/get of an unknown prompt drew error code {call.error_code!r}, not -32602",
+            f"prompts/get of an unknown prompt drew {call.drew()}, not -32602",
             **call.excerpt(),
         )
 
@@ -156,8 +156,8 @@ async def missing_argument(ctx: CaseContext) -> None:
         skip("no listed prompt has a required argument")
     call = await ctx.request("prompts/get", {"name": prompt["name"], "arguments": {}})
     required = [a["name"] for a in arguments_of(prompt) if a.get("required") is True]
-    ctx.note(f"prompt {prompt['name']!r} got without its required argument(s) {required}")
+    ctx.note(f"prompt {prompt['name']!r} got without its required argument(s) {', '.join(required)}")
     if call.error is None:
         missed(f"prompts/get {prompt['name']!r} without {required} was not refused", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"the missing argument drew error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"the missing argument drew {call.drew()}, not -32602", **call.excerpt())

@@ -180,7 +180,7 @@ async def unknown_code_modern(ctx: CaseContext) -> None:
     if call.error is None:
         skip("the server answered with a result (BASE-RES-004 and BASE-RES-016 judge it)")
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        missed(f"error code {call.error_code!r}, not -32602", **call.excerpt())
+        missed(f"{call.drew()}, not -32602", **call.excerpt())
 
 
 @check(
@@ -196,9 +196,7 @@ async def unknown_code_legacy(ctx: CaseContext) -> None:
         skip("the server answered with a result (BASE-RES-004 judges it)")
     if call.error_code != jsonrpc.RESOURCE_NOT_FOUND:
         hint = " (the code 2026-07-28 adopted, SEP-2164)" if call.error_code == jsonrpc.INVALID_PARAMS else ""
-        missed(
-            f"error code {call.error_code!r}{hint}, not the -32002 this revision asks for", **call.excerpt()
-        )
+        missed(f"{call.drew()}{hint}, not the -32002 this revision asks for", **call.excerpt())
 
 
 @check(
@@ -214,6 +212,6 @@ async def unknown_not_empty(ctx: CaseContext) -> None:
     if isinstance(result, dict) and result.get("contents") == []:
         missed(f"resources/read of {UNKNOWN_URI!r} returned an empty contents array", **call.excerpt())
     if call.error is not None:
-        ctx.note(f"answered with error {call.error_code!r}")
+        ctx.note(f"answered with {call.drew()}")
     else:
         ctx.note("answered with contents the server holds for that URI")

@@ -64,4 +64,4 @@ async def unknown_uri(ctx: CaseContext) -> None:
         missed(f"resources/read of {UNKNOWN_URI!r} did not answer with an error", **call.excerpt())
     documented = jsonrpc.INVALID_PARAMS if ctx.era == "modern" else jsonrpc.RESOURCE_NOT_FOUND
     if call.error_code != documented:
-        ctx.note(f"error code {call.error_code!r} ({documented} is the documented one)")
+        ctx.note(f"{call.drew()} ({documented} is the documented one)")

@@ -196,7 +196,7 @@ async def parse_error(ctx: CaseContext) -> None:
             missed(f"{vector['id']}: a line that is not JSON was answered with a result", **call.excerpt())
         if call.error_code != jsonrpc.PARSE_ERROR:
             # Refused, with another code: -32700 is what JSON-RPC 2.0 defines, in no MUST sentence.
-            ctx.miss_should(f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32700")
+            ctx.miss_should(f"{vector['id']}: refused, but with {call.drew()} rather than -32700")
         value = call.response
         if isinstance(value, dict) and value.get("id") is not None:
             missed(
@@ -226,7 +226,7 @@ async def invalid_request(ctx: CaseContext) -> None:
             continue
         if call.error_code != jsonrpc.INVALID_REQUEST:
             ctx.miss_should(
-                f"{vector['id']}: refused, but with code {call.error_code!r} rather than -32600"
+                f"{vector['id']}: refused, but with {call.drew()} rather than -32600"
                 " (--strict makes this a FAIL)"
             )
     _judge_silent(ctx, silent, jsonrpc.INVALID_REQUEST)
@@ -236,4 +236,4 @@ async def invalid_request(ctx: CaseContext) -> None:
 async def method_not_found(ctx: CaseContext) -> None:
     call = await ctx.request("conformance/no-such-method")
     if call.error_code != jsonrpc.METHOD_NOT_FOUND:
-        missed(f"expected error code -32601, got {call.error_code!r}", **call.excerpt())
+        missed(f"expected error -32601, got {call.drew()}", **call.excerpt())

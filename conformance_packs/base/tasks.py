@@ -35,6 +35,8 @@ from conformance_packs.base.common import (
 #: ttl outlasts a target's default budget (600 s): a server may forget a task once its ttl has elapsed,
 #: and a slow run must not read that as a task "not found".
 TASK: dict[str, Any] = {"ttl": 900_000}
+#: TASK as a message shows it: JSON text, never a Python dict's repr.
+TASK_TEXT = json.dumps(TASK)
 
 
 @check(
@@ -53,11 +55,11 @@ async def undeclared_augmentation(ctx: CaseContext) -> None:
     sweep = await call_sweep(ctx)
     done = [(t, t.arguments()) for t in sweep.tools if t.success is not None]
     if not done:
-        why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
+        why = sweep.why_nothing(ctx)
         skip(f"no tool call succeeded to repeat as a task: {why}")
     entry, arguments = done[0]
     call = await ctx.request("tools/call", {"name": entry.name, "arguments": arguments, "task": TASK})
-    ctx.note(f"repeated the successful call of {entry.name!r} with params.task {TASK}")
+    ctx.note(f"repeated the successful call of {entry.name!r} with params.task {TASK_TEXT}")
     result = call.result
     if isinstance(result, dict) and isinstance(result.get("task"), dict):
         missed(
@@ -119,6 +121,8 @@ def _answer(call: Call) -> str:
     start of its text: an SDK may wrap the error it meant into a tool result)."""
     if call.error is not None:
         return f"error {call.error_code}"
+    if call.reply.response is None:
+        return call.no_answer()
     result = call.result
     if isinstance(result, dict) and result.get("isError") is True:
         content = result.get("content")
@@ -151,6 +155,11 @@ async def call_tool(ctx: CaseContext, params: dict[str, Any]) -> Call:
         skip(f"tools/call of {params.get('name')!r} was not sent: {exc}")
 
 
+def _listed(statuses: list[str | None]) -> str:
+    """Statuses as a message shows them: comma-separated, a missing one said so (never `None`)."""
+    return ", ".join(s if s is not None else "(no status)" for s in statuses)
+
+
 def status_of(call: Call | None) -> str | None:
     result = call.result if call is not None else None
     status = result.get("status") if isinstance(result, dict) else None
@@ -175,7 +184,7 @@ class TaskRun:
         return str(self.tool["name"])
 
     def said(self) -> str:
-        return f"called {self.name!r} ({task_support(self.tool)}) with params.task {TASK}"
+        return f"called {self.name!r} ({task_support(self.tool)}) with params.task {TASK_TEXT}"
 
 
 async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] | str:
@@ -195,7 +204,7 @@ async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] 
         return "tools/list offers no tool"
     if not any(task_support(t) in ("optional", "required") for t in listed):
         return 'no listed tool has execution.taskSupport "optional" or "required"'
-    why = no_callable_reason(ctx) if not sweep.tools else sweep.line()
+    why = sweep.why_nothing(ctx)
     return f"no tool that may be called as a task could be called ({why})"
 
 
@@ -314,7 +323,7 @@ async def terminal_final(ctx: CaseContext) -> None:
     first = status_of(run.first_get)
     evidence = {f"get_{i}": c.excerpt(600) for i, c in enumerate([run.first_get, *run.later_gets]) if c}
     if first in TERMINAL and any(s != first for s in statuses):
-        missed(f"the task was {first!r} (terminal) and later {statuses}", **evidence)
+        missed(f"the task was {first!r} (terminal) and later {_listed(statuses)}", **evidence)
     if statuses[0] not in TERMINAL:
         missed(
             "tasks/result had answered (it blocks until the task is terminal), "
@@ -322,8 +331,10 @@ async def terminal_final(ctx: CaseContext) -> None:
             **evidence,
         )
     if any(s != statuses[0] for s in statuses):
-        missed(f"the terminal status {statuses[0]!r} changed on the next poll: {statuses}", **evidence)
-    ctx.note(f"tasks/get after tasks/result: {statuses}")
+        missed(
+            f"the terminal status {statuses[0]!r} changed on the next poll: {_listed(statuses)}", **evidence
+        )
+    ctx.note(f"tasks/get after tasks/result: {_listed(statuses)}")
 
 
 @check(
@@ -438,9 +449,9 @@ async def cancel_working(ctx: CaseContext) -> None:
             **evidence,
         )
     if status_of(call) != "cancelled":
-        missed(f"tasks/cancel answered status {status_of(call)!r}, not 'cancelled'", **evidence)
+        missed(f"tasks/cancel answered status {status_of(call) or '(none)'}, not 'cancelled'", **evidence)
     if any(s != "cancelled" for s in statuses):
-        missed(f"the cancelled task later reports {statuses}", **evidence)
+        missed(f"the cancelled task later reports {_listed(statuses)}", **evidence)
 
 
 @check(
@@ -511,7 +522,7 @@ async def forbidden_refused(ctx: CaseContext) -> None:
     entry = done[0]
     call = await call_tool(ctx, {"name": entry.name, "arguments": entry.arguments(), "task": TASK})
     ctx.note(
-        f"repeated the successful call of {entry.name!r} (taskSupport forbidden) with params.task {TASK}"
+        f"repeated the successful call of {entry.name!r} (taskSupport forbidden) with params.task {TASK_TEXT}"
     )
     if call.error_code != -32601:
         result = call.result
@@ -531,15 +542,14 @@ async def forbidden_refused(ctx: CaseContext) -> None:
 )
 async def required_plain(ctx: CaseContext) -> None:
     need_tool_tasks(ctx)
-    listed = await tools(ctx)
-    required = [t for t in ctx.callable_tools(listed) if task_support(t) == "required"]
+    listed = [t for t in await tools(ctx) if task_support(t) == "required"]
+    if not listed:
+        skip('no listed tool has execution.taskSupport "required"')
+    required = ctx.callable_tools(listed)
     if not required:
-        why = 'no listed tool has execution.taskSupport "required"'
-        skip(
-            why
-            if not any(task_support(t) == "required" for t in listed)
-            else f"{why} among the callable ones ({no_callable_reason(ctx)})"
-        )
+        # The reason is about these tools, not the others (which may well be read-only and called).
+        why = no_callable_reason(ctx, listed)
+        skip(f'no tool whose execution.taskSupport is "required" may be called: {why}')
     tool = required[0]
     arguments = await first_candidate(tool)
     if arguments is None:

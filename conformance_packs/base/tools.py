@@ -194,7 +194,7 @@ async def _successful_structured_calls(ctx: CaseContext) -> list[tuple[dict[str,
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     if not sweep.tools:
-        skip(no_callable_reason(ctx))
+        skip(sweep.why_nothing(ctx))
     ctx.note(sweep.line())
     unanswered = sweep.unanswered()
     if not sweep.answered() and any(t.why.startswith("no answer") for t in sweep.tools):
@@ -358,16 +358,17 @@ async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
     if call.error is None:
         missed("an unknown tool was answered with a result, not a JSON-RPC error", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
-        ctx.note(f"error code {call.error_code!r} (-32602 is usual)")
+        ctx.note(f"{call.drew()} (-32602 is usual)")
 
 
 @check(
     "base.call.invalid-arguments", "BASE-CALL-006", "invalid tool arguments are rejected", capability="tools"
 )
 async def invalid_arguments(ctx: CaseContext) -> None:
-    listed = ctx.callable_tools(await tools(ctx))
+    every = await tools(ctx)
+    listed = ctx.callable_tools(every)
     if not listed:
-        skip(no_callable_reason(ctx))
+        skip(no_callable_reason(ctx, every))
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     with_required = [
@@ -405,8 +406,6 @@ async def invalid_arguments(ctx: CaseContext) -> None:
         )
     if call.error is not None and call.error_code != jsonrpc.INVALID_PARAMS:
         # The code is the schema's InvalidParamsError, not a MUST of the text: a SHOULD-level miss.
-        ctx.miss_should(
-            f"rejected with JSON-RPC code {call.error_code!r}; -32602 or an isError result is expected"
-        )
+        ctx.miss_should(f"rejected with {call.drew()}; -32602 or an isError result is expected")
         return
     ctx.note("rejected as " + ("JSON-RPC -32602" if call.error is not None else "an isError result"))

@@ -14,6 +14,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from conformance.protocol import jsonrpc
+
 if TYPE_CHECKING:
     from conformance.engine.context import CaseContext
 
@@ -37,7 +39,8 @@ class Seen:
     entry: int
     #: Where it sits in its entry: "" for a single message, "/N" for the Nth member of a batch.
     pointer: str
-    #: "request", "notification", "response" or "invalid" (no JSON-RPC message of any kind).
+    #: "request", "notification", "response" (a result or an error, its id absent or null included) or
+    #: "invalid" (no JSON-RPC message of any kind).
     kind: str
     #: The message's method, or for a response the method of the request it answers (None: unknown).
     method: str | None
@@ -78,6 +81,10 @@ def _kind(message: Any) -> str:
     if isinstance(message.get("method"), str):
         return "request" if "id" in message else "notification"
     if "id" in message and ("result" in message or "error" in message):
+        return "response"
+    if jsonrpc.idless_reply(message):
+        # A reply without an id (2025-11-25 on, an error may omit it) is a response still: to a
+        # notification, or to a message whose id could not be read; it answers no request sent.
         return "response"
     return "invalid"
 
@@ -124,7 +131,7 @@ def server_messages(entries: list[dict[str, Any]]) -> list[Seen]:
             if kind in ("request", "notification"):
                 method = message["method"]
             elif kind == "response":
-                waiting = pending.get(_id_key(message["id"]))
+                waiting = pending.get(_id_key(message.get("id")))  # none is sent with id null
                 if waiting:
                     methods = {m for m, _ in waiting}
                     answered, params = waiting.popleft()

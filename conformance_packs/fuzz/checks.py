@@ -67,9 +67,10 @@ async def exploration(ctx: CaseContext, mode: str) -> Exploration:
     cached = ctx.shared.get(key)
     if isinstance(cached, Exploration):
         return cached
-    listed = ctx.callable_tools(await tools(ctx))
+    every = await tools(ctx)
+    listed = ctx.callable_tools(every)
     if not listed:
-        skip(no_callable_reason(ctx))
+        skip(no_callable_reason(ctx, every))
     names = list(dict.fromkeys(t["name"] for t in listed))
     schemas = {t["name"]: t.get("inputSchema") for t in reversed(listed)}
     found = Exploration(mode, run_seed(ctx))

@@ -178,6 +178,19 @@ class BelowOptInLevel(PromptFeatures):
             await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
 
 
+@dataclass
+class NoPrompts(PromptFeatures):
+    """Conformant: declares prompts and lists none (mcp 2.x declares prompts by default); its tools log."""
+
+    def prompts(self) -> list[types.Prompt]:
+        return []
+
+
+@dataclass
+class NoPromptsLogWithoutOptIn(NoPrompts, LogWithoutOptIn):
+    """NoPrompts, and 2026-07-28 log messages for tool calls that asked for none."""
+
+
 class _EditResult:
     """Rewrites the JSON result of one method after the handler ran: what the SDK's own types would not
     let a handler return (a role no revision has, numbers for completion values)."""
@@ -260,6 +273,9 @@ FEATURES: dict[str, type[PromptFeatures]] = {
     "level-ignored": LevelIgnored,
     "log-without-opt-in": LogWithoutOptIn,
     "below-opt-in-level": BelowOptInLevel,
+    "no-prompts": NoPrompts,
+    "no-prompts-log-without-opt-in": NoPromptsLogWithoutOptIn,
+    "no-prompts-no-logging-capability": NoPrompts,
 }
 SERVER_CHANGES: dict[str, Callable[[Server[Any]], None]] = {
     "system-role": lambda server: server.middleware.insert(0, _EditResult("prompts/get", _system_role)),
@@ -272,8 +288,9 @@ SERVER_CHANGES: dict[str, Callable[[Server[Any]], None]] = {
     "invalid-level-accepted": lambda server: server.middleware.insert(0, _AcceptAnyLevel()),
     "no-logging-capability": _no_logging_capability,
     "invalid-log-level-served": _invalid_log_level_served,
+    "no-prompts-no-logging-capability": _no_logging_capability,
 }
-DEFECTS = (*FEATURES, *SERVER_CHANGES)
+DEFECTS = tuple(dict.fromkeys((*FEATURES, *SERVER_CHANGES)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

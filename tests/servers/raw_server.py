@@ -56,6 +56,7 @@ DEFECTS = {
     "hang-on-malformed": "stops reading and answering after a line that is not JSON",
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
+    "notif-error": "answers every notification with an error that has no id (a reply nothing can match)",
 }
 
 TOOLS = [
@@ -207,6 +208,9 @@ class Server:
                 {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": "Invalid Request"}}
             )
         if "id" not in message:
+            if self.defect == "notif-error":
+                error = {"code": -32601, "message": "Method not found"}
+                return self.envelope({"jsonrpc": "2.0", "error": error})
             return None  # notifications need no answer
         method, params, msg_id = message["method"], message.get("params") or {}, message["id"]
         try:
