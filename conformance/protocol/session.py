@@ -221,7 +221,14 @@ class Session:
         return headers
 
     async def open(self) -> ServerIdentity:
-        """Legacy: initialize + notifications/initialized. Modern: server/discover. Raise HandshakeFailed."""
+        """Legacy: initialize + notifications/initialized. Modern: server/discover. Raise HandshakeFailed.
+
+        An answer with a result is the server speaking the revision, whatever that result's shape: a
+        missing or malformed field (no `protocolVersion`, no `supportedVersions`) is for the shape rows
+        to judge (BASE-LIFE-002, BASE-DISC-001), never read as the revision not being spoken. Only an
+        error, no result, or a result that names other revisions and not this one (a counter-offer, a
+        `supportedVersions` without it) says the revision is not spoken.
+        """
         if self.era == "legacy":
             call = await self.request(
                 "initialize",
@@ -232,10 +239,10 @@ class Session:
                 },
                 envelope=False,
             )
-            result = call.result
-            if not isinstance(result, dict):
+            answered, result = result_of(call)
+            if not answered:
                 raise HandshakeFailed(f"initialize({self.revision}) was not answered with a result", call)
-            offered = result.get("protocolVersion")
+            offered = _dict(result).get("protocolVersion")
             if isinstance(offered, str) and offered != self.revision:
                 known = "a revision this harness knows" if is_known(offered) else "unknown to this harness"
                 raise HandshakeFailed(
@@ -244,28 +251,28 @@ class Session:
                     call,
                     offered=offered,
                 )
-            if offered != self.revision:
-                raise HandshakeFailed(
-                    f"asked for {self.revision}, the server answered protocolVersion {offered!r}, "
-                    "not a version string",
-                    call,
-                )
             if at_least(self.revision, FIRST_PROTOCOL_HEADER):
                 # The MCP-Protocol-Version header exists from 2025-06-18 on; older revisions send none.
                 self._set_protocol_header(self.revision)
             await self.notify("notifications/initialized")
         else:
             call = await self.request("server/discover")
-            result = call.result
-            if not isinstance(result, dict):
+            answered, result = result_of(call)
+            if not answered:
                 raise HandshakeFailed("server/discover was not answered with a result", call)
-            supported = result.get("supportedVersions")
-            if not isinstance(supported, list) or self.revision not in supported:
-                raise HandshakeFailed(f"server/discover does not list {self.revision}: {supported!r}", call)
+            supported = _dict(result).get("supportedVersions")
+            named = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+            if named and self.revision not in named:
+                raise HandshakeFailed(
+                    f"not spoken: server/discover lists {', '.join(named)} in supportedVersions, not "
+                    f"{self.revision}",
+                    call,
+                )
+        body = _dict(result)
         self.identity = ServerIdentity(
             self.revision,
-            server_info=_dict(result.get("serverInfo")) or _server_info_from_meta(result),
-            capabilities=_dict(result.get("capabilities")),
+            server_info=_dict(body.get("serverInfo")) or _server_info_from_meta(body),
+            capabilities=_dict(body.get("capabilities")),
             opening=call,
         )
         return self.identity
@@ -387,6 +394,19 @@ class Session:
 
     async def close(self) -> None:
         await self.adapter.close()
+
+
+def result_of(call: Call) -> tuple[bool, Any]:
+    """Whether `call` was answered with a result, and that result (of any shape, null included).
+
+    A response whose `result` is null beside an `error` is an error answer; any other `result`
+    member is an answer, however malformed its value."""
+    value = call.response
+    if not isinstance(value, dict) or "result" not in value:
+        return False, None
+    if value["result"] is None and "error" in value:
+        return False, None
+    return True, value["result"]
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -56,6 +56,8 @@ DEFECTS = {
     "hang-on-malformed": "stops reading and answering after a line that is not JSON",
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
+    "discover-no-versions": "answers server/discover without supportedVersions (it still speaks 2026-07-28)",
+    "initialize-no-version": "answers initialize of a revision it speaks without protocolVersion",
 }
 
 TOOLS = [
@@ -249,11 +251,14 @@ class Server:
         if method == "initialize":
             asked = params.get("protocolVersion")
             self.revision = asked if asked in LEGACY else LEGACY[-1]
-            return {
+            answer = {
                 "protocolVersion": self.revision,
                 "capabilities": {"tools": {}, "resources": {}},
                 "serverInfo": {"name": "raw-reference", "version": "1.0.0"},
             }
+            if self.defect == "initialize-no-version" and asked == self.revision:
+                del answer["protocolVersion"]
+            return answer
         result = self.method(method, params, revision)
         if modern:
             result["resultType"] = "complete"
@@ -270,13 +275,16 @@ class Server:
 
     def method(self, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
         if method == "server/discover":
-            return {
+            discovered = {
                 "supportedVersions": [MODERN, *LEGACY],
                 "capabilities": {"tools": {}, "resources": {}},
                 "_meta": {
                     "io.modelcontextprotocol/serverInfo": {"name": "raw-reference", "version": "1.0.0"}
                 },
             }
+            if self.defect == "discover-no-versions":
+                del discovered["supportedVersions"]
+            return discovered
         if method == "ping":
             return {}
         if method == "tools/list":
