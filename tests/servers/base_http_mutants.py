@@ -36,6 +36,8 @@ HTTP_DEFECTS = {
     "meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities",
     "method-value-folded": "compares the Mcp-Method value without case",
     "sse-request": "sends a ping request on the SSE stream of each 2026-07-28 tools/list answer",
+    "get-silent": "sends no status line to a GET until the client goes away (as a server that buffers a"
+    " whole stream does)",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -217,6 +219,13 @@ class Defect:
         if _header(scope, b"mcp-session-id") and version is not None and version not in known:
             scope = _with_header(scope, b"mcp-protocol-version", None)
         await self.app(scope, receive, send)
+
+    async def _get_silent(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        while (await receive())["type"] != "http.disconnect":
+            pass  # nothing is sent: no status line, ever
 
     # -- 2026-07-28 request rules
     async def _unknown_method_200(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -58,6 +58,8 @@ DEFECTS = {
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
     "discover-no-versions": "answers server/discover without supportedVersions (it still speaks 2026-07-28)",
     "initialize-no-version": "answers initialize of a revision it speaks without protocolVersion",
+    "get-silent": "over HTTP, sends no status line to a GET (the harness gives up after its timeout)",
+    "ping-unanswered": "never answers ping",
 }
 
 TOOLS = [
@@ -178,6 +180,10 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+class Unanswered(Exception):
+    """The request is left without any answer (a defect)."""
+
+
 class Server:
     def __init__(self, defect: str) -> None:
         self.defect = defect
@@ -213,6 +219,8 @@ class Server:
         method, params, msg_id = message["method"], message.get("params") or {}, message["id"]
         try:
             result = self.dispatch(method, params, headers)
+        except Unanswered:
+            return None
         except RpcError as exc:
             error: dict[str, Any] = {"code": exc.code, "message": exc.message}
             if exc.data is not None:
@@ -286,6 +294,8 @@ class Server:
                 del discovered["supportedVersions"]
             return discovered
         if method == "ping":
+            if self.defect == "ping-unanswered":
+                raise Unanswered
             return {}
         if method == "tools/list":
             return self.tools_page(params.get("cursor"))
@@ -445,6 +455,9 @@ def serve_http(server: Server) -> None:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
+            if server.defect == "get-silent":
+                self.rfile.read()  # until the client closes the connection: no status line is sent
+                return
             if server.defect == "get-200":
                 self.reply(200, b"ok", "text/plain")
             else:
