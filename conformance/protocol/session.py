@@ -7,6 +7,7 @@ never validates results: that is what checks are for. `Call` bundles the request
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -224,10 +225,11 @@ class Session:
         """Legacy: initialize + notifications/initialized. Modern: server/discover. Raise HandshakeFailed.
 
         An answer with a result is the server speaking the revision, whatever that result's shape: a
-        missing or malformed field (no `protocolVersion`, no `supportedVersions`) is for the shape rows
-        to judge (BASE-LIFE-002, BASE-DISC-001), never read as the revision not being spoken. Only an
-        error, no result, or a result that names other revisions and not this one (a counter-offer, a
-        `supportedVersions` without it) says the revision is not spoken.
+        missing field (no `protocolVersion`, no `supportedVersions`) or another malformed one is for the
+        shape rows to judge (BASE-LIFE-002, BASE-DISC-001), never read as the revision not being spoken.
+        Only an error, no result, or a result that names another revision in this one's place (a
+        counter-offer, a `protocolVersion` that is no string, a `supportedVersions` listing others and
+        not this one) says the revision is not spoken.
         """
         if self.era == "legacy":
             call = await self.request(
@@ -250,6 +252,14 @@ class Session:
                     f"({known})",
                     call,
                     offered=offered,
+                )
+            if offered is not None and not isinstance(offered, str):
+                # A value in its place that is no string (20250326) names some revision, garbled: which
+                # one is unknown, so this one is not shown to be spoken. Absent, it names none: spoken.
+                raise HandshakeFailed(
+                    f"asked for {self.revision}, the server answered protocolVersion {json_text(offered)}, "
+                    "not a version string",
+                    call,
                 )
             if at_least(self.revision, FIRST_PROTOCOL_HEADER):
                 # The MCP-Protocol-Version header exists from 2025-06-18 on; older revisions send none.
@@ -394,6 +404,11 @@ class Session:
 
     async def close(self) -> None:
         await self.adapter.close()
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as it was on the wire (20250326, {"a": 1}), for a message: never a Python repr."""
+    return json.dumps(value, ensure_ascii=False)[:200]
 
 
 def result_of(call: Call) -> tuple[bool, Any]:
