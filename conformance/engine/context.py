@@ -8,7 +8,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from conformance.adapters.base import TransportClosed, TransportTimeout, TransportViolation
+from conformance.adapters.base import (
+    TargetUnreachable,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+    TransportTooLarge,
+    TransportViolation,
+)
 from conformance.engine import policy
 from conformance.engine.checks import missed, skip, weak
 from conformance.engine.listing import Listing, cached_listing, fetch_listing
@@ -316,15 +323,18 @@ class CaseContext:
         row's level) saying `what` and what was seen (the wait; the exit status and stderr tail as
         evidence), not an ERROR, which is for what could not be observed.
 
+        An HTTP status that carried no JSON-RPC answer (a 5xx in text/plain, say) was observed too.
         A request not sent because its method already hung (judged where it hung), an answer that broke
         a transport rule (judged once, `conformance.engine.blocking`), one over the message cap and an
         unreachable target stay what they are.
         """
         try:
             yield
-        except NotSent:
+        except (NotSent, TransportViolation, TransportTooLarge, TargetUnreachable):
             raise
-        except (TransportTimeout, TransportClosed) as exc:
+        except TransportError as exc:
+            if not isinstance(exc, TransportTimeout | TransportClosed) and exc.status is None:
+                raise
             evidence: dict[str, Any] = {"diagnostics": exc.evidence} if exc.evidence else {}
             if exc.status is not None:
                 evidence["http_status"] = exc.status

@@ -23,6 +23,7 @@ from conformance_reference import base_server, serving
 HTTP_DEFECTS = {
     "origin-ignored": "serves a request whatever its Origin header says",
     "origin-400": "refuses a foreign Origin with 400, not 403",
+    "origin-500": "refuses a foreign Origin with 500 text/plain, not 403",
     "notify-200": "answers a POSTed notification with 200 and a JSON body",
     "response-200": "answers a POSTed JSON-RPC response with 200 and a JSON body",
     "session-id-space": "assigns an Mcp-Session-Id with a space in it",
@@ -132,6 +133,13 @@ class Defect:
         origin = _header(scope, b"origin")
         if origin is not None and not origin.startswith(LOCAL_ORIGINS):
             await _respond(send, 400, b"bad origin\n", b"text/plain")
+            return
+        await self.app(scope, receive, send)
+
+    async def _origin_500(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = _header(scope, b"origin")
+        if origin is not None and not origin.startswith(LOCAL_ORIGINS):
+            await _respond(send, 500, b"origin not allowed\n", b"text/plain")
             return
         await self.app(scope, receive, send)
 
