@@ -44,6 +44,37 @@ EXPECTED: dict[str, set[tuple[str, str, str]]] = {
     # The 403 row FAILs; the challenge of a 403 that never came is not judged.
     "scope-401": {("auth.scope.forbidden", "FAIL", r) for r in ALL}
     | {("auth.scope.challenge", "SKIP", r) for r in LATER},
+    # Its metadata lists mcp:tools: a token without it served is the 403 row's FAIL; the 403's challenge
+    # is SKIP, blocked by that row.
+    "scope-ignored": {("auth.scope.forbidden", "FAIL", r) for r in ALL}
+    | {("auth.scope.challenge", "SKIP", r) for r in LATER},
+    # A SHOULD: WARN, its message saying what the challenge held, the 403 and its header as evidence.
+    "scope-no-error": {("auth.scope.challenge", "WARN", r) for r in LATER},
+    # One defect, one FAIL: asking no token is AUTH-401-001's; the rows that judge what a server refuses
+    # (bad tokens, too small a scope, a query token) are SKIP blocked by it, and so are the challenge rows.
+    "no-token-needed": {("auth.challenge.no-token", "FAIL", r) for r in ALL}
+    | {("auth.challenge.bearer", "SKIP", r) for r in ALL}
+    | {("auth.discovery.header", "SKIP", "2025-06-18")}
+    | {
+        (f"auth.token.{k}", "SKIP", r)
+        for k in ("malformed", "expired", "audience", "issuer", "signature")
+        for r in ALL
+    }
+    | {("auth.token.query", "SKIP", r) for r in ALL}
+    | {("auth.scope.forbidden", "SKIP", r) for r in ALL}
+    | {("auth.scope.challenge", "SKIP", r) for r in LATER},
+}
+#: defect -> {check: the check its SKIPs name in blocked_by}, for the SKIPs this suite's own rows cause.
+BLOCKED_BY: dict[str, dict[str, str]] = {
+    "scope-ignored": {"auth.scope.challenge": "auth.scope.forbidden"},
+    "no-token-needed": {
+        **{
+            f"auth.token.{k}": "auth.challenge.no-token"
+            for k in ("malformed", "expired", "audience", "issuer", "signature", "query")
+        },
+        "auth.scope.forbidden": "auth.challenge.no-token",
+        "auth.scope.challenge": "auth.challenge.no-token",
+    },
 }
 
 JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}")
@@ -92,6 +123,44 @@ def test_each_mutant_fails_exactly_its_rows(
 ) -> None:
     _, report, _ = mutant_run
     assert _by_target(report)[defect] == EXPECTED[defect]
+
+
+@pytest.mark.parametrize("defect", sorted(BLOCKED_BY))
+def test_a_blocked_row_names_the_row_that_failed(
+    mutant_run: tuple[Any, dict[str, Any], Path], defect: str
+) -> None:
+    _, report, _ = mutant_run
+    (index,) = [t["index"] for t in report["targets"] if (t.get("label") or t["spec"]) == defect]
+    for case in report["cases"]:
+        blocker = BLOCKED_BY[defect].get(case["check"])
+        if case["target"] == index and blocker is not None:
+            assert case["verdict"] == "SKIP" and case.get("blocked_by"), case["key"]
+            assert case["blocked_by"].startswith(blocker + "["), case["blocked_by"]
+
+
+def test_a_served_token_without_an_announced_scope_says_which_scope(
+    mutant_run: tuple[Any, dict[str, Any], Path],
+) -> None:
+    _, report, _ = mutant_run
+    (index,) = [t["index"] for t in report["targets"] if (t.get("label") or t["spec"]) == "scope-ignored"]
+    failed = [c for c in report["cases"] if c["target"] == index and c["verdict"] == "FAIL"]
+    assert failed and all(
+        "announces the scope mcp:tools (named in scopes_supported of its resource metadata" in c["message"]
+        for c in failed
+    )
+
+
+def test_a_challenge_without_error_says_so_with_evidence(
+    mutant_run: tuple[Any, dict[str, Any], Path],
+) -> None:
+    _, report, _ = mutant_run
+    (index,) = [t["index"] for t in report["targets"] if (t.get("label") or t["spec"]) == "scope-no-error"]
+    warned = [c for c in report["cases"] if c["target"] == index and c["verdict"] == "WARN"]
+    assert warned
+    for case in warned:
+        assert 'says no error parameter, not error="insufficient_scope"' in case["message"]
+        assert "None" not in case["message"]
+        assert case["evidence"]["http_status"] == 403 and "Bearer" in case["evidence"]["www_authenticate"]
 
 
 def test_every_row_is_judged_on_the_reference(mutant_run: tuple[Any, dict[str, Any], Path]) -> None:

@@ -30,6 +30,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "origin-ignored": {("base.origin.foreign-403", "FAIL"), ("base.origin.foreign-refused", "FAIL")},
     # 2025-03-26 and 2025-06-18 name no status for the refusal: a 400 refuses there.
     "origin-400": {("base.origin.foreign-403", "FAIL")},
+    # A 500 with no JSON-RPC body is no 403 (observed, not an ERROR), and it does refuse the request
+    # where the text names no status (2025-03-26, 2025-06-18: PASS).
+    "origin-500": {("base.origin.foreign-403", "FAIL")},
     "notify-200": {("base.http.notification-202", "FAIL")},
     "response-200": {("base.http.response-202", "FAIL")},
     "session-id-space": {("base.session.id-visible-ascii", "FAIL")},
@@ -49,7 +52,11 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
     },
     "stdout-request": {("base.stdio.no-server-requests", "FAIL")},
+    # Its own test below: the GET is waited out (a deliberate 3 s) in each legacy revision.
+    "get-silent": {("base.http.legacy-get", "FAIL")},
 }
+#: HTTP defects with a test of their own (they cost a timeout).
+OWN_TEST = {"get-silent"}
 #: The revisions each FAIL or WARN above is given in (the rule's own revisions, as spoken over HTTP).
 LEGACY_HTTP = {"2025-11-25", "2025-06-18", "2025-03-26"}
 REVISIONS = {
@@ -71,6 +78,7 @@ REVISIONS = {
     "base.stdio.exit-on-stdin-close": {"2026-07-28"},
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},
+    "base.http.legacy-get": LEGACY_HTTP,
 }
 
 
@@ -95,7 +103,7 @@ def _judged_in(report: dict[str, Any]) -> dict[str, set[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("defect", sorted(HTTP_DEFECTS))
+@pytest.mark.parametrize("defect", sorted(set(HTTP_DEFECTS) - OWN_TEST))
 def test_http_mutant_fails_exactly_its_checks(tmp_path: Path, defect: str) -> None:
     report = run([_http_target(tmp_path, defect)], select=HTTP_SELECT)
     assert report["targets"][0]["revisions_spoken"] == [
@@ -108,6 +116,17 @@ def test_http_mutant_fails_exactly_its_checks(tmp_path: Path, defect: str) -> No
     assert _judged_in(report) == {check: REVISIONS[check] for check, _ in EXPECTED[defect]}
     failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     assert all(c["evidence"] or c["message"] for c in failed), "a FAIL carries its evidence"
+
+
+def test_a_get_with_no_status_line_fails_the_get_row(tmp_path: Path) -> None:
+    """BASE-HTTP-002's own test: a GET that is neither an event stream nor 405 FAILs, and one that draws no
+    status line within the timeout is neither: a FAIL saying so, in each legacy revision, not an ERROR."""
+    report = run([_http_target(tmp_path, "get-silent")], select="base.http.legacy-get", timeout=3.0)
+    assert non_pass(report) == EXPECTED["get-silent"]
+    assert _judged_in(report) == {"base.http.legacy-get": REVISIONS["base.http.legacy-get"]}
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    expected = "neither with an event stream nor with 405: no HTTP status line to GET within 3 s"
+    assert all(expected in c["message"] for c in failed)
 
 
 def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:

@@ -66,6 +66,13 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     # A reply without an id answers no request: it is a response to the notification (BASE-NOTIF-001),
     # never the answer to the ping after it; the cancellations' replies are that row's, not CANCEL-001's.
     "notif-error": {("base.notif.no-response", "FAIL"), ("base.cancel.invalid-ignored", "SKIP")},
+    # An answer with a result speaks the revision (2026-07-28 is judged); its shape FAILs its row, and
+    # every discover result the server sends breaks the 2026-07-28 schema (BASE-WIRE-001) too.
+    "discover-no-versions": {("base.discover.shape", "FAIL"), ("base.wire.message-shapes", "FAIL")},
+    "initialize-no-version": {
+        ("base.lifecycle.initialize-shape", "FAIL"),
+        ("base.wire.message-shapes", "FAIL"),
+    },
 }
 #: Each SHOULD-level miss above, and what `--strict` makes of it: FAIL (a SKIP stays a SKIP).
 STRICT = {
@@ -80,9 +87,9 @@ STRICT = {
     )
 }
 #: Defects only the HTTP server has, tested below.
-HTTP_ONLY = {"get-200", "malformed-202", "unknown-method-text"}
+HTTP_ONLY = {"get-200", "malformed-202", "unknown-method-text", "get-silent"}
 #: Defects with a test of their own below (they cost a timeout).
-OWN_TEST = {"slow-tool", "hang-on-malformed"}
+OWN_TEST = {"slow-tool", "hang-on-malformed", "ping-unanswered"}
 
 
 def test_every_defect_has_an_expectation() -> None:
@@ -138,6 +145,30 @@ def test_http_get_200_mutant(tmp_path: Path) -> None:
     target = _http_target(tmp_path, "--defect", "get-200")
     assert non_pass(run([target])) == {("base.http.modern-get-405", "WARN")}
     assert non_pass(run([target], select="http.", strict=True)) == {("base.http.modern-get-405", "FAIL")}
+
+
+def test_a_get_with_no_status_line_is_judged_not_error(tmp_path: Path) -> None:
+    """BASE-HTTP-001 (a SHOULD): a GET that draws no status line within the timeout is no 405, and that
+    was observed: WARN saying so (FAIL under --strict), never ERROR. 3 s is the deliberate timeout."""
+    target = _http_target(tmp_path, "--defect", "get-silent")
+    report = run([target], select="base.http.modern-get-405", timeout=3.0)
+    assert non_pass(report) == {("base.http.modern-get-405", "WARN")}
+    case = _case(report, "base.http.modern-get-405")
+    assert "GET was not answered 405: no HTTP status line to GET within 3 s" in case["message"]
+    strict = run([target], select="base.http.modern-get-405", timeout=3.0, strict=True)
+    assert non_pass(strict) == {("base.http.modern-get-405", "FAIL")}
+
+
+def test_an_unanswered_ping_fails_its_row() -> None:
+    """BASE-PING-001: "The receiver MUST respond promptly": a ping left unanswered past the timeout is the
+    finding (FAIL, in each legacy revision), not an ERROR. 3 s is the deliberate timeout."""
+    report = run(
+        [stdio("tests.servers.raw_server", "--defect", "ping-unanswered")], select="base.ping.", timeout=3.0
+    )
+    assert non_pass(report) == {("base.ping.empty-result", "FAIL")}
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert {c["revision"] for c in failed} == {"2025-11-25", "2025-06-18"}
+    assert all(c["message"].startswith("ping was not answered: no response to request id") for c in failed)
 
 
 def _case(report: dict[str, Any], check: str) -> dict[str, Any]:

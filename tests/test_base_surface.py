@@ -53,6 +53,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.lifecycle.ping-during-initialize", "FAIL"),
     },
     "ping-before-initialized": {("base.lifecycle.ping-during-initialize", "FAIL")},
+    # The exit status and stderr are the evidence: the early ping went unanswered (a FAIL, not an ERROR).
+    "exit-on-early-ping": {("base.lifecycle.ping-during-initialize", "FAIL")},
     # An invalid notifications/cancelled is a notification too: answering it is BASE-NOTIF-001's fault,
     # which sends both cancellations; BASE-CANCEL-001 is SKIP blocked by it (one defect, one verdict).
     "answers-notifications": {("base.notif.no-response", "FAIL"), ("base.cancel.invalid-ignored", "SKIP")},

@@ -107,12 +107,18 @@ class HttpAdapter(Adapter):
             if method == "GET":
                 sent_headers["Accept"] = "text/event-stream"
         self.transcript.record("send", body, channel=f"{method} {self.url}", headers=sent_headers)
+        began: list[Reply] = []  # the answer, once its status line came: a timeout says how far it got
         try:
             async with asyncio.timeout(timeout):
-                return await self._do(method, body, sent_headers, expect_id, started, stream_window)
+                return await self._do(method, body, sent_headers, expect_id, started, stream_window, began)
         except TimeoutError:
             self.transcript.record("event", note=f"{method} timed out after {timeout:g} s")
-            raise TransportTimeout(f"no complete HTTP answer to {method} within {timeout:g} s") from None
+            if not began:
+                raise TransportTimeout(f"no HTTP status line to {method} within {timeout:g} s") from None
+            status = began[0].status
+            raise TransportTimeout(
+                f"HTTP {status} to {method}, but its body did not end within {timeout:g} s", status=status
+            ) from None
         except httpx.ConnectError as exc:
             if not self._connected_once:
                 raise TargetUnreachable(f"cannot connect to {self.url}: {exc}") from None
@@ -130,11 +136,14 @@ class HttpAdapter(Adapter):
         expect_id: Any,
         started: float,
         stream_window: float,
+        began: list[Reply] | None = None,
     ) -> Reply:
         assert self._client is not None
         async with self._client.stream(method, self.url, content=body or None, headers=headers) as resp:
             self._connected_once = True
             reply = Reply(response=None, status=resp.status_code, headers=_lower(resp.headers))
+            if began is not None:
+                began.append(reply)
             sid = resp.headers.get("mcp-session-id")
             if sid and not self.session_id:
                 self.session_id = sid

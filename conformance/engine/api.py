@@ -7,7 +7,7 @@ runner reports the case ERROR with the adapter's evidence.
 
 from __future__ import annotations
 
-from conformance.adapters.base import TransportError, TransportTimeout, TransportViolation
+from conformance.adapters.base import TransportClosed, TransportError, TransportTimeout, TransportViolation
 from conformance.protocol.session import NotSent
 
-__all__ = ["NotSent", "TransportError", "TransportTimeout", "TransportViolation"]
+__all__ = ["NotSent", "TransportClosed", "TransportError", "TransportTimeout", "TransportViolation"]

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from conformance.adapters.base import TransportViolation
+from conformance.adapters.base import (
+    TargetUnreachable,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+    TransportTooLarge,
+    TransportViolation,
+)
 from conformance.engine import policy
 from conformance.engine.checks import missed, skip, weak
 from conformance.engine.listing import Listing, cached_listing, fetch_listing
@@ -313,6 +320,31 @@ class CaseContext:
         if call.reply.violation:
             self.violations.append(Violation(method, call.reply.violation, "", call))
         return call
+
+    @contextlib.contextmanager
+    def answer_judged(self, what: str) -> Iterator[None]:
+        """The exchange inside is the one this row's own rule is about (a ping MUST be answered, a GET
+        MUST be an event stream or 405): a server that let it time out, or ended its stream or
+        connection instead, was observed breaking that rule. The case is a miss (FAIL or WARN by the
+        row's level) saying `what` and what was seen (the wait; the exit status and stderr tail as
+        evidence), not an ERROR, which is for what could not be observed.
+
+        An HTTP status that carried no JSON-RPC answer (a 5xx in text/plain, say) was observed too.
+        A request not sent because its method already hung (judged where it hung), an answer that broke
+        a transport rule (judged once, `conformance.engine.blocking`), one over the message cap and an
+        unreachable target stay what they are.
+        """
+        try:
+            yield
+        except (NotSent, TransportViolation, TransportTooLarge, TargetUnreachable):
+            raise
+        except TransportError as exc:
+            if not isinstance(exc, TransportTimeout | TransportClosed) and exc.status is None:
+                raise
+            evidence: dict[str, Any] = {"diagnostics": exc.evidence} if exc.evidence else {}
+            if exc.status is not None:
+                evidence["http_status"] = exc.status
+            missed(f"{what}: {exc}", **evidence)
 
     def attach(self, entries: list[dict[str, Any]]) -> None:
         """Rest this case on wire entries recorded before it started, so its evidence shows them."""

@@ -256,7 +256,15 @@ class Session:
         return headers
 
     async def open(self) -> ServerIdentity:
-        """Legacy: initialize + notifications/initialized. Modern: server/discover. Raise HandshakeFailed."""
+        """Legacy: initialize + notifications/initialized. Modern: server/discover. Raise HandshakeFailed.
+
+        An answer with a result is the server speaking the revision, whatever that result's shape: a
+        missing field (no `protocolVersion`, no `supportedVersions`) or another malformed one is for the
+        shape rows to judge (BASE-LIFE-002, BASE-DISC-001), never read as the revision not being spoken.
+        Only an error, no result, or a result that names another revision in this one's place (a
+        counter-offer, a `protocolVersion` that is no string, a `supportedVersions` listing others and
+        not this one) says the revision is not spoken.
+        """
         if self.era == "legacy":
             call = await self.request(
                 "initialize",
@@ -267,10 +275,10 @@ class Session:
                 },
                 envelope=False,
             )
-            result = call.result
-            if not isinstance(result, dict):
+            answered, result = result_of(call)
+            if not answered:
                 raise HandshakeFailed(f"initialize({self.revision}) was not answered with a result", call)
-            offered = result.get("protocolVersion")
+            offered = _dict(result).get("protocolVersion")
             if isinstance(offered, str) and offered != self.revision:
                 known = "a revision this harness knows" if is_known(offered) else "unknown to this harness"
                 raise HandshakeFailed(
@@ -279,9 +287,11 @@ class Session:
                     call,
                     offered=offered,
                 )
-            if offered != self.revision:
+            if offered is not None and not isinstance(offered, str):
+                # A value in its place that is no string (20250326) names some revision, garbled: which
+                # one is unknown, so this one is not shown to be spoken. Absent, it names none: spoken.
                 raise HandshakeFailed(
-                    f"asked for {self.revision}, the server answered protocolVersion {offered!r}, "
+                    f"asked for {self.revision}, the server answered protocolVersion {json_text(offered)}, "
                     "not a version string",
                     call,
                 )
@@ -291,16 +301,22 @@ class Session:
             await self.notify("notifications/initialized")
         else:
             call = await self.request("server/discover")
-            result = call.result
-            if not isinstance(result, dict):
+            answered, result = result_of(call)
+            if not answered:
                 raise HandshakeFailed("server/discover was not answered with a result", call)
-            supported = result.get("supportedVersions")
-            if not isinstance(supported, list) or self.revision not in supported:
-                raise HandshakeFailed(f"server/discover does not list {self.revision}: {supported!r}", call)
+            supported = _dict(result).get("supportedVersions")
+            named = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+            if named and self.revision not in named:
+                raise HandshakeFailed(
+                    f"not spoken: server/discover lists {', '.join(named)} in supportedVersions, not "
+                    f"{self.revision}",
+                    call,
+                )
+        body = _dict(result)
         self.identity = ServerIdentity(
             self.revision,
-            server_info=_dict(result.get("serverInfo")) or _server_info_from_meta(result),
-            capabilities=_dict(result.get("capabilities")),
+            server_info=_dict(body.get("serverInfo")) or _server_info_from_meta(body),
+            capabilities=_dict(body.get("capabilities")),
             opening=call,
         )
         return self.identity
@@ -424,6 +440,24 @@ class Session:
 
     async def close(self) -> None:
         await self.adapter.close()
+
+
+def json_text(value: Any) -> str:
+    """A JSON value as it was on the wire (20250326, {"a": 1}), for a message: never a Python repr."""
+    return json.dumps(value, ensure_ascii=False)[:200]
+
+
+def result_of(call: Call) -> tuple[bool, Any]:
+    """Whether `call` was answered with a result, and that result (of any shape, null included).
+
+    A response whose `result` is null beside an `error` is an error answer; any other `result`
+    member is an answer, however malformed its value."""
+    value = call.response
+    if not isinstance(value, dict) or "result" not in value:
+        return False, None
+    if value["result"] is None and "error" in value:
+        return False, None
+    return True, value["result"]
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.checks import blocked, check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
 from conformance_packs.auth import discovery
@@ -35,6 +35,20 @@ async def _without_token(ctx: CaseContext) -> Call:
     return await ctx.once("auth:no-token", "a request without a token", lambda: _attempt(ctx, None))
 
 
+async def _token_needed(ctx: CaseContext) -> None:
+    """SKIP blocked by AUTH-401-001 when a request without any token was served: a server that asks no
+    token has broken that one rule, and a row that judges what it refuses (a bad token, too small a
+    scope, a token in the query) has nothing to judge. Reuses AUTH-401-001's request: nothing is sent."""
+    call = await _without_token(ctx)
+    status = call.reply.status or 0
+    if 200 <= status < 300:
+        blocked(
+            "auth.challenge.no-token",
+            f"a request without any token was served (HTTP {status}): the server asks no token here, so"
+            " there is no refusal of a token to judge",
+        )
+
+
 def _challenge(call: Call) -> discovery.Challenge | None:
     return discovery.parse_challenge(call.reply.headers.get("www-authenticate"))
 
@@ -57,6 +71,7 @@ async def _bad_token(ctx: CaseContext, kind: str, what: str) -> None:
     token = _tokens(ctx).get(kind)
     if token is None:
         skip(f"no {kind} token: a real token from the environment cannot be re-signed (use [auth] key_file)")
+    await _token_needed(ctx)
     _expect_refused(await _attempt(ctx, "Bearer " + token), what)
     ctx.note(f"{what}: refused with HTTP 401")
 
@@ -308,16 +323,42 @@ async def signature_token(ctx: CaseContext) -> None:
 
 
 async def _small_scope(ctx: CaseContext) -> Call:
+    """The probe request with a valid token that carries no scope (once per revision)."""
     token = _tokens(ctx).get("small-scope")
     if token is None:
         skip("no token of too small a scope (give [auth] small_scope_token_env, or key_file)")
-    call = await ctx.once(
+    await _token_needed(ctx)
+    return await ctx.once(
         "auth:small-scope", "a request with too small a scope", lambda: _attempt(ctx, "Bearer " + token)
     )
-    status = call.reply.status or 0
-    if 200 <= status < 300:
-        skip(f"a token without any scope was accepted (HTTP {status}): this request needs no scope here")
-    return call
+
+
+async def _announced_scopes(ctx: CaseContext) -> dict[str, list[str]]:
+    """The scopes the server says its requests need, by where it says so: the `scope` of its 401
+    challenge, the `scopes_supported` of its protected resource metadata, and the target file's
+    `[auth] scope` (the scope its valid token is minted with). The challenge is AUTH-401-001's answer
+    and the metadata is fetched once per revision, shared with the discovery rows."""
+    found: dict[str, list[str]] = {}
+    challenge = _challenge(await _without_token(ctx))
+    named = challenge.params.get("scope") if challenge else None
+    if isinstance(named, str) and named.split():
+        found["its 401 challenge"] = named.split()
+    metadata, _, _ = await _protected_resource_metadata(ctx)
+    supported = (metadata.document or {}).get("scopes_supported") if metadata else None
+    if isinstance(supported, list) and any(isinstance(v, str) and v for v in supported):
+        found["scopes_supported of its resource metadata"] = [
+            v for v in supported if isinstance(v, str) and v
+        ]
+    table = ctx.target.settings.get("auth") or {}
+    configured = table.get("scope") if table.get("scope_from", "target file") == "target file" else None
+    if isinstance(configured, str) and configured.split():
+        found["the target file's [auth] scope"] = configured.split()
+    return found
+
+
+def _scopes_text(announced: dict[str, list[str]]) -> str:
+    scopes = list(dict.fromkeys(s for listed in announced.values() for s in listed))
+    return f"{' '.join(scopes)} (named in {', '.join(announced)})"
 
 
 @check(
@@ -328,8 +369,24 @@ async def _small_scope(ctx: CaseContext) -> Call:
 )
 async def scope_forbidden(ctx: CaseContext) -> None:
     call = await _small_scope(ctx)
-    if call.reply.status != 403:
-        missed(f"a token without the scope the request needs was answered HTTP {call.reply.status}, not 403",
+    status = call.reply.status or 0
+    if 200 <= status < 300:
+        announced = await _announced_scopes(ctx)
+        if announced:
+            # The server says its requests need a scope: serving a token without any is no 403.
+            missed(
+                f"a valid token without any scope was served (HTTP {status}), though the server announces"
+                f" the scope {_scopes_text(announced)}: a token without the scope a request needs must be"
+                " answered 403",
+                **_evidence(call),
+            )
+        skip(
+            f"a valid token without any scope was served (HTTP {status}) and the server announces no scope"
+            " (none in its 401 challenge, its resource metadata or the target file): this request needs"
+            " none here"
+        )
+    if status != 403:
+        missed(f"a token without the scope the request needs was answered HTTP {status}, not 403",
                **_evidence(call))  # fmt: skip
 
 
@@ -342,16 +399,23 @@ async def scope_forbidden(ctx: CaseContext) -> None:
 )
 async def scope_challenge(ctx: CaseContext) -> None:
     call = await _small_scope(ctx)
-    if call.reply.status != 403:
-        skip(f"the answer was HTTP {call.reply.status}, not 403 (judged by AUTH-SCOPE-001)")
+    status = call.reply.status or 0
+    if 200 <= status < 300:
+        if await _announced_scopes(ctx):
+            blocked("auth.scope.forbidden", f"the token without any scope was served (HTTP {status}): no 403")
+        skip(f"a valid token without any scope was served (HTTP {status}): this request needs no scope here")
+    if status != 403:
+        skip(f"the answer was HTTP {status}, not 403 (judged by AUTH-SCOPE-001)")
     challenge = _challenge(call)
     if challenge is None or challenge.scheme.lower() != "bearer":
+        ctx.facts.update(_evidence(call))
         ctx.miss_should("the 403 has no Bearer WWW-Authenticate challenge")
         return
-    if challenge.params.get("error") != "insufficient_scope":
-        ctx.miss_should(
-            f"the 403's challenge says error={challenge.params.get('error')!r}, not insufficient_scope"
-        )
+    error = challenge.params.get("error")
+    if error != "insufficient_scope":
+        said = f'error="{error}"' if error else "no error parameter"
+        ctx.facts.update(_evidence(call))
+        ctx.miss_should(f'the 403\'s challenge says {said}, not error="insufficient_scope"')
     if "scope" not in challenge.params:
         ctx.note("the 403's challenge names no scope (a SHOULD, not judged here)")
 
@@ -366,6 +430,7 @@ async def query_token(ctx: CaseContext) -> None:
     token = _tokens(ctx).get("valid")
     if token is None:
         skip("no valid token (the [auth] table gives none)")
+    await _token_needed(ctx)  # a server that asks no token accepts one anywhere: not this row's finding
     session = await ctx.session()
     adapter = await ctx.http_adapter()
     if adapter is None:

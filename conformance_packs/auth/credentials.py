@@ -103,7 +103,16 @@ async def _minted_tokens(table: dict[str, Any], url: str) -> tuple[dict[str, str
         raise ValueError(f"no authorization server is named in {url}'s metadata: give [auth] issuer")
     resource = table.get("resource") or url
     tokens = token_set(key, issuer=issuer, audience=resource, scope=scope or "")
-    return tokens, {"mode": "key", "issuer": issuer, "resource": resource, "scope": scope or ""}
+    # Where the scope came from: the target file names it, or the metadata's scopes_supported does.
+    scope_from = "target file" if table.get("scope") is not None else "metadata"
+    facts = {
+        "mode": "key",
+        "issuer": issuer,
+        "resource": resource,
+        "scope": scope or "",
+        "scope_from": scope_from,
+    }
+    return tokens, facts
 
 
 async def _discover(url: str) -> tuple[str | None, str | None]:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from conformance.engine.checks import check, missed, unjudgeable
 from conformance.engine.context import CaseContext
-from conformance.protocol.session import CLIENT_INFO
+from conformance.protocol.session import CLIENT_INFO, result_of
 from conformance.protocol.versions import MODERN_REVISIONS, is_known
 from conformance.schemas import shape_errors
 
 
 @check("base.lifecycle.initialize-shape", "BASE-LIFE-002", "initialize result shape", eras=("legacy",))
 async def initialize_shape(ctx: CaseContext) -> None:
+    # The session opened on an answer with a result, whatever its shape (`Session.open`): it is judged here.
     opening = ctx.identity.opening
-    if opening is None or not isinstance(opening.result, dict):
+    if opening is None:
         unjudgeable("the session has no initialize result to inspect")
-    problems = shape_errors("initializeResult", opening.result, ctx.revision)
+    problems = shape_errors("initializeResult", result_of(opening)[1], ctx.revision)
     if problems:
         missed("; ".join(problems), **opening.excerpt())
 
@@ -52,13 +53,16 @@ async def version_negotiation(ctx: CaseContext) -> None:
 
 @check("base.discover.shape", "BASE-DISC-001", "server/discover result shape", eras=("modern",))
 async def discover_shape(ctx: CaseContext) -> None:
+    # The session opened on an answer with a result, whatever its shape (`Session.open`): a missing
+    # supportedVersions is judged here, not read as the revision not being spoken.
     opening = ctx.identity.opening
-    if opening is None or not isinstance(opening.result, dict):
+    if opening is None:
         unjudgeable("the session has no server/discover result to inspect")
-    problems = shape_errors("discoverResult", opening.result, "modern")
-    supported = opening.result.get("supportedVersions")
+    result = result_of(opening)[1]
+    problems = shape_errors("discoverResult", result, "modern")
+    supported = result.get("supportedVersions") if isinstance(result, dict) else None
     if isinstance(supported, list) and not any(v in supported for v in MODERN_REVISIONS):
-        problems.append(f"supportedVersions {supported!r} lacks {MODERN_REVISIONS[0]}")
+        problems.append(f"supportedVersions lacks {MODERN_REVISIONS[0]}")
     if problems:
         missed("; ".join(problems), **opening.excerpt())
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine.api import TransportError
+from conformance.engine.api import TransportClosed, TransportError, TransportTimeout
 from conformance.engine.checks import check, missed, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
@@ -36,7 +36,8 @@ def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
     eras=("legacy",),
 )
 async def ping_empty_result(ctx: CaseContext) -> None:
-    call = await ctx.request("ping")
+    with ctx.answer_judged("ping was not answered"):  # "MUST respond promptly": no answer is the finding
+        call = await ctx.request("ping")
     _empty(call.response, "ping", call.excerpt())
     ctx.note(f"answered in {call.reply.elapsed * 1000:.0f} ms")
 
@@ -145,28 +146,32 @@ async def ping_during_initialize(ctx: CaseContext) -> None:
         {"protocolVersion": ctx.revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
     )
     mark = ctx.mark()
+    ended: TransportError | None = None
     try:
         # Written back to back, before the initialize answer is read: the one request the lifecycle
         # lets a client send then. Then the handshake ends and a ping every server answers settles it:
         # a server answering in order has answered the early ping by then, so nothing is waited out.
         await session.send(initialize, expect_id=NO_RESPONSE)
-        await session.send(jsonrpc.request(ping_id, "ping"), expect_id=NO_RESPONSE)
+        early = await session.send(jsonrpc.request(ping_id, "ping"), expect_id=NO_RESPONSE)
         await session.notify("notifications/initialized")
-        settle = await session.request("ping", timeout=budget)
-        # JSON-RPC does not order answers: a server that handles requests concurrently (the SDKs do)
-        # may answer the early ping just after the later one. A few more round trips let it arrive.
-        for _ in range(EXTRA_ROUND_TRIPS):
-            if _early_answers(ctx.wire_since(mark), ping_id) or settle.reply.response is None:
-                break
-            await session.request("ping", timeout=budget)
+        try:
+            settle = await session.request("ping", timeout=budget)
+            ctx.calls.append(settle)
+            # JSON-RPC does not order answers: a server that handles requests concurrently (the SDKs do)
+            # may answer the early ping just after the later one. A few more round trips let it arrive.
+            for _ in range(EXTRA_ROUND_TRIPS):
+                if _early_answers(ctx.wire_since(mark), ping_id):
+                    break
+                await session.request("ping", timeout=budget)
+        except (TransportClosed, TransportTimeout) as exc:
+            ended = exc  # the server exited (Rust rmcp does) or fell silent: what it did is the evidence
     finally:
         await session.close()
-    ctx.calls.append(settle)
     entries = ctx.wire_since(mark)
     answers = _early_answers(entries, ping_id)
     if not answers:
-        if settle.reply.response is None:
-            missed("neither the early ping nor the ping after the handshake was answered", **settle.excerpt())
+        if ended is not None:
+            _never_answered(entries, init_id, ended, early.excerpt())
         weak(
             "the ping written right after initialize was never answered, though the ping after the"
             " handshake was: a server that answered initialize before the ping reached it may have taken"
@@ -175,3 +180,24 @@ async def ping_during_initialize(ctx: CaseContext) -> None:
         )
     ctx.attach(entries)
     _empty(answers[0].message, "the ping written right after initialize", excerpt(entries, answers[0]))
+
+
+def _never_answered(
+    entries: list[dict[str, Any]], init_id: int, ended: TransportError, early: dict[str, Any]
+) -> None:
+    """The early ping was never answered and the server ended its stream or stopped answering: "The
+    receiver MUST respond promptly", broken whatever it took the ping for. The exit status and stderr
+    tail (or the wait) are the evidence."""
+    initialized = any(
+        s.kind == "response" and s.message.get("id") == init_id for s in server_messages(entries)
+    )
+    if isinstance(ended, TransportClosed):
+        reason = str(ended).rsplit(": ", 1)[-1]  # "stdout closed (exit status N)"
+        then = "answered initialize, then ended its stream" if initialized else "ended its stream"
+        what = f"the server {then} ({reason})"
+    else:
+        what = f"the server stopped answering ({ended})"
+    evidence: dict[str, Any] = {**early, "observed": str(ended)}  # the early ping, "(no response)"
+    if ended.evidence:
+        evidence["diagnostics"] = ended.evidence
+    missed(f"the ping written right after initialize was never answered: {what}", **evidence)

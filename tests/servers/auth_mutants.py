@@ -18,7 +18,7 @@ from mcp.server import Server
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from conformance_reference.auth_server import JwtVerifier, main, protected_app
+from conformance_reference.auth_server import REQUIRED_SCOPE, JwtVerifier, main, protected_app
 from conformance_reference.serving import MCP_PATH, Era
 
 DEFECTS = {
@@ -31,6 +31,9 @@ DEFECTS = {
     "wrong-resource": "serves protected resource metadata whose resource is another server",
     "query-token": "also accepts the token as access_token in the query string",
     "scope-401": "answers a token of too small a scope with 401 instead of 403",
+    "scope-no-error": 'answers too small a scope 403 with a challenge that has no error (Bearer scope="...")',
+    "scope-ignored": "serves a valid token whatever its scope, though its metadata lists mcp:tools",
+    "no-token-needed": "serves every request, with any token or none (its metadata still names its issuer)",
 }
 
 
@@ -65,7 +68,34 @@ class _AnyKey(JwtVerifier):
         return claims
 
 
+class _ScopeIgnored(JwtVerifier):
+    """Checks everything but the scope: every verified token is told to carry the one the server needs."""
+
+    def access_token(self, token: str, claims: dict[str, Any]) -> AccessToken:
+        return super().access_token(token, claims).model_copy(update={"scopes": [REQUIRED_SCOPE]})
+
+
+class _AnyToken(JwtVerifier):
+    """Checks nothing: any string is a token with every scope the server needs."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return AccessToken(token=token, client_id="anyone", scopes=[REQUIRED_SCOPE], resource=self.audience)
+
+
+def _no_token_needed(app: ASGIApp) -> ASGIApp:
+    """`app` serving a request without a token as if it carried one (`_AnyToken` takes any)."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not any(k.lower() == b"authorization" for k, _ in scope["headers"]):
+            scope = {**scope, "headers": [*scope["headers"], (b"authorization", b"Bearer anonymous")]}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
 VERIFIERS: dict[str, type[JwtVerifier]] = {
+    "scope-ignored": _ScopeIgnored,
+    "no-token-needed": _AnyToken,
     "any-audience": _AnyAudience,
     "any-issuer": _AnyIssuer,
     "accept-expired": _AcceptExpired,
@@ -86,6 +116,22 @@ def _rewrite_status(
                 if status == drop_challenge_on:
                     headers = [(k, v) for k, v in headers if k.lower() != b"www-authenticate"]
                 message = {**message, "status": (status_map or {}).get(status, status), "headers": headers}
+            await send(message)
+
+        await app(scope, receive, edit)
+
+    return wrapped
+
+
+def _challenge_without_error(app: ASGIApp) -> ASGIApp:
+    """`app` whose 403 challenge names the scope needed but no error."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        async def edit(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 403:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"www-authenticate"]
+                headers.append((b"www-authenticate", f'Bearer scope="{REQUIRED_SCOPE}"'.encode()))
+                message = {**message, "headers": headers}
             await send(message)
 
         await app(scope, receive, edit)
@@ -145,6 +191,10 @@ def build(defect: str) -> Any:
             return _rewrite_status(base, status_map={403: 401})
         if defect == "query-token":
             return _query_token(base)
+        if defect == "scope-no-error":
+            return _challenge_without_error(base)
+        if defect == "no-token-needed":
+            return _no_token_needed(_query_token(base))
         if defect == "wrong-resource":
             return _wrong_resource(base, issuer)
         return base

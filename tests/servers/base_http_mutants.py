@@ -23,6 +23,7 @@ from conformance_reference import base_server, serving
 HTTP_DEFECTS = {
     "origin-ignored": "serves a request whatever its Origin header says",
     "origin-400": "refuses a foreign Origin with 400, not 403",
+    "origin-500": "refuses a foreign Origin with 500 text/plain, not 403",
     "notify-200": "answers a POSTed notification with 200 and a JSON body",
     "response-200": "answers a POSTed JSON-RPC response with 200 and a JSON body",
     "session-id-space": "assigns an Mcp-Session-Id with a space in it",
@@ -36,6 +37,8 @@ HTTP_DEFECTS = {
     "meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities",
     "method-value-folded": "compares the Mcp-Method value without case",
     "sse-request": "sends a ping request on the SSE stream of each 2026-07-28 tools/list answer",
+    "get-silent": "sends no status line to a GET until the client goes away (as a server that buffers a"
+    " whole stream does)",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -133,6 +136,13 @@ class Defect:
             return
         await self.app(scope, receive, send)
 
+    async def _origin_500(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = _header(scope, b"origin")
+        if origin is not None and not origin.startswith(LOCAL_ORIGINS):
+            await _respond(send, 500, b"origin not allowed\n", b"text/plain")
+            return
+        await self.app(scope, receive, send)
+
     # -- notifications and responses POSTed
     async def _notify_200(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._answer_kind(scope, receive, send, lambda m: "method" in m and "id" not in m)
@@ -217,6 +227,13 @@ class Defect:
         if _header(scope, b"mcp-session-id") and version is not None and version not in known:
             scope = _with_header(scope, b"mcp-protocol-version", None)
         await self.app(scope, receive, send)
+
+    async def _get_silent(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        while (await receive())["type"] != "http.disconnect":
+            pass  # nothing is sent: no status line, ever
 
     # -- 2026-07-28 request rules
     async def _unknown_method_200(self, scope: Scope, receive: Receive, send: Send) -> None:

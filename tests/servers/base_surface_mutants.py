@@ -29,6 +29,8 @@ DEFECTS = {
     "undeclared-notification": "sends notifications/message before each tool result, logging undeclared",
     "ping-not-empty": 'answers ping with {"status": "ok"}',
     "ping-before-initialized": "refuses ping until notifications/initialized has come",
+    "exit-on-early-ping": "exits (status 1, a line on stderr) on a ping before notifications/initialized,"
+    " as Rust rmcp servers do",
     "answers-notifications": "answers a notification it does not know with a -32601 error (id null)",
     "templates-cursor-loop": "the resources/templates/list cursor points back to its first page forever",
     "invalid-cursor-ignored": "answers resources/list with a cursor it never gave with the first page",
@@ -105,6 +107,10 @@ class Mutant(raw_server.Server):
                 return {"status": "ok"}
             if defect == "ping-before-initialized" and not self.initialized:
                 raise RpcError(-32600, "Not initialized")
+            if defect == "exit-on-early-ping" and not self.initialized:
+                sys.stderr.write("Error: expect initialized notification, but received a request\n")
+                sys.stderr.flush()
+                os._exit(1)
         if method == "prompts/list":
             if params.get("cursor") is not None:
                 raise RpcError(-32602, "Invalid cursor")  # one page: no cursor was ever given

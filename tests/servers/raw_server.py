@@ -57,6 +57,10 @@ DEFECTS = {
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
     "notif-error": "answers every notification with an error that has no id (a reply nothing can match)",
+    "discover-no-versions": "answers server/discover without supportedVersions (it still speaks 2026-07-28)",
+    "initialize-no-version": "answers initialize of a revision it speaks without protocolVersion",
+    "get-silent": "over HTTP, sends no status line to a GET (the harness gives up after its timeout)",
+    "ping-unanswered": "never answers ping",
 }
 
 TOOLS = [
@@ -177,6 +181,10 @@ class RpcError(Exception):
         self.code, self.message, self.data = code, message, data
 
 
+class Unanswered(Exception):
+    """The request is left without any answer (a defect)."""
+
+
 class Server:
     def __init__(self, defect: str) -> None:
         self.defect = defect
@@ -215,6 +223,8 @@ class Server:
         method, params, msg_id = message["method"], message.get("params") or {}, message["id"]
         try:
             result = self.dispatch(method, params, headers)
+        except Unanswered:
+            return None
         except RpcError as exc:
             error: dict[str, Any] = {"code": exc.code, "message": exc.message}
             if exc.data is not None:
@@ -253,11 +263,14 @@ class Server:
         if method == "initialize":
             asked = params.get("protocolVersion")
             self.revision = asked if asked in LEGACY else LEGACY[-1]
-            return {
+            answer = {
                 "protocolVersion": self.revision,
                 "capabilities": {"tools": {}, "resources": {}},
                 "serverInfo": {"name": "raw-reference", "version": "1.0.0"},
             }
+            if self.defect == "initialize-no-version" and asked == self.revision:
+                del answer["protocolVersion"]
+            return answer
         result = self.method(method, params, revision)
         if modern:
             result["resultType"] = "complete"
@@ -274,14 +287,19 @@ class Server:
 
     def method(self, method: str, params: dict[str, Any], revision: str) -> dict[str, Any]:
         if method == "server/discover":
-            return {
+            discovered = {
                 "supportedVersions": [MODERN, *LEGACY],
                 "capabilities": {"tools": {}, "resources": {}},
                 "_meta": {
                     "io.modelcontextprotocol/serverInfo": {"name": "raw-reference", "version": "1.0.0"}
                 },
             }
+            if self.defect == "discover-no-versions":
+                del discovered["supportedVersions"]
+            return discovered
         if method == "ping":
+            if self.defect == "ping-unanswered":
+                raise Unanswered
             return {}
         if method == "tools/list":
             return self.tools_page(params.get("cursor"))
@@ -441,6 +459,9 @@ def serve_http(server: Server) -> None:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
+            if server.defect == "get-silent":
+                self.rfile.read()  # until the client closes the connection: no status line is sent
+                return
             if server.defect == "get-200":
                 self.reply(200, b"ok", "text/plain")
             else:
