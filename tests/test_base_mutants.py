@@ -62,6 +62,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "exit-on-malformed": {("base.rpc.parse-error", "WARN")},
     # An answer that comes right after the sentinel's (a server that answers concurrently) is in time.
     "late-parse-error": set(),
+    # -32601 for an unknown method is JSON-RPC's code table, in no MUST sentence: WARN over stdio in
+    # every revision, 2026-07-28 included (its MUST, 404 with -32601, is over Streamable HTTP only).
+    "unknown-method-32602": {("base.rpc.method-not-found", "WARN")},
 }
 #: Each SHOULD-level miss above, and what `--strict` makes of it: FAIL (a SKIP stays a SKIP).
 STRICT = {
@@ -73,6 +76,7 @@ STRICT = {
         "text-differs",
         "stack-trace",
         "cursor-loop",
+        "unknown-method-32602",
     )
 }
 #: Defects only the HTTP server has, tested below.
@@ -134,6 +138,18 @@ def test_http_get_200_mutant(tmp_path: Path) -> None:
     target = _http_target(tmp_path, "--defect", "get-200")
     assert non_pass(run([target])) == {("base.http.modern-get-405", "WARN")}
     assert non_pass(run([target], select="http.", strict=True)) == {("base.http.modern-get-405", "FAIL")}
+
+
+def test_http_unknown_method_32602_mutant(tmp_path: Path) -> None:
+    """Over Streamable HTTP 2026-07-28 puts the code under a MUST ("MUST respond with 404 Not Found and
+    a JSON-RPC error with code -32601"): BASE-HTTP-013 FAILs, BASE-RPC-007 stays the code table's WARN."""
+    target = _http_target(tmp_path, "--defect", "unknown-method-32602")
+    assert non_pass(run([target])) == {
+        ("base.rpc.method-not-found", "WARN"),
+        ("base.http.unknown-method-404", "FAIL"),
+    }
+    strict = run([target], select="method-not-found", strict=True)
+    assert non_pass(strict) == {("base.rpc.method-not-found", "FAIL")}
 
 
 def _case(report: dict[str, Any], check: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import Any
 
-from tests.servers.raw_server import TOOLS, RpcError, Server
+from tests.servers.raw_server import MCP_NAMESPACES, TOOLS, RpcError, Server
 
 #: 2025-06-18 and 2025-11-25 only to contrast a rule an older revision does not have, or has at another
 #: level (`draft7-tuple`, `list-changed-undeclared`, `undeclared-sampling`).
@@ -46,11 +46,6 @@ DEFECTS = {
     " -32601, as mcp 1.x does: JSON-RPC's code table, in no MUST sentence",
     "unknown-method-result": "answers a method of no MCP namespace with an empty result, not an error",
 }
-#: MCP's method namespaces (server/discover is answered first): `unknown-method-32602` answers a method
-#: of another namespace with -32602, `unknown-method-result` with a result.
-MCP_NAMESPACES = frozenset(
-    ("initialize", "ping", "notifications", "tools", "resources", "prompts", "logging", "completion", "tasks")
-)
 #: The params of the request `undeclared-sampling` sends: valid in every revision (one text block).
 SAMPLING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 8}
 DRAFT7_TOOL = {
@@ -98,6 +93,7 @@ class LegacyServer(Server):
             if self.legacy_defect == "silent-discover":
                 threading.Event().wait()  # the harness's probe waits its budget out, then kills us
             raise RpcError(-32601, "Method not found")
+        # `unknown-method-32602` and `unknown-method-result`: a method of no MCP namespace.
         if self.legacy_defect.startswith("unknown-method-") and method.split("/")[0] not in MCP_NAMESPACES:
             if self.legacy_defect == "unknown-method-result":
                 return {}

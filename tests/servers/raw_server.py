@@ -56,7 +56,13 @@ DEFECTS = {
     "hang-on-malformed": "stops reading and answering after a line that is not JSON",
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
+    "unknown-method-32602": "answers a method of no MCP namespace with -32602, not -32601 (as mcp 1.x does)",
 }
+#: MCP's method namespaces (server/discover is answered before): `unknown-method-32602` answers a method of
+#: another one with -32602.
+MCP_NAMESPACES = frozenset(
+    ("initialize", "ping", "notifications", "tools", "resources", "prompts", "logging", "completion", "tasks")
+)
 
 TOOLS = [
     {
@@ -295,6 +301,8 @@ class Server:
                 return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}
             # 2026-07-28 retired -32002 for -32602 (basic/index, Error Codes).
             raise RpcError(-32602 if revision == MODERN else -32002, "Resource not found", {"uri": uri})
+        if self.defect == "unknown-method-32602" and method.split("/")[0] not in MCP_NAMESPACES:
+            raise RpcError(-32602, f"Invalid params: no method {method}")
         trace = ""
         if self.defect == "stack-trace":
             trace = (
