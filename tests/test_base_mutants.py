@@ -73,6 +73,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.lifecycle.initialize-shape", "FAIL"),
         ("base.wire.message-shapes", "FAIL"),
     },
+    # -32601 for an unknown method is JSON-RPC's code table, in no MUST sentence: WARN over stdio in
+    # every revision, 2026-07-28 included (its MUST, 404 with -32601, is over Streamable HTTP only).
+    "unknown-method-32602": {("base.rpc.method-not-found", "WARN")},
 }
 #: Each SHOULD-level miss above, and what `--strict` makes of it: FAIL (a SKIP stays a SKIP).
 STRICT = {
@@ -84,6 +87,7 @@ STRICT = {
         "text-differs",
         "stack-trace",
         "cursor-loop",
+        "unknown-method-32602",
     )
 }
 #: Defects only the HTTP server has, tested below.
@@ -171,6 +175,18 @@ def test_an_unanswered_ping_fails_its_row() -> None:
     assert all(c["message"].startswith("ping was not answered: no response to request id") for c in failed)
 
 
+def test_http_unknown_method_32602_mutant(tmp_path: Path) -> None:
+    """Over Streamable HTTP 2026-07-28 puts the code under a MUST ("MUST respond with 404 Not Found and
+    a JSON-RPC error with code -32601"): BASE-HTTP-013 FAILs, BASE-RPC-007 stays the code table's WARN."""
+    target = _http_target(tmp_path, "--defect", "unknown-method-32602")
+    assert non_pass(run([target])) == {
+        ("base.rpc.method-not-found", "WARN"),
+        ("base.http.unknown-method-404", "FAIL"),
+    }
+    strict = run([target], select="method-not-found", strict=True)
+    assert non_pass(strict) == {("base.rpc.method-not-found", "FAIL")}
+
+
 def _case(report: dict[str, Any], check: str) -> dict[str, Any]:
     (case,) = [c for c in report["cases"] if c["check"] == check]
     return case
@@ -242,8 +258,11 @@ def test_http_unknown_method_text_mutant_fails_the_transport_row_once(tmp_path: 
     blocked = [c for c in report["cases"] if c.get("blocked_by")]
     assert {c["check"] for c in blocked} == UNKNOWN_METHOD_CASES | MODERN_UNKNOWN_METHOD_CASES
     assert all(c["blocked_by"] == judge and c["message"].startswith(f"blocked by {judge}") for c in blocked)
-    # The verdict the check would have given stays in the evidence (WARN for BASE-TASK-014, a SHOULD).
-    assert all(c["evidence"]["unblocked"].split(":")[0] in ("FAIL", "ERROR", "WARN") for c in blocked)
+    # The verdict the check would have given stays in the evidence (WARN for BASE-TASK-014, a SHOULD;
+    # SKIP for BASE-RPC-004, which finds no error object to judge in a text/plain body).
+    unblocked = {c["check"]: c["evidence"]["unblocked"].split(":")[0] for c in blocked}
+    assert unblocked.pop("base.rpc.error-shape") == "SKIP"
+    assert set(unblocked.values()) <= {"FAIL", "ERROR", "WARN"}, unblocked
     # What came back is said as observed (status, content type, body), never "a result".
     (tasks,) = [c for c in blocked if c["check"] == "base.tasks.modern-removed"]
     said = tasks["evidence"]["unblocked"]

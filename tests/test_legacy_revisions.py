@@ -127,7 +127,33 @@ MUTANTS: dict[tuple[str, str], set[tuple[str, str]]] = {
     ("2025-03-26", "draft7-tuple"): set(),
     ("2025-11-25", "draft7-tuple"): {("base.tools.input-schema-valid", "FAIL")},
     ("2025-11-25", "none"): set(),
+    ("2025-06-18", "none"): set(),
+    # "Both parties SHOULD: ... Only use capabilities that were successfully negotiated" until 2025-06-18
+    # wrote MUST (basic/lifecycle, Operation): a list_changed the server never declared, and a sampling
+    # request to a client that declared no sampling, are a WARN before and a FAIL from 2025-06-18.
+    ("2024-11-05", "list-changed-undeclared"): {("base.cap.notifications-declared", "WARN")},
+    ("2025-03-26", "list-changed-undeclared"): {("base.cap.notifications-declared", "WARN")},
+    ("2025-06-18", "list-changed-undeclared"): {("base.cap.notifications-declared", "FAIL")},
+    ("2025-11-25", "list-changed-undeclared"): {("base.cap.notifications-declared", "FAIL")},
+    ("2024-11-05", "undeclared-sampling"): {("base.input.declared-only", "WARN")},
+    ("2025-03-26", "undeclared-sampling"): {("base.input.declared-only", "WARN")},
+    ("2025-06-18", "undeclared-sampling"): {("base.input.declared-only", "FAIL")},
+    ("2025-11-25", "undeclared-sampling"): {("base.input.declared-only", "FAIL")},
+    # -32601 for an unknown method is JSON-RPC's code table, in no MUST sentence of any revision: WARN.
+    ("2024-11-05", "unknown-method-32602"): {("base.rpc.method-not-found", "WARN")},
+    ("2025-11-25", "unknown-method-32602"): {("base.rpc.method-not-found", "WARN")},
+    # A result for an unknown method is that row's one WARN; the error's shape has nothing to judge.
+    ("2025-03-26", "unknown-method-result"): {
+        ("base.rpc.method-not-found", "WARN"),
+        ("base.rpc.error-shape", "SKIP"),
+    },
 }
+#: The SHOULD-level misses above, and what `--strict` makes of them: FAIL.
+STRICT_MUTANTS = [
+    ("2024-11-05", "list-changed-undeclared", "base.cap.notifications-declared"),
+    ("2025-03-26", "undeclared-sampling", "base.input.declared-only"),
+    ("2025-03-26", "unknown-method-32602", "base.rpc.method-not-found"),
+]
 
 
 @pytest.mark.parametrize(("speaks", "defect"), sorted(MUTANTS))
@@ -136,6 +162,69 @@ def test_legacy_mutant_fails_exactly_its_checks(speaks: str, defect: str) -> Non
     assert non_pass(report) == MUTANTS[speaks, defect]
     failed = any(v == "FAIL" for _, v in MUTANTS[speaks, defect])
     assert report["footer"]["exit_code"] == (1 if failed else 0)
+
+
+@pytest.mark.parametrize(("speaks", "defect", "check"), STRICT_MUTANTS)
+def test_strict_makes_a_revision_s_should_miss_a_fail(speaks: str, defect: str, check: str) -> None:
+    report = run([legacy(speaks, defect)], call_tools="all", strict=True)
+    assert non_pass(report) == {(check, "FAIL")}
+    assert report["footer"]["exit_code"] == 1
+
+
+def test_a_case_carries_the_level_its_revision_gives_the_row() -> None:
+    """BASE-CAP-003 quotes "Both parties SHOULD" in 2025-03-26: its case says SHOULD, and the report's
+    requirement text is that revision's."""
+    report = run([legacy("2025-03-26", "list-changed-undeclared")], select="notifications-declared")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.cap.notifications-declared"]
+    assert (case["verdict"], case["level"], case["revision"]) == ("WARN", "SHOULD", "2025-03-26")
+    assert "tools.listChanged" in case["message"]
+
+
+def _judged_revisions() -> dict[str, set[str]]:
+    """The revisions each requirement row's checks judge, over every installed pack."""
+    from conformance import packs
+    from conformance.engine.checks import load_suite
+
+    judged: dict[str, set[str]] = {}
+    for name in packs.names():
+        for check in load_suite(name):
+            judged.setdefault(check.requirement, set()).update(check.revisions_judged())
+    return judged
+
+
+def test_every_revision_a_row_names_is_one_its_checks_judge() -> None:
+    """A `by_revision` entry for a revision no check of the row judges (2024-11-05 on a Streamable HTTP
+    row, say) is a data error, and so is one that repeats the row's own values."""
+    from conformance.requirements import table
+
+    judged = _judged_revisions()
+    rows = [row for row in table().values() if row.by_revision]
+    assert any(row.id == "BASE-CAP-003" for row in rows)
+    for row in rows:
+        for revision, own in row.by_revision.items():
+            assert revision in judged.get(row.id, set()), f"{row.id}: no check of it judges {revision}"
+            assert any(own[key] != getattr(row, key) for key in own), f"{row.id}: {revision} repeats the row"
+
+
+def test_list_and_explain_show_the_level_each_revision_gives() -> None:
+    done = cli("list", "--suite", "base")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    for check in ("base.cap.notifications-declared", "base.input.declared-only"):
+        assert lines[check].split()[2] == "varies"
+        assert "[SHOULD in 2024-11-05, 2025-03-26; MUST in 2025-06-18, 2025-11-25" in lines[check]
+    assert lines["base.rpc.method-not-found"].split()[2] == "SHOULD"
+    assert "[extension: fails no run unclaimed]" in lines["base.tasks.modern-removed"]
+    assert "[experimental: fails no run unclaimed]" in lines["base.tasks.create-result"]
+    # A Streamable HTTP check does not judge 2024-11-05, whose HTTP transport is HTTP+SSE.
+    assert "2025-03-26..2025-11-25" in lines["base.http.legacy-get"]
+    explained = cli("explain", "BASE-CAP-003")
+    assert explained.returncode == 0, explained.stderr
+    out = explained.stdout
+    assert "Quote:   Both parties MUST:" in out
+    for revision in ("2024-11-05", "2025-03-26"):
+        section = out.split(f"In {revision}: (SHOULD)", 1)[1]
+        assert section.lstrip().startswith("Quote:   Both parties SHOULD:")
 
 
 def test_a_server_that_speaks_only_an_unknown_revision_is_skipped_not_failed() -> None:
@@ -289,10 +378,10 @@ def test_an_old_sdk_is_judged_in_the_revisions_it_speaks(
         assert done.returncode == 0, done.stdout + done.stderr
 
 
-#: mcp 1.9's MUST-level misses, none of them about a revision.
+#: mcp 1.9's MUST-level misses, none of them about a revision (its -32602 for an unknown method is a
+#: WARN: JSON-RPC's code table, in no MUST sentence).
 SDK_BASELINE = {
     "base.rpc.parse-error": "mcp 1.x ignores a line that is not JSON on stdio",
     "base.rpc.invalid-request": "mcp 1.x ignores a request whose method is not a string on stdio",
-    "base.rpc.method-not-found": "mcp 1.9 answers an unknown method with -32602, not -32601",
     "base.lifecycle.ping-during-initialize": "mcp 1.9 refuses the ping written right after initialize",
 }

@@ -116,14 +116,16 @@ class Check:
         return self.revisions is None or revision in self.revisions
 
     def revisions_judged(self) -> list[str]:
-        """The known revisions this check judges on some transport, oldest first (`list`, `explain`)."""
-        from conformance.protocol.versions import TESTED_REVISIONS, era_of
+        """The known revisions this check judges on some transport that revision defines, oldest first
+        (`list`, `explain`, and the rows' `by_revision` keys): a Streamable HTTP check never judges
+        2024-11-05, which is not probed there."""
+        from conformance.protocol.versions import TESTED_REVISIONS, era_of, transport_mismatch
 
-        return [
-            revision
-            for revision in sorted(TESTED_REVISIONS)
-            if any(self.applies(era_of(revision), transport, revision) for transport in self.transports)
-        ]
+        def judged(revision: str, transport: str) -> bool:
+            spoken = transport_mismatch(revision, transport) is None
+            return spoken and self.applies(era_of(revision), transport, revision)
+
+        return [r for r in sorted(TESTED_REVISIONS) if any(judged(r, t) for t in self.transports)]
 
 
 _REGISTRY: dict[str, list[Check]] = {}

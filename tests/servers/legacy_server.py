@@ -20,10 +20,11 @@ import sys
 import threading
 from typing import Any
 
-from tests.servers.raw_server import TOOLS, RpcError, Server
+from tests.servers.raw_server import MCP_NAMESPACES, TOOLS, RpcError, Server
 
-#: 2025-11-25 only to contrast a rule an older revision does not have (`draft7-tuple`).
-SPEAKS = ("2025-03-26", "2024-11-05", "2025-11-25")
+#: 2025-06-18 and 2025-11-25 only to contrast a rule an older revision does not have, or has at another
+#: level (`draft7-tuple`, `list-changed-undeclared`, `undeclared-sampling`).
+SPEAKS = ("2025-03-26", "2024-11-05", "2025-06-18", "2025-11-25")
 
 DEFECTS = {
     "none": "conformant in its revision",
@@ -37,7 +38,16 @@ DEFECTS = {
     "draft7-tuple": "lists a tool whose inputSchema (no $schema) uses draft-07 tuple `items`, which"
     " 2020-12 forbids: fine before 2025-11-25 made 2020-12 the default dialect",
     "silent-discover": "never answers server/discover (stops reading), so the 2026-07-28 probe times out",
+    "list-changed-undeclared": "sends notifications/tools/list_changed after initialized, though its"
+    " tools capability has no listChanged (SHOULD NOT before 2025-06-18, MUST NOT from it)",
+    "undeclared-sampling": "asks sampling/createMessage on every tools/call, also of a client that"
+    " declared no sampling (SHOULD NOT before 2025-06-18, MUST NOT from it)",
+    "unknown-method-32602": "answers a method of no MCP namespace with -32602 (Invalid params), not"
+    " -32601, as mcp 1.x does: JSON-RPC's code table, in no MUST sentence",
+    "unknown-method-result": "answers a method of no MCP namespace with an empty result, not an error",
 }
+#: The params of the request `undeclared-sampling` sends: valid in every revision (one text block).
+SAMPLING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 8}
 DRAFT7_TOOL = {
     "name": "pair",
     "inputSchema": {
@@ -83,6 +93,11 @@ class LegacyServer(Server):
             if self.legacy_defect == "silent-discover":
                 threading.Event().wait()  # the harness's probe waits its budget out, then kills us
             raise RpcError(-32601, "Method not found")
+        # `unknown-method-32602` and `unknown-method-result`: a method of no MCP namespace.
+        if self.legacy_defect.startswith("unknown-method-") and method.split("/")[0] not in MCP_NAMESPACES:
+            if self.legacy_defect == "unknown-method-result":
+                return {}
+            raise RpcError(-32602, f"Invalid params: no method {method}")
         result = super().method(method, params, self.speaks)
         if self.speaks >= "2025-06-18":
             if method == "tools/list" and self.legacy_defect == "draft7-tuple" and "nextCursor" not in result:
@@ -127,6 +142,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 
 def serve_stdio(server: LegacyServer) -> None:
     out = sys.stdout.buffer
+    asked = 0  # `undeclared-sampling`'s requests: each has an id of its own
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
@@ -134,6 +150,16 @@ def serve_stdio(server: LegacyServer) -> None:
             message = json.loads(line)
         except ValueError:
             message = None
+        if isinstance(message, dict) and "method" not in message and {"result", "error"} & set(message):
+            continue  # the client's answer to `undeclared-sampling`'s request: nothing to say back
+        if (
+            server.legacy_defect == "undeclared-sampling"
+            and isinstance(message, dict)
+            and message.get("method") == "tools/call"
+        ):
+            asked += 1
+            ask = {"jsonrpc": "2.0", "id": f"sampling-{asked}", "method": "sampling/createMessage"}
+            out.write(json.dumps({**ask, "params": SAMPLING}, separators=(",", ":")).encode() + b"\n")
         if isinstance(message, list):
             response: Any = server.handle_batch(message)
         else:
@@ -151,6 +177,13 @@ def serve_stdio(server: LegacyServer) -> None:
                 "params": {"level": "info", "data": "up"},
             }
             out.write(json.dumps([note, note], separators=(",", ":")).encode() + b"\n")
+        if (
+            server.legacy_defect == "list-changed-undeclared"
+            and isinstance(message, dict)
+            and message.get("method") == "notifications/initialized"
+        ):
+            changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            out.write(json.dumps(changed, separators=(",", ":")).encode() + b"\n")
         out.flush()
 
 

@@ -61,7 +61,13 @@ DEFECTS = {
     "initialize-no-version": "answers initialize of a revision it speaks without protocolVersion",
     "get-silent": "over HTTP, sends no status line to a GET (the harness gives up after its timeout)",
     "ping-unanswered": "never answers ping",
+    "unknown-method-32602": "answers a method of no MCP namespace with -32602, not -32601 (as mcp 1.x does)",
 }
+#: MCP's method namespaces (server/discover is answered before): `unknown-method-32602` answers a method of
+#: another one with -32602.
+MCP_NAMESPACES = frozenset(
+    ("initialize", "ping", "notifications", "tools", "resources", "prompts", "logging", "completion", "tasks")
+)
 
 TOOLS = [
     {
@@ -317,6 +323,8 @@ class Server:
                 return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]}
             # 2026-07-28 retired -32002 for -32602 (basic/index, Error Codes).
             raise RpcError(-32602 if revision == MODERN else -32002, "Resource not found", {"uri": uri})
+        if self.defect == "unknown-method-32602" and method.split("/")[0] not in MCP_NAMESPACES:
+            raise RpcError(-32602, f"Invalid params: no method {method}")
         trace = ""
         if self.defect == "stack-trace":
             trace = (
