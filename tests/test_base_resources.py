@@ -16,6 +16,8 @@ from tests.servers.base_resources_mutants import DEFECTS
 AREA = "resources.,subscribe.,listen.,progress.,cancel."
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 
+NO_PROGRESS = {(f"base.progress.{name}", "SKIP") for name in ("token-match", "increases", "stops", "shape")}
+
 EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     "bad-blob": (LEGACY, {("base.resources.blob-base64", "FAIL")}),
     # With no blob left to decode, the base64 rule has nothing to judge.
@@ -59,6 +61,16 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     "server-cancels": (MODERN, {("base.cancel.server-sends-none", "FAIL")}),
     # Not answering a cancelled request is a SHOULD.
     "ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+    # A count that takes its steps and delay: the simplest arguments (steps 1, delay 0) show one value
+    # and nothing to cancel, so the harness sizes them (3 steps, 0.5 s) and judges both rows.
+    "count-arguments": (LEGACY, set()),
+    "count-arguments-decreasing": (LEGACY, {("base.progress.increases", "FAIL")}),
+    "count-arguments-ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+    # One value per call shows no increase: nothing judged, never PASS.
+    "count-arguments-one-step": (LEGACY, {("base.progress.increases", "SKIP")}),
+    # A tool that sleeps without progress: the progress rows have nothing, the cancellation row does.
+    "sleeper": (LEGACY, NO_PROGRESS),
+    "sleeper-ignore-cancel": (LEGACY, NO_PROGRESS | {("base.cancel.no-response", "WARN")}),
 }
 
 
@@ -102,6 +114,27 @@ def test_mutant_fails_exactly_its_checks(defect: str) -> None:
     assert non_pass(report) == expected
     failed = [c for c in report["cases"] if c["verdict"] in ("FAIL", "WARN")]
     assert all(c["message"] for c in failed), "a miss says what was missed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("defect", "judged"),
+    [
+        ("count-arguments", "cancelled once a progress below its total showed it running"),
+        ("count-arguments-one-step", "cancelled while it ran"),
+        ("sleeper", "cancelled while it ran"),
+    ],
+)
+def test_a_cancellation_is_sent_to_a_call_in_flight(defect: str, judged: str) -> None:
+    """The cancellation row judges a tool whose simplest arguments answer at once, and one that sleeps
+    without progress: it PASSes saying the call was cancelled while it ran, not SKIP."""
+    report = run(
+        [stdio("tests.servers.base_resources_mutants", "--defect", defect)],
+        protocol=LEGACY,
+        select="cancel.no-response",
+    )
+    (case,) = report["cases"]
+    assert case["verdict"] == "PASS" and judged in case["message"], case["message"]
 
 
 @pytest.mark.parametrize(
