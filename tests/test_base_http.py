@@ -49,6 +49,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
     },
     "stdout-request": {("base.stdio.no-server-requests", "FAIL")},
+    # The 2026-07-28 _meta rules over stdio: the error code, with no HTTP status to ask for.
+    "stdio-meta-optional": {("base.modern.meta-required", "FAIL")},
+    "stdio-version-accepted": {("base.modern.unsupported-revision", "FAIL")},
 }
 #: The revisions each FAIL or WARN above is given in (the rule's own revisions, as spoken over HTTP).
 LEGACY_HTTP = {"2025-11-25", "2025-06-18", "2025-03-26"}
@@ -71,6 +74,8 @@ REVISIONS = {
     "base.stdio.exit-on-stdin-close": {"2026-07-28"},
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},
+    "base.modern.meta-required": {"2026-07-28"},
+    "base.modern.unsupported-revision": {"2026-07-28"},
 }
 
 
@@ -159,6 +164,23 @@ def test_a_request_on_stdout_is_a_fail_in_2026_07_28_only() -> None:
     assert non_pass(report) == EXPECTED["stdout-request"]
     (case,) = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     assert case["revision"] == "2026-07-28" and "mutant-ping" in case["message"]
+
+
+@pytest.mark.parametrize("defect", ["stdio-meta-optional", "stdio-version-accepted"])
+def test_a_2026_07_28_meta_rule_broken_over_stdio_fails_its_row(defect: str) -> None:
+    """BASE-HTTP-016 and -004 hold over stdio too (the error code; the 400 is HTTP's): each mutant
+    FAILs exactly its row, in 2026-07-28 only, and the reference passes both (the revision's own run)."""
+    report = run([stdio("tests.servers.base_http_mutants", "--defect", defect)], select="base.modern.")
+    assert non_pass(report) == EXPECTED[defect]
+    assert _judged_in(report) == {check: REVISIONS[check] for check, _ in EXPECTED[defect]}
+    reference = run(
+        [stdio("conformance_reference.base_server")], select="base.modern.", protocol="2026-07-28"
+    )
+    assert non_pass(reference) == set()
+    assert {c["check"] for c in reference["cases"]} >= {
+        "base.modern.meta-required",
+        "base.modern.unsupported-revision",
+    }
 
 
 def test_the_reference_exits_on_stdin_close_and_writes_no_request() -> None:
