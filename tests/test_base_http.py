@@ -123,9 +123,19 @@ def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
     assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"
 
 
-def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Path) -> None:
-    """The HTTP+SSE transport: a whole session opened with the foreign Origin is the FAIL; the reference
-    (tests/test_legacy_revisions.py) refuses it."""
+@pytest.mark.parametrize(
+    ("revision", "check"),
+    [
+        ("2024-11-05", "base.origin.foreign-refused"),
+        ("2025-11-25", "base.origin.sse-foreign-refused"),
+        ("2026-07-28", "base.origin.sse-foreign-refused"),
+    ],
+)
+def test_a_foreign_origin_served_over_http_sse_fails_in_every_revision(
+    tmp_path: Path, revision: str, check: str
+) -> None:
+    """The HTTP+SSE transport, whatever revision its session negotiates: a whole session opened with the
+    foreign Origin is the FAIL of BASE-ORIGIN-002; the reference (run here too) refuses it."""
     path = tmp_path / "sse.toml"
     command = [
         sys.executable,
@@ -137,9 +147,15 @@ def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Pat
         "--sse",
     ]
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
-    report = run([str(path)], select="base.origin.", protocol="2024-11-05")
+    report = run([str(path)], select="base.origin.", protocol=revision)
     (case,) = report["cases"]
-    assert case["verdict"] == "FAIL" and "was opened and initialized" in case["message"]
+    assert case["check"] == check and case["requirement"] == "BASE-ORIGIN-002"
+    assert case["verdict"] == "FAIL" and "was opened, its opening request answered" in case["message"]
+    reference = tmp_path / "reference.toml"
+    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--sse"]
+    reference.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    (case,) = run([str(reference)], select="base.origin.", protocol=revision)["cases"]
+    assert case["check"] == check and case["verdict"] == "PASS", case["message"]
 
 
 @pytest.mark.slow
