@@ -4,12 +4,14 @@ SHOULD, exactly the checks it breaks, in the revision whose rule it breaks."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance_packs.base.uritemplate import expand, template_problem
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import non_pass, run, server_argv, stdio
 from tests.servers.base_resources_mutants import DEFECTS
 
 #: The checks of this area (and the older resources checks beside them).
@@ -114,6 +116,42 @@ def test_mutant_fails_exactly_its_checks(defect: str) -> None:
     assert non_pass(report) == expected
     failed = [c for c in report["cases"] if c["verdict"] in ("FAIL", "WARN")]
     assert all(c["message"] for c in failed), "a miss says what was missed"
+
+
+#: The listen rows over Streamable HTTP (the listen answer a stream held open while the resources are
+#: read): each listen defect FAILs exactly its row there too. A listen never acknowledged draws no HTTP
+#: answer at all from the SDK (its stream starts with the first event), so the other rows are blocked by
+#: the acknowledgment row's FAIL, not judged on nothing.
+HTTP_LISTEN: dict[str, set[tuple[str, str]]] = {
+    "none": set(),
+    "listen-no-ack": {
+        ("base.listen.acknowledged-first", "FAIL"),
+        ("base.listen.updated-shape", "SKIP"),
+        ("base.listen.only-requested", "SKIP"),
+        ("base.listen.tagged", "SKIP"),
+    },
+    "listen-untagged": {("base.listen.tagged", "FAIL")},
+    "listen-extra-kind": {("base.listen.only-requested", "FAIL")},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("defect", sorted(HTTP_LISTEN))
+def test_listen_over_streamable_http(tmp_path: Path, defect: str) -> None:
+    path = tmp_path / "target.toml"
+    command = server_argv("tests.servers.base_resources_mutants", "--defect", defect, "--http", "--port", "0")
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    # A short request timeout: the unacknowledged listen waits it out once.
+    report = run([str(path)], protocol=MODERN, select="listen.", timeout=5.0)
+    assert {c["check"] for c in report["cases"]} == {
+        "base.listen.acknowledged-first",
+        "base.listen.updated-shape",
+        "base.listen.only-requested",
+        "base.listen.tagged",
+    }
+    assert non_pass(report) == HTTP_LISTEN[defect]
+    blocked = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert all(c.get("blocked_by") for c in blocked), blocked
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 reference with exactly one planted defect each.
 
     python -m tests.servers.base_resources_mutants --defect NAME          # stdio
+    python -m tests.servers.base_resources_mutants --defect NAME --http   # Streamable HTTP (not PROXIED)
 
 Each defect overrides one method of `ResourceFeatures`, or changes one kind of line between the harness
 and the reference (`PROXIED`), so a check that fails can only fail on that defect.
@@ -9,7 +10,6 @@ and the reference (`PROXIED`), so a check that fails can only fail on that defec
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import subprocess
 import sys
@@ -392,13 +392,14 @@ PROXIED: dict[str, tuple[Callable[[bytes], bool], Callable[[bytes], bytes], str]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = serving.serving_parser("python -m tests.servers.base_resources_mutants", __doc__ or "")
     parser.add_argument("--defect", default="none", choices=sorted(DEFECTS))
     args = parser.parse_args()
     if args.defect in PROXIED:
+        if args.http:
+            parser.error(f"--defect {args.defect} is planted between stdio lines: no --http")
         return _proxy(*PROXIED[args.defect])
-    served = serving.serving_parser("base_resources_mutants", "a mutant").parse_args([])
-    return serving.serve(base_server.build_server(resources=DEFECTS[args.defect]()), served)
+    return serving.serve(base_server.build_server(resources=DEFECTS[args.defect]()), args)
 
 
 if __name__ == "__main__":
