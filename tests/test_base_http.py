@@ -52,6 +52,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     # The 2026-07-28 _meta rules over stdio: the error code, with no HTTP status to ask for.
     "stdio-meta-optional": {("base.modern.meta-required", "FAIL")},
     "stdio-version-accepted": {("base.modern.unsupported-revision", "FAIL")},
+    # Over HTTP+SSE, where BASE-CANCEL-002 is judged like stdio: a SHOULD, so WARN.
+    "cancel-ignored": {("base.cancel.no-response", "WARN")},
 }
 #: The revisions each FAIL or WARN above is given in (the rule's own revisions, as spoken over HTTP).
 LEGACY_HTTP = {"2025-11-25", "2025-06-18", "2025-03-26"}
@@ -76,6 +78,7 @@ REVISIONS = {
     "base.stdio.no-server-requests": {"2026-07-28"},
     "base.modern.meta-required": {"2026-07-28"},
     "base.modern.unsupported-revision": {"2026-07-28"},
+    "base.cancel.no-response": {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
 }
 
 
@@ -156,6 +159,28 @@ def test_a_foreign_origin_served_over_http_sse_fails_in_every_revision(
     reference.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
     (case,) = run([str(reference)], select="base.origin.", protocol=revision)["cases"]
     assert case["check"] == check and case["verdict"] == "PASS", case["message"]
+
+
+def _sse_target(tmp_path: Path, module: str, *args: str) -> str:
+    path = tmp_path / f"{module}{len(args)}.toml"
+    command = server_argv(module, *args, "--http", "--port", "0", "--sse")
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_cancelled_call_answered_over_http_sse_is_a_warn(tmp_path: Path) -> None:
+    """BASE-CANCEL-002 over HTTP+SSE, in every revision a session there speaks: the mutant drops the
+    cancellation at the endpoint, so the call is answered after it (WARN, a SHOULD); the reference
+    drew no response to it (PASS)."""
+    report = run(
+        [_sse_target(tmp_path, "tests.servers.base_http_mutants", "--defect", "cancel-ignored")],
+        select="cancel.no-response",
+    )
+    assert non_pass(report) == EXPECTED["cancel-ignored"]
+    assert _judged_in(report) == {"base.cancel.no-response": REVISIONS["base.cancel.no-response"]}
+    reference = run([_sse_target(tmp_path, "conformance_reference.base_server")], select="cancel.no-response")
+    assert non_pass(reference) == set() and len(reference["cases"]) == 5
 
 
 @pytest.mark.slow

@@ -45,7 +45,12 @@ STDIO_DEFECTS = {
     "stdio-meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities (stdio)",
     "stdio-version-accepted": "serves a 2026-07-28 request whose _meta names an unknown version (stdio)",
 }
-DEFECTS = {**HTTP_DEFECTS, **STDIO_DEFECTS}
+#: Defects of the legacy HTTP+SSE transport's endpoints (`--http --sse`).
+SSE_DEFECTS = {
+    "cancel-ignored": "accepts a POSTed notifications/cancelled (202) without passing it on, so the"
+    " cancelled call runs on and is answered",
+}
+DEFECTS = {**HTTP_DEFECTS, **STDIO_DEFECTS, **SSE_DEFECTS}
 MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -125,6 +130,15 @@ class Defect:
             return
         handler = getattr(self, "_" + self.defect.replace("-", "_"))
         await handler(scope, receive, send)
+
+    # -- cancellation
+    async def _cancel_ignored(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, replay = await _body(receive)
+        message = _json(body)
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            await _respond(send, 202)
+            return
+        await self.app(scope, replay, send)
 
     # -- Origin
     async def _origin_ignored(self, scope: Scope, receive: Receive, send: Send) -> None:

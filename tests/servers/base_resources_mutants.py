@@ -303,6 +303,7 @@ class Sleeper(ResourceFeatures):
 SLEEP_TOOL = "sleep"
 
 
+
 DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "none": ResourceFeatures,
     "bad-blob": BadBlob,
