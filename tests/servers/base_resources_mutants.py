@@ -303,7 +303,6 @@ class Sleeper(ResourceFeatures):
 SLEEP_TOOL = "sleep"
 
 
-
 DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "none": ResourceFeatures,
     "bad-blob": BadBlob,
