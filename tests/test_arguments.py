@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance.arguments import candidates as candidates_module
 from conformance.arguments.candidates import CANDIDATES, candidates
+from conformance.arguments.pacing import PACE_SECONDS, STEPS, Paced, paced
 from conformance.arguments.strategies import build, described
 
 ZONE = {
@@ -120,3 +121,43 @@ def test_a_strategy_that_cannot_draw_leaves_the_tool_uncalled_saying_why(monkeyp
     found = candidates(schema)
     assert found.values() == [] and "ValueError: cannot draw" in found.problem
     candidates_module._candidates.cache_clear()
+
+
+# ------------------------------------------------------------------------------------------- pacing
+
+EVERYTHING_LONG_RUN = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "properties": {
+        "duration": {"default": 10, "description": "Duration of the operation in seconds", "type": "number"},
+        "steps": {"default": 5, "description": "Number of steps in the operation", "type": "number"},
+    },
+}
+
+
+def test_pacing_asks_a_few_steps_and_a_short_wait() -> None:
+    """server-everything's long-running operation (10 s by default) and a counter called with its
+    minimum (steps 1, no delay) both get several steps and a short wait, within the budget."""
+    sized = paced(EVERYTHING_LONG_RUN, {}, budget=5.0)
+    assert sized is not None and sized.arguments == {"steps": STEPS, "duration": PACE_SECONDS}
+    counter = {
+        "type": "object",
+        "properties": {"numSteps": {"type": "integer", "minimum": 1}, "delay_ms": {"type": "integer"}},
+        "required": ["numSteps", "delay_ms"],
+    }
+    sized = paced(counter, {"numSteps": 1, "delay_ms": 0}, budget=5.0)
+    assert sized is not None and sized.arguments == {"numSteps": STEPS, "delay_ms": int(PACE_SECONDS * 1000)}
+    assert sized.longest <= 5.0 and "numSteps=3" in sized.line()
+
+
+def test_pacing_keeps_within_the_schema_and_the_budget() -> None:
+    bounded = {"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 2}}}
+    assert paced(bounded, {}, budget=5.0) == Paced({"steps": 2}, ("steps=2",), 0.0)
+    # A least wait of 10 s per step would outlast a 5 s budget: left as drawn, so nothing is sized.
+    slow = {"type": "object", "properties": {"seconds": {"type": "number", "minimum": 10}}}
+    assert paced(slow, {"seconds": 10}, budget=5.0) is None
+    # No property that counts or waits: the call keeps its own arguments.
+    assert paced({"type": "object", "properties": {"timezone": {"type": "string"}}}, {}, budget=5.0) is None
+    # Sized arguments the schema's validator refuses (3 is no multiple of 2) are not sent.
+    closed = {"type": "object", "properties": {"steps": {"type": "integer", "multipleOf": 2}}}
+    assert paced(closed, {}, budget=5.0) is None

@@ -54,6 +54,11 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "stdout-request": {("base.stdio.no-server-requests", "FAIL")},
     # Its own test below: the GET is waited out (a deliberate 3 s) in each legacy revision.
     "get-silent": {("base.http.legacy-get", "FAIL")},
+    # The 2026-07-28 _meta rules over stdio: the error code, with no HTTP status to ask for.
+    "stdio-meta-optional": {("base.modern.meta-required", "FAIL")},
+    "stdio-version-accepted": {("base.modern.unsupported-revision", "FAIL")},
+    # Over HTTP+SSE, where BASE-CANCEL-002 is judged like stdio: a SHOULD, so WARN.
+    "cancel-ignored": {("base.cancel.no-response", "WARN")},
 }
 #: HTTP defects with a test of their own (they cost a timeout).
 OWN_TEST = {"get-silent"}
@@ -79,6 +84,9 @@ REVISIONS = {
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},
     "base.http.legacy-get": LEGACY_HTTP,
+    "base.modern.meta-required": {"2026-07-28"},
+    "base.modern.unsupported-revision": {"2026-07-28"},
+    "base.cancel.no-response": {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
 }
 
 
@@ -137,9 +145,19 @@ def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
     assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"
 
 
-def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Path) -> None:
-    """The HTTP+SSE transport: a whole session opened with the foreign Origin is the FAIL; the reference
-    (tests/test_legacy_revisions.py) refuses it."""
+@pytest.mark.parametrize(
+    ("revision", "check"),
+    [
+        ("2024-11-05", "base.origin.foreign-refused"),
+        ("2025-11-25", "base.origin.sse-foreign-refused"),
+        ("2026-07-28", "base.origin.sse-foreign-refused"),
+    ],
+)
+def test_a_foreign_origin_served_over_http_sse_fails_in_every_revision(
+    tmp_path: Path, revision: str, check: str
+) -> None:
+    """The HTTP+SSE transport, whatever revision its session negotiates: a whole session opened with the
+    foreign Origin is the FAIL of BASE-ORIGIN-002; the reference (run here too) refuses it."""
     path = tmp_path / "sse.toml"
     command = [
         sys.executable,
@@ -151,9 +169,37 @@ def test_a_foreign_origin_served_over_http_sse_fails_in_2024_11_05(tmp_path: Pat
         "--sse",
     ]
     path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
-    report = run([str(path)], select="base.origin.", protocol="2024-11-05")
+    report = run([str(path)], select="base.origin.", protocol=revision)
     (case,) = report["cases"]
-    assert case["verdict"] == "FAIL" and "was opened and initialized" in case["message"]
+    assert case["check"] == check and case["requirement"] == "BASE-ORIGIN-002"
+    assert case["verdict"] == "FAIL" and "was opened, its opening request answered" in case["message"]
+    reference = tmp_path / "reference.toml"
+    command = [sys.executable, "-m", "conformance_reference.base_server", "--http", "--sse"]
+    reference.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    (case,) = run([str(reference)], select="base.origin.", protocol=revision)["cases"]
+    assert case["check"] == check and case["verdict"] == "PASS", case["message"]
+
+
+def _sse_target(tmp_path: Path, module: str, *args: str) -> str:
+    path = tmp_path / f"{module}{len(args)}.toml"
+    command = server_argv(module, *args, "--http", "--port", "0", "--sse")
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "sse"\n', encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_cancelled_call_answered_over_http_sse_is_a_warn(tmp_path: Path) -> None:
+    """BASE-CANCEL-002 over HTTP+SSE, in every revision a session there speaks: the mutant drops the
+    cancellation at the endpoint, so the call is answered after it (WARN, a SHOULD); the reference
+    drew no response to it (PASS)."""
+    report = run(
+        [_sse_target(tmp_path, "tests.servers.base_http_mutants", "--defect", "cancel-ignored")],
+        select="cancel.no-response",
+    )
+    assert non_pass(report) == EXPECTED["cancel-ignored"]
+    assert _judged_in(report) == {"base.cancel.no-response": REVISIONS["base.cancel.no-response"]}
+    reference = run([_sse_target(tmp_path, "conformance_reference.base_server")], select="cancel.no-response")
+    assert non_pass(reference) == set() and len(reference["cases"]) == 5
 
 
 @pytest.mark.slow
@@ -178,6 +224,23 @@ def test_a_request_on_stdout_is_a_fail_in_2026_07_28_only() -> None:
     assert non_pass(report) == EXPECTED["stdout-request"]
     (case,) = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     assert case["revision"] == "2026-07-28" and "mutant-ping" in case["message"]
+
+
+@pytest.mark.parametrize("defect", ["stdio-meta-optional", "stdio-version-accepted"])
+def test_a_2026_07_28_meta_rule_broken_over_stdio_fails_its_row(defect: str) -> None:
+    """BASE-HTTP-016 and -004 hold over stdio too (the error code; the 400 is HTTP's): each mutant
+    FAILs exactly its row, in 2026-07-28 only, and the reference passes both (the revision's own run)."""
+    report = run([stdio("tests.servers.base_http_mutants", "--defect", defect)], select="base.modern.")
+    assert non_pass(report) == EXPECTED[defect]
+    assert _judged_in(report) == {check: REVISIONS[check] for check, _ in EXPECTED[defect]}
+    reference = run(
+        [stdio("conformance_reference.base_server")], select="base.modern.", protocol="2026-07-28"
+    )
+    assert non_pass(reference) == set()
+    assert {c["check"] for c in reference["cases"]} >= {
+        "base.modern.meta-required",
+        "base.modern.unsupported-revision",
+    }
 
 
 def test_the_reference_exits_on_stdin_close_and_writes_no_request() -> None:

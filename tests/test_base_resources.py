@@ -4,17 +4,21 @@ SHOULD, exactly the checks it breaks, in the revision whose rule it breaks."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance_packs.base.uritemplate import expand, template_problem
-from tests.conftest import non_pass, run, stdio
+from tests.conftest import non_pass, run, server_argv, stdio
 from tests.servers.base_resources_mutants import DEFECTS
 
 #: The checks of this area (and the older resources checks beside them).
 AREA = "resources.,subscribe.,listen.,progress.,cancel."
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
+
+NO_PROGRESS = {(f"base.progress.{name}", "SKIP") for name in ("token-match", "increases", "stops", "shape")}
 
 EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     "bad-blob": (LEGACY, {("base.resources.blob-base64", "FAIL")}),
@@ -59,6 +63,16 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     "server-cancels": (MODERN, {("base.cancel.server-sends-none", "FAIL")}),
     # Not answering a cancelled request is a SHOULD.
     "ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+    # A count that takes its steps and delay: the simplest arguments (steps 1, delay 0) show one value
+    # and nothing to cancel, so the harness sizes them (3 steps, 0.5 s) and judges both rows.
+    "count-arguments": (LEGACY, set()),
+    "count-arguments-decreasing": (LEGACY, {("base.progress.increases", "FAIL")}),
+    "count-arguments-ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+    # One value per call shows no increase: nothing judged, never PASS.
+    "count-arguments-one-step": (LEGACY, {("base.progress.increases", "SKIP")}),
+    # A tool that sleeps without progress: the progress rows have nothing, the cancellation row does.
+    "sleeper": (LEGACY, NO_PROGRESS),
+    "sleeper-ignore-cancel": (LEGACY, NO_PROGRESS | {("base.cancel.no-response", "WARN")}),
 }
 
 
@@ -102,6 +116,63 @@ def test_mutant_fails_exactly_its_checks(defect: str) -> None:
     assert non_pass(report) == expected
     failed = [c for c in report["cases"] if c["verdict"] in ("FAIL", "WARN")]
     assert all(c["message"] for c in failed), "a miss says what was missed"
+
+
+#: The listen rows over Streamable HTTP (the listen answer a stream held open while the resources are
+#: read): each listen defect FAILs exactly its row there too. A listen never acknowledged draws no HTTP
+#: answer at all from the SDK (its stream starts with the first event), so the other rows are blocked by
+#: the acknowledgment row's FAIL, not judged on nothing.
+HTTP_LISTEN: dict[str, set[tuple[str, str]]] = {
+    "none": set(),
+    "listen-no-ack": {
+        ("base.listen.acknowledged-first", "FAIL"),
+        ("base.listen.updated-shape", "SKIP"),
+        ("base.listen.only-requested", "SKIP"),
+        ("base.listen.tagged", "SKIP"),
+    },
+    "listen-untagged": {("base.listen.tagged", "FAIL")},
+    "listen-extra-kind": {("base.listen.only-requested", "FAIL")},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("defect", sorted(HTTP_LISTEN))
+def test_listen_over_streamable_http(tmp_path: Path, defect: str) -> None:
+    path = tmp_path / "target.toml"
+    command = server_argv("tests.servers.base_resources_mutants", "--defect", defect, "--http", "--port", "0")
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    # A short request timeout: the unacknowledged listen waits it out once.
+    report = run([str(path)], protocol=MODERN, select="listen.", timeout=5.0)
+    assert {c["check"] for c in report["cases"]} == {
+        "base.listen.acknowledged-first",
+        "base.listen.updated-shape",
+        "base.listen.only-requested",
+        "base.listen.tagged",
+    }
+    assert non_pass(report) == HTTP_LISTEN[defect]
+    blocked = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert all(c.get("blocked_by") for c in blocked), blocked
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("defect", "judged"),
+    [
+        ("count-arguments", "cancelled once a progress below its total showed it running"),
+        ("count-arguments-one-step", "cancelled while it ran"),
+        ("sleeper", "cancelled while it ran"),
+    ],
+)
+def test_a_cancellation_is_sent_to_a_call_in_flight(defect: str, judged: str) -> None:
+    """The cancellation row judges a tool whose simplest arguments answer at once, and one that sleeps
+    without progress: it PASSes saying the call was cancelled while it ran, not SKIP."""
+    report = run(
+        [stdio("tests.servers.base_resources_mutants", "--defect", defect)],
+        protocol=LEGACY,
+        select="cancel.no-response",
+    )
+    (case,) = report["cases"]
+    assert case["verdict"] == "PASS" and judged in case["message"], case["message"]
 
 
 @pytest.mark.parametrize(

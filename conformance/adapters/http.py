@@ -269,28 +269,33 @@ class HttpAdapter(Adapter):
 
     @contextlib.asynccontextmanager
     async def listen(
-        self, *, timeout: float, headers: Mapping[str, str] | None = None
+        self, *, timeout: float, headers: Mapping[str, str] | None = None, body: bytes | None = None
     ) -> AsyncIterator[Listening]:
-        """A GET to the endpoint held open while the caller works: `Listening` gathers the events of
-        the stream as they come (each recorded in the transcript like any SSE answer's) until the
-        block ends, which closes it. Opening it is bounded by `timeout`; a body that is not an event
-        stream is read (within the cap) for the evidence and the stream is `ended` at once."""
+        """A GET to the endpoint (or, with `body`, a POST of that request: 2026-07-28's
+        subscriptions/listen, whose answer is a stream that stays open) held open while the caller
+        works: `Listening` gathers the events of the stream as they come (each recorded in the
+        transcript like any SSE answer's) until the block ends, which closes it. Opening it is bounded
+        by `timeout`; a body that is not an event stream is read (within the cap) for the evidence and
+        the stream is `ended` at once."""
         assert self._client is not None, "start() first"
+        method = "GET" if body is None else "POST"
         sent = self._headers(headers)
-        sent.pop("Content-Type", None)
-        sent.setdefault("Accept", "text/event-stream")
-        if sent["Accept"] == ACCEPT_BOTH:
-            sent["Accept"] = "text/event-stream"
-        self.transcript.record("send", b"", channel=f"GET {self.url}", headers=sent)
+        if body is None:
+            sent.pop("Content-Type", None)
+            sent.setdefault("Accept", "text/event-stream")
+            if sent["Accept"] == ACCEPT_BOTH:
+                sent["Accept"] = "text/event-stream"
+        self.transcript.record("send", body or b"", channel=f"{method} {self.url}", headers=sent)
         client = self._client
         try:
             async with asyncio.timeout(timeout):
-                resp = await client.send(client.build_request("GET", self.url, headers=sent), stream=True)
+                request = client.build_request(method, self.url, headers=sent, content=body)
+                resp = await client.send(request, stream=True)
         except TimeoutError:
-            self.transcript.record("event", note=f"GET timed out after {timeout:g} s")
-            raise TransportTimeout(f"no HTTP answer to GET within {timeout:g} s") from None
+            self.transcript.record("event", note=f"{method} timed out after {timeout:g} s")
+            raise TransportTimeout(f"no HTTP answer to {method} within {timeout:g} s") from None
         except httpx.HTTPError as exc:
-            raise TransportClosed(f"GET failed: {exc!r}") from None
+            raise TransportClosed(f"{method} failed: {exc!r}") from None
         pump: asyncio.Task[None] | None = None
         try:
             self.transcript.record(
@@ -308,7 +313,7 @@ class HttpAdapter(Adapter):
                     async with asyncio.timeout(timeout):
                         listening.body = await self._read_capped(resp, decoder)
                 except (TimeoutError, httpx.HTTPError, TransportError) as exc:
-                    listening.error = f"the GET body could not be read: {exc!r}"
+                    listening.error = f"the {method} body could not be read: {exc!r}"
                 if listening.body.strip():
                     self.transcript.record("recv", listening.body, channel="body")
                 listening.finish()
@@ -335,7 +340,7 @@ class HttpAdapter(Adapter):
                             listening.add(StreamEvent(event.own_id, frame))
                 await asyncio.sleep(0)
         except (ValueError, TransportError, httpx.HTTPError) as exc:
-            self.transcript.record("event", note=f"the GET stream broke: {exc!r}")
+            self.transcript.record("event", note=f"the held stream broke: {exc!r}")
             listening.error = str(exc)
         finally:
             listening.finish()

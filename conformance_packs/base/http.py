@@ -3,6 +3,7 @@ content type every request is answered in."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conformance.engine import blocking
@@ -110,19 +111,78 @@ async def header_mismatch(ctx: CaseContext) -> None:
 )
 async def unsupported_revision(ctx: CaseContext) -> None:
     session = await ctx.session()
-    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: "2099-01-01"}}
+    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
     call = await session.request(
         "server/discover",
         params,
         envelope=False,
-        headers={"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "server/discover"},
+        headers={"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"},
     )
     ctx.calls.append(call)
-    _expect_400(call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, "protocol version 2099-01-01")
+    _expect_400(call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"protocol version {UNSUPPORTED}")
+    _supported_listed(call)
+
+
+#: A protocol version no server implements.
+UNSUPPORTED = "2099-01-01"
+
+
+def _supported_listed(call: Call) -> None:
+    """UnsupportedProtocolVersionError's data.supported, the versions the client may retry with."""
     data = call.error.get("data") if isinstance(call.error, dict) else None
     supported = data.get("supported") if isinstance(data, dict) else None
     if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
         missed(f"error.data.supported must be an array of strings, got {supported!r}", **call.excerpt())
+
+
+# Over stdio (and the legacy SSE stream) the same two rules hold without the HTTP status: the 2026-07-28
+# version negotiation ("it MUST respond with an UnsupportedProtocolVersionError listing the versions it
+# does support") and the per-request _meta fields ("MUST reject it with JSON-RPC error code -32602";
+# only "On HTTP, the response status MUST be 400") name no transport.
+
+
+def _expect_error(call: Call, code: int, what: str) -> None:
+    if call.result is not None:
+        missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
+    if call.error_code != code:
+        missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
+
+
+@check(
+    "base.modern.unsupported-revision",
+    "BASE-HTTP-004",
+    "an unsupported _meta protocol version is -32022 (stdio)",
+    eras=("modern",),
+    transports=("stdio", "sse"),
+)
+async def unsupported_revision_stream(ctx: CaseContext) -> None:
+    session = await ctx.session()
+    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
+    call = await ctx.request("server/discover", params, envelope=False)
+    _expect_error(
+        call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"server/discover with protocol version {UNSUPPORTED}"
+    )
+    _supported_listed(call)
+    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
+
+
+@check(
+    "base.modern.meta-required",
+    "BASE-HTTP-016",
+    "a request missing a required _meta field is -32602 (stdio)",
+    eras=("modern",),
+    transports=("stdio", "sse"),
+)
+async def meta_required_stream(ctx: CaseContext) -> None:
+    # The protocol version stays; the required clientCapabilities is left out.
+    params = {"_meta": {META_PROTOCOL_VERSION: ctx.revision}}
+    call = await ctx.request("server/discover", params, envelope=False)
+    _expect_error(
+        call,
+        jsonrpc.INVALID_PARAMS,
+        f"server/discover with _meta {json.dumps(params['_meta'])} (no clientCapabilities)",
+    )
+    ctx.note("server/discover without clientCapabilities: -32602")
 
 
 #: Requests every server must accept and answer: a listing, and a method it does not have.

@@ -20,6 +20,9 @@ FOREIGN_ORIGIN = "http://evil.example"
 #: Revisions whose text fixes the status of the refusal (403) and those that only require validation.
 ORIGIN_403_REVISIONS = ("2025-11-25", "2026-07-28")
 ORIGIN_VALIDATE_REVISIONS = ("2025-03-26", "2025-06-18")
+#: Revisions a session over the legacy HTTP+SSE transport may negotiate beyond those of BASE-ORIGIN-002's
+#: own check, whose Origin text is Streamable HTTP's only.
+SSE_LATER_REVISIONS = ("2025-11-25", "2026-07-28")
 
 
 async def _foreign_origin_call(ctx: CaseContext) -> Call:
@@ -89,6 +92,21 @@ async def foreign_origin_refused(ctx: CaseContext) -> None:
     ctx.note(f"Origin {FOREIGN_ORIGIN}: refused with HTTP {status}")
 
 
+@check(
+    "base.origin.sse-foreign-refused",
+    "BASE-ORIGIN-002",
+    "a session over HTTP+SSE with a foreign Origin is refused",
+    transports=("sse",),
+    revisions=SSE_LATER_REVISIONS,
+)
+async def sse_foreign_origin_refused(ctx: CaseContext) -> None:
+    """HTTP+SSE is 2024-11-05's transport, kept by later revisions only for backwards compatibility
+    ("Continue to host both the SSE and POST endpoints of the old transport", 2025-11-25): a session over
+    it, whatever revision it negotiates, is held to that transport's rule. 2025-11-25's 403 is Streamable
+    HTTP's ("When implementing Streamable HTTP transport"), so no status is asked here either."""
+    await _sse_foreign_origin(ctx)
+
+
 async def _sse_foreign_origin(ctx: CaseContext) -> None:
     """HTTP+SSE (2024-11-05): open a whole session whose requests (its GET stream and POSTs) carry the
     foreign Origin. The session must not open."""
@@ -101,7 +119,7 @@ async def _sse_foreign_origin(ctx: CaseContext) -> None:
     if opening is None:
         unjudgeable("the session with the foreign Origin opened without an opening call to show")
     missed(
-        f"a whole session with Origin {FOREIGN_ORIGIN} was opened and initialized (no DNS-rebinding "
-        "protection)",
+        f"a whole session with Origin {FOREIGN_ORIGIN} was opened, its opening request answered (no "
+        "DNS-rebinding protection)",
         **opening.excerpt(),
     )

@@ -11,15 +11,16 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-from conformance.engine.api import TransportError
+from conformance.arguments.pacing import Paced, paced
+from conformance.engine.api import TransportError, TransportTimeout
 from conformance.engine.checks import blocked, check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
-from conformance_packs.base.common import call_sweep, memo, no_callable_reason
+from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, memo, no_callable_reason, succeeded
 from conformance_packs.base.received import (
     Received,
     ids_sent_before,
@@ -45,10 +46,20 @@ class ProgressCall:
     #: notifications/progress received from the request until the sentinel after its answer.
     before: list[Received] = field(default_factory=list)
     after: list[Received] = field(default_factory=list)
+    #: The arguments sized to show progress (`conformance.arguments.pacing`), as `name=value`; "" when
+    #: the call took the sweep's own arguments.
+    paced: str = ""
+    #: Seconds the sentinel after the call took to be answered: the server's round trip, against which
+    #: a call's own time tells a tool that works a while from one that answers at once.
+    round_trip: float = 0.0
 
     @property
     def all(self) -> list[Received]:
         return self.before + self.after
+
+    @property
+    def elapsed(self) -> float:
+        return self.call.reply.elapsed
 
 
 @dataclass
@@ -57,25 +68,93 @@ class ProgressCalls:
     #: The first tool that reported progress, called again without a token.
     untokened: ProgressCall | None = None
     why_none: str = ""
+    #: Calls with sized arguments left unanswered within their budget (then cancelled), as report lines.
+    over_budget: list[str] = field(default_factory=list)
 
     def reporting(self) -> list[ProgressCall]:
         return [c for c in self.calls if c.token is not None and c.all]
 
     def line(self) -> str:
-        tools = [c.tool for c in self.reporting()]
-        return f"{len(self.calls)} tool(s) called with a progressToken; " + (
+        tools = [c.tool + (f" ({c.paced})" if c.paced else "") for c in self.reporting()]
+        text = f"{len(self.calls)} tool(s) called with a progressToken; " + (
             f"progress reported by {', '.join(tools)}" if tools else "none reported progress"
         )
+        if self.over_budget:
+            text += "; no answer within the budget, cancelled: " + ", ".join(self.over_budget[:3])
+        return text
 
 
-async def _call(ctx: CaseContext, tool: str, arguments: dict[str, Any], token: str | None) -> ProgressCall:
+#: The most seconds a call with sized arguments may take (it is cancelled then), and its share of the
+#: request timeout when that is shorter: a tool that waits longer than asked costs a bounded time.
+PACED_BUDGET = 5.0
+PACED_SHARE = 0.5
+
+
+def paced_budget(ctx: CaseContext) -> float:
+    return min(PACED_BUDGET, ctx.options.timeout * PACED_SHARE)
+
+
+@dataclass
+class _Plan:
+    """How one tool of the sweep is called with a progressToken: its sweep arguments, or sized ones."""
+
+    tool: ToolCalls
+    arguments: dict[str, Any]
+    paced: Paced | None
+    #: How long the sweep's call took (the timeout, when it got no answer): the slowest go first.
+    slowness: float
+
+
+def _plans(ctx: CaseContext, sweep: Sweep) -> list[_Plan]:
+    """A plan per tool of the sweep that answered, or that got no answer with arguments that sizing
+    changes (a call that ran out the timeout is not sent again with the same arguments)."""
+    from conformance.arguments.candidates import drawing
+
+    budget = paced_budget(ctx)
+    plans = []
+    for entry in sweep.tools:
+        schema = entry.tool.get("inputSchema", {})
+        if entry.success is not None:
+            base = entry.arguments() or {}
+            slowness = entry.success.reply.elapsed
+        elif entry.timed_out:
+            text = drawing(schema).get(len(entry.calls))  # the candidate whose call got no answer
+            base = json.loads(text) if text is not None else {}
+            slowness = ctx.options.timeout
+        else:
+            continue
+        sized = paced(schema, base, budget=budget)
+        if entry.success is None and sized is None:
+            continue
+        plans.append(_Plan(entry, sized.arguments if sized else base, sized, slowness))
+    # The slowest first: a tool that runs a while is the one likely to report its progress.
+    plans.sort(key=lambda p: -p.slowness)
+    return plans
+
+
+async def _call(
+    ctx: CaseContext,
+    tool: str,
+    arguments: dict[str, Any],
+    token: str | None,
+    sized: Paced | None = None,
+) -> ProgressCall | None:
+    """The call and the progress it drew; None when a call with sized arguments got no answer within
+    its budget (it is cancelled then, as a client does with a request it stops waiting for)."""
     params: dict[str, Any] = {"name": tool, "arguments": arguments}
     if token is not None:
         params["_meta"] = {"progressToken": token}
     mark = ctx.mark()
-    call = await ctx.request("tools/call", params)
-    await sentinel(ctx)  # what arrives for the call after its answer, arrives before the sentinel's
-    entry = ProgressCall(tool, arguments, token, call)
+    if sized is None:
+        call = await ctx.request("tools/call", params)
+    else:
+        call_or_none = await _budgeted(ctx, params)
+        if call_or_none is None:
+            return None
+        call = call_or_none
+    settle = await sentinel(ctx)  # what arrives for the call after its answer, arrives before the sentinel's
+    entry = ProgressCall(tool, arguments, token, call, paced=sized.line() if sized else "")
+    entry.round_trip = settle.reply.elapsed
     request_id = call.request["id"] if call.request else None
     answered = False
     for message in received_since(ctx, mark):
@@ -86,43 +165,76 @@ async def _call(ctx: CaseContext, tool: str, arguments: dict[str, Any], token: s
     return entry
 
 
+async def _budgeted(ctx: CaseContext, params: dict[str, Any]) -> Call | None:
+    """tools/call bounded by the paced budget; past it, the request is cancelled (2026-07-28 over
+    Streamable HTTP: closing its stream is the cancellation; elsewhere notifications/cancelled)."""
+    session = await ctx.session()
+    request_id = f"conformance-paced-{next(_TOKENS)}"
+    try:
+        call = await session.request("tools/call", params, timeout=paced_budget(ctx), msg_id=request_id)
+    except TransportTimeout:
+        if not (ctx.era == "modern" and ctx.transport == "http"):
+            await session.notify(
+                "notifications/cancelled", {"requestId": request_id, "reason": "over budget"}
+            )
+        return None
+    ctx.calls.append(call)
+    return call
+
+
 async def progress_calls(ctx: CaseContext) -> ProgressCalls:
-    """Each callable tool that succeeded in the sweep, called again with a progressToken (once per
-    (target, revision)); the first that reported progress, once more without one."""
+    """Each callable tool the sweep could call, called again with a progressToken (once per (target,
+    revision)), with arguments sized to show progress where its schema says how; the first that
+    reported progress, once more without one."""
 
     async def run() -> ProgressCalls:
         out = ProgressCalls()
         sweep = await call_sweep(ctx)
-        succeeded = [t for t in sweep.tools if t.success is not None]
-        # The slowest first: a tool that runs a while is the one likely to report its progress.
-        succeeded.sort(key=lambda t: -t.success.reply.elapsed if t.success is not None else 0.0)
-        chosen = succeeded[:MAX_PROGRESS_TOOLS]
+        chosen = _plans(ctx, sweep)[:MAX_PROGRESS_TOOLS]
         if not chosen:
             out.why_none = (
                 "no tool is callable: " + no_callable_reason(ctx, sweep.listed)
                 if not sweep.tools
                 else "no callable tool succeeded in the sweep"
             )
+            _name_slow(ctx, sweep, out)
             return out
-        for tool in chosen:
+        for plan in chosen:
             token = f"conformance-progress-{next(_TOKENS)}"
-            out.calls.append(await _call(ctx, tool.name, tool.arguments() or {}, token))
+            entry = await _call(ctx, plan.tool.name, plan.arguments, token, plan.paced)
+            if entry is None and plan.paced is not None:
+                out.over_budget.append(f"{plan.tool.name!r} ({plan.paced.line()})")
+            if plan.paced is not None and plan.tool.success is not None and not _succeeded(entry):
+                # The sized arguments were refused or ran over: the sweep's own, which answered, then.
+                entry = await _call(ctx, plan.tool.name, plan.tool.arguments() or {}, token)
+            if entry is not None:
+                out.calls.append(entry)
         reporting = out.reporting()
         if reporting:
             first = reporting[0]
-            out.untokened = await _call(ctx, first.tool, first.arguments, None)
+            sized = next((p.paced for p in chosen if p.tool.name == first.tool and first.paced), None)
+            out.untokened = await _call(ctx, first.tool, first.arguments, None, sized)
         else:
             out.why_none = "no callable tool sent notifications/progress for a request with a progressToken"
-            slow = [t.name for t in sweep.tools if t.timed_out]
-            if slow:
-                # A tool that reports progress is often one that runs longer than the request timeout.
-                out.why_none += (
-                    f"; {', '.join(repr(n) for n in slow[:3])} got no answer within "
-                    f"{ctx.options.timeout:g} s (a longer --timeout may let it be judged)"
-                )
+            _name_slow(ctx, sweep, out)
         return out
 
     return await memo(ctx, "progress-calls", "calling the tools with a progressToken", run)
+
+
+def _succeeded(entry: ProgressCall | None) -> bool:
+    return entry is not None and succeeded(entry.call) is not None
+
+
+def _name_slow(ctx: CaseContext, sweep: Sweep, out: ProgressCalls) -> None:
+    """Name the tools that got no answer within the timeout and could not be sized smaller."""
+    slow = [t.name for t in sweep.tools if t.timed_out and not any(c.tool == t.name for c in out.calls)]
+    if slow:
+        # A tool that reports progress is often one that runs longer than the request timeout.
+        out.why_none += (
+            f"; {', '.join(repr(n) for n in slow[:3])} got no answer within "
+            f"{ctx.options.timeout:g} s (a longer --timeout may let it be judged)"
+        )
 
 
 async def _reporting(ctx: CaseContext) -> ProgressCalls:
@@ -166,17 +278,24 @@ async def token_match(ctx: CaseContext) -> None:
 )
 async def increases(ctx: CaseContext) -> None:
     calls = await _reporting(ctx)
-    count = 0
+    count, pairs = 0, 0
     for entry in calls.reporting():
         values: list[Any] = [m.params.get("progress") for m in entry.all]
         count += len(values)
         for earlier, later in itertools.pairwise(values):
+            pairs += 1
             if not (_number(earlier) and _number(later) and float(later) > float(earlier)):
                 missed(
                     f"tools/call {entry.tool!r}: progress {later!r} followed {earlier!r} "
                     f"(all: {values[:20]!r})",
                     **entry.call.excerpt(),
                 )
+    if not pairs:
+        # An increase is between two values of one call: a single value per call judges nothing.
+        skip(
+            f"no call drew two progress notifications ({count} value(s) in all), so no increase could be "
+            "judged; " + calls.line()
+        )
     ctx.note(f"{count} progress value(s) in order; " + calls.line())
 
 
@@ -279,8 +398,10 @@ def still_running(frame: Frame) -> bool:
     if not isinstance(message, dict) or message.get("method") != "notifications/progress":
         return False
     params = message.get("params")
-    if not isinstance(params, dict):
-        return True
+    return _below_total(params if isinstance(params, dict) else {})
+
+
+def _below_total(params: dict[str, Any]) -> bool:
     progress, total = params.get("progress"), params.get("total")
     if isinstance(progress, int | float) and isinstance(total, int | float):
         return progress < total
@@ -292,41 +413,116 @@ def still_running(frame: Frame) -> bool:
     "BASE-CANCEL-002",
     "no response after a cancellation",
     capability="tools",
-    transports=("stdio",),
 )
 async def no_response(ctx: CaseContext) -> None:
-    calls = await _reporting(ctx)
-    target = calls.reporting()[0]
+    if ctx.transport == "http":
+        _not_over_streamable_http(ctx)
+    calls = await progress_calls(ctx)
+    # A progress below its total shows the call still running; a tool whose only progress is its last
+    # step shows nothing until it ends, so it is cancelled like one that sleeps.
+    reporting = [c for c in calls.reporting() if any(_below_total(m.params) for m in c.before)]
     session = await ctx.session()
     request_id = f"conformance-cancel-{next(_CANCEL_IDS)}"
-    params = {"name": target.tool, "arguments": target.arguments, "_meta": {"progressToken": request_id}}
     mark = ctx.mark()
-    started = await session.send_until(
-        raw_request(session, request_id, "tools/call", params), expect_id=request_id, until=still_running
-    )
-    if started.reply.response is not None:
-        skip(f"tools/call {target.tool!r} was answered before a progress below its total: nothing to cancel")
+    if reporting:
+        target = reporting[0]
+        params = {"name": target.tool, "arguments": target.arguments, "_meta": {"progressToken": request_id}}
+        started = await session.send_until(
+            raw_request(session, request_id, "tools/call", params), expect_id=request_id, until=still_running
+        )
+        if started.reply.response is not None:
+            skip(
+                f"tools/call {target.tool!r} was answered before a progress below its total: "
+                "nothing to cancel"
+            )
+    else:
+        target = _sleeper(calls)
+        params = {"name": target.tool, "arguments": target.arguments}
+        # No progress shows that it runs: a sentinel answered while the call is unanswered does.
+        probe = await session.probe(
+            raw_request(session, request_id, "tools/call", params), expect_id=request_id
+        )
+        if probe.answered or probe.closed:
+            skip(
+                f"tools/call {target.tool!r} (it took {target.elapsed:.2f} s before) was answered before the "
+                f"{sentinel_method(ctx)} sent after it: nothing in flight to cancel"
+            )
     await session.notify("notifications/cancelled", {"requestId": request_id, "reason": "conformance check"})
     settle = await sentinel(ctx)
     # The same call again is the clock: a server that ignored the cancellation answers it before this.
-    clock = {**params, "_meta": {"progressToken": f"{request_id}-clock"}}
-    await ctx.request("tools/call", clock)
+    clock = {**params, "_meta": {"progressToken": f"{request_id}-clock"}} if reporting else dict(params)
+    if target.paced:
+        await _budgeted(ctx, clock)
+    else:
+        await ctx.request("tools/call", clock)
     messages = received_since(ctx, mark)
     settle_id = settle.request["id"] if settle.request else None
     settled_at = next((m.index for m in messages if m.answers(settle_id)), None)
     answer = next((m for m in messages if m.answers(request_id)), None)
+    how = (
+        "once a progress below its total showed it running"
+        if reporting
+        else "while it ran (sent no progress before its end)"
+    )
     if answer is None:
-        ctx.note(f"tools/call {target.tool!r} was cancelled mid-way and drew no response")
+        ctx.note(f"tools/call {target.tool!r}{_with(target)} was cancelled {how} and drew no response")
         return
     if settled_at is not None and answer.index > settled_at:
         missed(
-            f"tools/call {target.tool!r} was answered after its cancellation, once the server had answered "
-            f"a request sent after the cancellation: {answer.text()}"
+            f"tools/call {target.tool!r}{_with(target)}, cancelled {how}, was answered once the server had "
+            f"answered a request sent after the cancellation: {answer.text()}"
         )
     skip(
         f"tools/call {target.tool!r} was answered before the request after the cancellation: the answer may "
         "have crossed the cancellation (a completed request may ignore it)"
     )
+
+
+def _not_over_streamable_http(ctx: CaseContext) -> NoReturn:
+    """Why this row is SKIP over Streamable HTTP (stdio and HTTP+SSE, whose answers share one stream,
+    judge it)."""
+    if ctx.era == "modern":
+        skip(
+            "over Streamable HTTP in 2026-07-28, closing the request's stream is its cancellation (\"No "
+            'notifications/cancelled message is required or expected"), after which no answer can reach '
+            "the client: nothing to observe"
+        )
+    skip(
+        "not judged over Streamable HTTP: the cancelled call's answer would come on its own POST's stream, "
+        "which this check does not hold open while it cancels (over stdio and HTTP+SSE it is judged)"
+    )
+
+
+#: A call that reported no progress is taken for one that works a while (sleeps) when it took this many
+#: times the server's round trip, and at least SLEEP_FLOOR seconds: then a sentinel sent right after it
+#: is answered first by any server that handles requests concurrently.
+SLEEP_FACTOR = 10.0
+SLEEP_FLOOR = 0.05
+
+
+def _sleeper(calls: ProgressCalls) -> ProgressCall:
+    """The slowest call that took measurably long without reporting progress; SKIP when none did."""
+    slow = [
+        c
+        for c in calls.calls
+        if c.elapsed >= max(SLEEP_FLOOR, SLEEP_FACTOR * c.round_trip) and succeeded(c.call) is not None
+    ]
+    if not slow:
+        why = (
+            "no progress showed a call still running (each came with the last step)"
+            if calls.reporting()
+            else calls.why_none or "no callable tool reported progress"
+        )
+        skip(
+            f"{why}, and none took measurably long (at least {SLEEP_FLOOR:g} s and {SLEEP_FACTOR:g} times "
+            "the server's round trip) to be cancelled while it ran"
+            + (f" ({calls.line()})" if calls.calls else "")
+        )
+    return max(slow, key=lambda c: c.elapsed)
+
+
+def _with(call: ProgressCall) -> str:
+    return f" (arguments sized: {call.paced})" if call.paced else ""
 
 
 @check(

@@ -9,12 +9,15 @@ resources do not change sends none, and the checks that need an update SKIP sayi
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
+from conformance.engine.api import TransportTimeout
+from conformance.engine.checks import blocked, check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
+from conformance.protocol import jsonrpc
+from conformance.protocol.session import Call, probe_grace
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
 from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.received import Received, raw_request, received_since, sentinel
@@ -24,10 +27,11 @@ MAX_SUBSCRIBED = 10
 UPDATED = "notifications/resources/updated"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 _LISTEN_IDS = itertools.count(1)
-#: Where subscriptions/listen is judged: on stdio its stream shares the channel, read like any other
-#: message; over Streamable HTTP its answer is a stream that does not end, which the harness reads only as
-#: a whole, so there the listen rows are not judged (the report lists no case rather than a SKIP).
-LISTEN_TRANSPORTS = ("stdio",)
+#: Where subscriptions/listen is judged: on stdio and the legacy SSE stream its notifications share the
+#: channel, read like any other message; over Streamable HTTP its answer is an SSE stream that stays open,
+#: held while the resources are read (`HttpAdapter.listen` with the request as its body) and closed at the
+#: end, which is the listen's cancellation there.
+LISTEN_TRANSPORTS = ("stdio", "sse", "http")
 
 
 def _subscribe_declared(ctx: CaseContext) -> None:
@@ -172,6 +176,9 @@ class ListenFlow:
     #: Every message the server sent from the listen request until the sentinel after the reads.
     messages: list[Received] = field(default_factory=list)
     closed: str = ""
+    #: Over Streamable HTTP: why the listen request drew no stream to read (no answer in time, or an
+    #: HTTP answer with no JSON-RPC message), as the acknowledgment row's FAIL says it.
+    failure: str = ""
 
     def tagged(self) -> list[Received]:
         return [m for m in self.messages if m.subscription == self.listen_id]
@@ -187,6 +194,10 @@ async def listen_flow(ctx: CaseContext) -> ListenFlow:
         flow = ListenFlow(f"conformance-listen-{next(_LISTEN_IDS)}", uris)
         params: dict[str, Any] = {"notifications": {"resourceSubscriptions": uris}}
         mark = ctx.mark()
+        if ctx.transport == "http":
+            await _listen_http(ctx, flow, params)
+            flow.messages = received_since(ctx, mark)
+            return flow
         probe = await session.probe(
             raw_request(session, flow.listen_id, "subscriptions/listen", params), expect_id=flow.listen_id
         )
@@ -202,6 +213,56 @@ async def listen_flow(ctx: CaseContext) -> ListenFlow:
     return await memo(ctx, "listen-flow", "listening to the listed resources", run)
 
 
+async def _listen_http(ctx: CaseContext, flow: ListenFlow, params: dict[str, Any]) -> None:
+    """subscriptions/listen POSTed and its stream held open while the listed resources are read; the
+    updates the reads cause are waited for (bounded: a few round trips of a read), then the stream is
+    closed, which 2026-07-28 makes the cancellation ("Closing the SSE response stream MUST be treated by
+    the server as cancellation of that request")."""
+    session = await ctx.session()
+    adapter = await ctx.http_adapter()
+    if adapter is None:
+        unjudgeable("this flow needs the Streamable HTTP adapter")
+    body = raw_request(session, flow.listen_id, "subscriptions/listen", params)
+    headers = session.headers_for("subscriptions/listen", params)
+    timeout = ctx.options.timeout
+    try:
+        async with adapter.listen(timeout=timeout, headers=headers, body=body) as listening:
+            if not listening.content_type.startswith("text/event-stream"):
+                # A JSON answer (a refusal, say) is in the wire log for the rows to read; anything else
+                # carries no message at all.
+                if jsonrpc.classify(listening.body).kind == "garbage":
+                    kind = listening.content_type or "no content type"
+                    flow.failure = f"HTTP {listening.status} ({kind}) answered it with no JSON-RPC message"
+                return
+            if not await listening.wait_for(lambda events: any(e.frame for e in events), timeout):
+                flow.failure = f"the stream carried no message within {timeout:g} s"
+                return
+            started = time.monotonic()
+            for uri in flow.uris:
+                await ctx.request("resources/read", {"uri": uri})
+            read = (time.monotonic() - started) / len(flow.uris)
+            await listening.wait_for(lambda events: _updates(events) >= len(flow.uris), probe_grace(read))
+    except TransportTimeout:
+        flow.failure = f"no HTTP answer to subscriptions/listen within {timeout:g} s"
+
+
+def _updates(events: list[Any]) -> int:
+    """notifications/resources/updated carried by a held stream's events so far."""
+    return sum(
+        1
+        for e in events
+        if e.frame is not None and isinstance(e.frame.value, dict) and e.frame.value.get("method") == UPDATED
+    )
+
+
+def _failed(flow: ListenFlow) -> None:
+    """The listen drew nothing to read: the acknowledgment row FAILs it; the others are blocked by it."""
+    if flow.failure:
+        blocked(
+            "base.listen.acknowledged-first", f"subscriptions/listen drew no stream to read: {flow.failure}"
+        )
+
+
 @check(
     "base.listen.updated-shape",
     "BASE-SUB-003",
@@ -212,6 +273,7 @@ async def listen_flow(ctx: CaseContext) -> ListenFlow:
 )
 async def listen_updated_shape(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
+    _failed(flow)
     _judge_updates(ctx, [m for m in flow.messages if m.method == UPDATED])
 
 
@@ -227,6 +289,8 @@ async def acknowledged_first(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
     if flow.closed:
         missed(f"the server ended its stream after subscriptions/listen: {flow.closed}")
+    if flow.failure:
+        missed(f"subscriptions/listen drew no acknowledgment: {flow.failure}")
     ours = [m for m in flow.messages if m.subscription == flow.listen_id or m.answers(flow.listen_id)]
     if not ours:
         missed(f"no message carried the subscription id {flow.listen_id!r}: no acknowledgment came")
@@ -248,6 +312,7 @@ async def acknowledged_first(ctx: CaseContext) -> None:
 )
 async def only_requested(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
+    _failed(flow)
     tagged = [m for m in flow.tagged() if not m.is_answer]
     if not tagged:
         skip(f"no notification carried the subscription id {flow.listen_id!r}")
@@ -276,6 +341,7 @@ async def only_requested(ctx: CaseContext) -> None:
 )
 async def tagged(ctx: CaseContext) -> None:
     flow = await listen_flow(ctx)
+    _failed(flow)
     updates = [m for m in flow.messages if m.method == UPDATED and m.params.get("uri") in flow.uris]
     if not updates:
         skip("no notifications/resources/updated came for the listened resources (reading changed none)")

@@ -10,7 +10,9 @@ reference, in every revision it speaks.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -43,8 +45,15 @@ HTTP_DEFECTS = {
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
     "stdout-request": "writes a JSON-RPC ping request to stdout when it starts",
+    "stdio-meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities (stdio)",
+    "stdio-version-accepted": "serves a 2026-07-28 request whose _meta names an unknown version (stdio)",
 }
-DEFECTS = {**HTTP_DEFECTS, **STDIO_DEFECTS}
+#: Defects of the legacy HTTP+SSE transport's endpoints (`--http --sse`).
+SSE_DEFECTS = {
+    "cancel-ignored": "accepts a POSTed notifications/cancelled (202) without passing it on, so the"
+    " cancelled call runs on and is answered",
+}
+DEFECTS = {**HTTP_DEFECTS, **STDIO_DEFECTS, **SSE_DEFECTS}
 MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -124,6 +133,15 @@ class Defect:
             return
         handler = getattr(self, "_" + self.defect.replace("-", "_"))
         await handler(scope, receive, send)
+
+    # -- cancellation
+    async def _cancel_ignored(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, replay = await _body(receive)
+        message = _json(body)
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            await _respond(send, 202)
+            return
+        await self.app(scope, replay, send)
 
     # -- Origin
     async def _origin_ignored(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -323,7 +341,56 @@ def _swallow() -> Send:
     return drop
 
 
+def _patch_meta(line: bytes, patch: Callable[[dict[str, Any]], None]) -> bytes:
+    """The client line with `patch` applied to a 2026-07-28 request's `_meta` (other lines as they came)."""
+    message = _json(line)
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or "io.modelcontextprotocol/protocolVersion" not in meta:
+        return line
+    patch(meta)
+    return json.dumps(message).encode() + b"\n"
+
+
+def _add_capabilities(meta: dict[str, Any]) -> None:
+    meta.setdefault(CAPABILITIES_KEY, {})
+
+
+def _known_version(meta: dict[str, Any]) -> None:
+    key = "io.modelcontextprotocol/protocolVersion"
+    if meta[key] not in ("2025-03-26", "2025-06-18", "2025-11-25", MODERN):
+        meta[key] = MODERN
+
+
+#: stdio defects planted by rewriting what the client writes before the reference reads it.
+STDIN_REWRITES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "stdio-meta-optional": _add_capabilities,
+    "stdio-version-accepted": _known_version,
+}
+
+
+def _rewrite_stdin(patch: Callable[[dict[str, Any]], None], argv: list[str]) -> int:
+    """The reference as a child process, each client line rewritten on its way in (bounded: the child
+    ends when our stdin does)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "conformance_reference.base_server", *argv], stdin=subprocess.PIPE
+    )
+    assert child.stdin is not None
+    try:
+        for line in sys.stdin.buffer:
+            child.stdin.write(_patch_meta(line, patch))
+            child.stdin.flush()
+    except BrokenPipeError:
+        pass
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            child.stdin.close()
+    return child.wait()
+
+
 def _stdio_defect(defect: str, argv: list[str]) -> int:
+    if defect in STDIN_REWRITES:
+        return _rewrite_stdin(STDIN_REWRITES[defect], argv)
     if defect == "stdout-request":
         sys.stdout.write('{"jsonrpc":"2.0","id":"mutant-ping","method":"ping"}\n')
         sys.stdout.flush()

@@ -2,6 +2,7 @@
 reference with exactly one planted defect each.
 
     python -m tests.servers.base_resources_mutants --defect NAME          # stdio
+    python -m tests.servers.base_resources_mutants --defect NAME --http   # Streamable HTTP (not PROXIED)
 
 Each defect overrides one method of `ResourceFeatures`, or changes one kind of line between the harness
 and the reference (`PROXIED`), so a check that fails can only fail on that defect.
@@ -9,7 +10,6 @@ and the reference (`PROXIED`), so a check that fails can only fail on that defec
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import subprocess
 import sys
@@ -17,13 +17,15 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from conformance_reference import base_server, serving
-from conformance_reference.base_resources import BLOB_URI, COUNT_STEPS, ResourceFeatures
+from conformance_reference.base_resources import BLOB_URI, COUNT_STEPS, COUNT_TOOL, ResourceFeatures
+from conformance_reference.handlers import object_schema
 
 JSON = dict[str, Any]
 
@@ -228,6 +230,79 @@ class ServerCancels(ResourceFeatures):
         return await super().call(ctx, name, arguments)
 
 
+class CountArguments(ResourceFeatures):
+    """The reference with `count` shaped like many real servers' counting tools: it takes the steps and
+    the delay between them (seconds), both required, and waits whether or not progress is asked. The
+    simplest valid arguments (steps 1, delay 0) show one progress value and nothing to cancel, so the
+    harness must size them (`conformance.arguments.pacing`) to judge anything."""
+
+    max_steps = 10
+
+    def tools(self) -> list[types.Tool]:
+        schema = object_schema(
+            {
+                "steps": {"type": "integer", "minimum": 1, "maximum": self.max_steps},
+                "delay": {"type": "number", "minimum": 0, "description": "seconds between steps"},
+            },
+            ["steps", "delay"],
+        )
+        (count,) = super().tools()
+        return [count.model_copy(update={"input_schema": schema, "output_schema": None})]
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        if name != COUNT_TOOL:
+            return None
+        steps, delay = int(arguments.get("steps", 1)), float(arguments.get("delay", 0))
+        for step in range(1, steps + 1):
+            await anyio.sleep(delay)
+            token = (ctx.params or {}).get("_meta", {}).get("progressToken")
+            if token is not None:
+                await _raw_notify(ctx, "notifications/progress", self.step_params(token, step, steps))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"counted {steps}")])
+
+    def step_params(self, token: Any, step: int, steps: int) -> JSON:
+        return {"progressToken": token, "progress": step, "total": steps}
+
+
+class CountArgumentsDecreasing(CountArguments):
+    def step_params(self, token: Any, step: int, steps: int) -> JSON:
+        return {"progressToken": token, "progress": steps - step, "total": steps}
+
+
+class CountOneStep(CountArguments):
+    """A count that can only take one step: one progress value per call, however it is called."""
+
+    max_steps = 1
+
+
+class Sleeper(ResourceFeatures):
+    """The reference with `count` replaced by a tool that sleeps the seconds asked and reports no
+    progress: a cancellation must be sent while it sleeps, with no progress to show it is running."""
+
+    def tools(self) -> list[types.Tool]:
+        (count,) = super().tools()
+        schema = object_schema({"seconds": {"type": "number", "minimum": 0}}, ["seconds"])
+        return [
+            count.model_copy(
+                update={
+                    "name": SLEEP_TOOL,
+                    "description": "Sleep the seconds asked, then answer.",
+                    "input_schema": schema,
+                    "output_schema": None,
+                }
+            )
+        ]
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        if name != SLEEP_TOOL:
+            return None
+        await anyio.sleep(float(arguments.get("seconds", 0)))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="slept")])
+
+
+SLEEP_TOOL = "sleep"
+
+
 DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "none": ResourceFeatures,
     "bad-blob": BadBlob,
@@ -249,6 +324,12 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "progress-after-response": ProgressAfterResponse,
     "server-cancels": ServerCancels,
     "ignore-cancel": ResourceFeatures,
+    "count-arguments": CountArguments,
+    "count-arguments-decreasing": CountArgumentsDecreasing,
+    "count-arguments-one-step": CountOneStep,
+    "count-arguments-ignore-cancel": CountArguments,
+    "sleeper": Sleeper,
+    "sleeper-ignore-cancel": Sleeper,
 }
 
 
@@ -256,7 +337,9 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
 _BLOB_FIELD = b'"blob":"AAFNQ1D+/wo=",'
 
 
-def _proxy(keep: Callable[[bytes], bool], rewrite: Callable[[bytes], bytes]) -> int:
+def _proxy(
+    keep: Callable[[bytes], bool], rewrite: Callable[[bytes], bytes], child_defect: str = "none"
+) -> int:
     """The reference behind a line filter (stdio only): the defects the SDK will not produce itself.
 
     `keep` decides which client lines reach the server (`ignore-cancel` drops every cancellation, so the
@@ -264,7 +347,7 @@ def _proxy(keep: Callable[[bytes], bool], rewrite: Callable[[bytes], bytes]) -> 
     blob from an answer, which the SDK's own result validation would refuse to send).
     """
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.base_resources_mutants", "--defect", "none"],
+        [sys.executable, "-m", "tests.servers.base_resources_mutants", "--defect", child_defect],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -292,20 +375,31 @@ def _proxy(keep: Callable[[bytes], bool], rewrite: Callable[[bytes], bytes]) -> 
     return code
 
 
-PROXIED: dict[str, tuple[Callable[[bytes], bool], Callable[[bytes], bytes]]] = {
-    "ignore-cancel": (lambda line: b'"notifications/cancelled"' not in line, lambda line: line),
-    "no-text-no-blob": (lambda line: True, lambda line: line.replace(_BLOB_FIELD, b"")),
+def _no_cancel(line: bytes) -> bool:
+    return b'"notifications/cancelled"' not in line
+
+
+def _same(line: bytes) -> bytes:
+    return line
+
+
+PROXIED: dict[str, tuple[Callable[[bytes], bool], Callable[[bytes], bytes], str]] = {
+    "ignore-cancel": (_no_cancel, _same, "none"),
+    "count-arguments-ignore-cancel": (_no_cancel, _same, "count-arguments"),
+    "sleeper-ignore-cancel": (_no_cancel, _same, "sleeper"),
+    "no-text-no-blob": (lambda line: True, lambda line: line.replace(_BLOB_FIELD, b""), "none"),
 }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = serving.serving_parser("python -m tests.servers.base_resources_mutants", __doc__ or "")
     parser.add_argument("--defect", default="none", choices=sorted(DEFECTS))
     args = parser.parse_args()
     if args.defect in PROXIED:
+        if args.http:
+            parser.error(f"--defect {args.defect} is planted between stdio lines: no --http")
         return _proxy(*PROXIED[args.defect])
-    served = serving.serving_parser("base_resources_mutants", "a mutant").parse_args([])
-    return serving.serve(base_server.build_server(resources=DEFECTS[args.defect]()), served)
+    return serving.serve(base_server.build_server(resources=DEFECTS[args.defect]()), args)
 
 
 if __name__ == "__main__":
