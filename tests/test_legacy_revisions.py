@@ -135,6 +135,10 @@ MUTANTS: dict[tuple[str, str], set[tuple[str, str]]] = {
     ("2025-03-26", "list-changed-undeclared"): {("base.cap.notifications-declared", "WARN")},
     ("2025-06-18", "list-changed-undeclared"): {("base.cap.notifications-declared", "FAIL")},
     ("2025-11-25", "list-changed-undeclared"): {("base.cap.notifications-declared", "FAIL")},
+    # A log message without the logging capability is the logging page's MUST in every revision: one
+    # FAIL, BASE-LOG-004's, never the lifecycle's SHOULD of BASE-CAP-003 too.
+    ("2024-11-05", "log-undeclared"): {("base.logging.capability-declared", "FAIL")},
+    ("2025-11-25", "log-undeclared"): {("base.logging.capability-declared", "FAIL")},
     ("2024-11-05", "undeclared-sampling"): {("base.input.declared-only", "WARN")},
     ("2025-03-26", "undeclared-sampling"): {("base.input.declared-only", "WARN")},
     ("2025-06-18", "undeclared-sampling"): {("base.input.declared-only", "FAIL")},

@@ -110,8 +110,11 @@ async def undeclared_method_not_found(ctx: CaseContext) -> None:
 def _gate(method: str, capabilities: dict[str, Any], era: str) -> str | None:
     """Why a server notification needs a capability the server did not declare, or None.
 
-    2026-07-28 keeps only the logging rule: its list_changed notifications go to listen streams, and no
-    sentence there forbids one for a capability not declared.
+    Only the lifecycle's sentence of the legacy revisions ("Only use capabilities that were successfully
+    negotiated": SHOULD in 2024-11-05 and 2025-03-26, MUST after). A log message without the logging
+    capability breaks the logging page's own MUST of every revision, which BASE-LOG-004 judges over the
+    same wire log; 2026-07-28 keeps no other rule of the kind (its list_changed notifications go to
+    listen streams, and no sentence there forbids one for a capability not declared).
     """
 
     def declared(name: str, sub: str | None = None) -> bool:
@@ -120,8 +123,6 @@ def _gate(method: str, capabilities: dict[str, Any], era: str) -> str | None:
             return False
         return sub is None or value.get(sub) is True
 
-    if method == "notifications/message" and not declared("logging"):
-        return "logging"
     if era == "modern":
         return None
     for kind in ("tools", "resources", "prompts"):
@@ -137,7 +138,6 @@ GATED = (
     "notifications/resources/list_changed",
     "notifications/prompts/list_changed",
     "notifications/resources/updated",
-    "notifications/message",
 )
 
 
@@ -150,12 +150,13 @@ def _undeclared_gates(capabilities: dict[str, Any], era: str) -> list[str]:
     "base.cap.notifications-declared",
     "BASE-CAP-003",
     "notifications only for declared capabilities",
+    eras=("legacy",),
     last=True,
 )
 async def notifications_declared(ctx: CaseContext) -> None:
     closed = _undeclared_gates(ctx.identity.capabilities, ctx.era)
     if not closed:
-        skip("the server declares every capability a notification needs (listChanged, subscribe, logging)")
+        skip("the server declares every capability a notification needs (listChanged, subscribe)")
     entries, seen = read_log(ctx)
     if not seen:
         skip("the server sent no JSON-RPC message in this revision's exchanges")

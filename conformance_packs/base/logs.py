@@ -6,6 +6,7 @@ the prompts got. A server that logs on none of it leaves the rows about its mess
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
 from conformance_packs.base.common import Sources, answered_calls, call_sweep, memo
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
+from conformance_packs.base.wirelog import excerpt, read_log
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 INVALID_LEVEL = "verbose"
@@ -167,24 +169,42 @@ async def below_level(ctx: CaseContext) -> None:
 
 
 @check(
-    "base.logging.capability-declared", "BASE-LOG-004", "a server that logs declares the logging capability"
+    "base.logging.capability-declared",
+    "BASE-LOG-004",
+    "a server that logs declares the logging capability",
+    last=True,
 )
 async def capability_declared(ctx: CaseContext) -> None:
+    # Run after the revision's other cases: a log message any of them drew counts, not only the ones
+    # drawn here (the whole wire log is read, as BASE-CAP-003 reads it for the other notifications).
     calls, sources = await observed_calls(ctx)
     if ctx.era == "modern":
         calls += await sources.take(f"tools/call with logLevel {OPT_IN_LEVEL!r}", opted_in_calls(ctx))
-    sources.require("no request was made that could draw a log message")
+    entries, seen = read_log(ctx)
+    anywhere = [
+        item for item in seen if item.kind == "notification" and item.method == "notifications/message"
+    ]
     logged = [(call, m) for call in calls for m in log_messages(call)]
-    if not logged:
-        skip(f"no request drew a log message (notifications/message): {sources.line()}")
+    if not logged and not anywhere:
+        sources.require("no request was made that could draw a log message")
+        skip(f"no log message (notifications/message) in this revision's exchanges: {sources.line()}")
     if not ctx.identity.has("logging"):
+        if anywhere:
+            missed(
+                f"message {anywhere[0].entry}: notifications/message sent, but the logging capability is"
+                " not declared",
+                **excerpt(entries, anywhere[0]),
+            )
         call, message = logged[0]
         missed(
             "notifications/message sent, but the logging capability is not declared",
-            log_message=str(message)[:500],
+            log_message=json.dumps(message, ensure_ascii=False)[:500],
             **call.excerpt(),
         )
-    ctx.note(f"{len(logged)} log message(s) seen ({sources.line()}), the logging capability declared")
+    ctx.note(
+        f"{max(len(logged), len(anywhere))} log message(s) seen ({sources.line()} and the revision's wire"
+        " log), the logging capability declared"
+    )
 
 
 @check(
@@ -201,7 +221,7 @@ async def modern_opt_in(ctx: CaseContext) -> None:
         if messages:
             missed(
                 "notifications/message sent for a request whose _meta has no logLevel",
-                log_message=str(messages[0])[:500],
+                log_message=json.dumps(messages[0], ensure_ascii=False)[:500],
                 **call.excerpt(),
             )
     ctx.note(f"{len(calls)} request(s) without {META_LOG_LEVEL} drew no log message ({sources.line()})")

@@ -45,6 +45,8 @@ DEFECTS = {
     "unknown-method-32602": "answers a method of no MCP namespace with -32602 (Invalid params), not"
     " -32601, as mcp 1.x does: JSON-RPC's code table, in no MUST sentence",
     "unknown-method-result": "answers a method of no MCP namespace with an empty result, not an error",
+    "log-undeclared": "sends notifications/message after initialized without the logging capability (as"
+    " FastMCP 2 and mcp 1.x servers do): the logging page's MUST in every revision",
 }
 #: The params of the request `undeclared-sampling` sends: valid in every revision (one text block).
 SAMPLING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 8}
@@ -177,6 +179,17 @@ def serve_stdio(server: LegacyServer) -> None:
                 "params": {"level": "info", "data": "up"},
             }
             out.write(json.dumps([note, note], separators=(",", ":")).encode() + b"\n")
+        if (
+            server.legacy_defect == "log-undeclared"
+            and isinstance(message, dict)
+            and message.get("method") == "notifications/initialized"
+        ):
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": "up"},
+            }
+            out.write(json.dumps(note, separators=(",", ":")).encode() + b"\n")
         if (
             server.legacy_defect == "list-changed-undeclared"
             and isinstance(message, dict)
