@@ -295,9 +295,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     row = rows[wanted]
     if row.suite == "core":  # the connect case every suite opens with
         checks = [f"{suite}.connect" for suite in packs.names()]
+        judged: list[str] = []
     else:
-        checks = [c.id for c in _checks([row.suite]) if c.requirement == row.id]
-    print(f"{row.id}  ({row.level})  {row.title}\n")
+        own = [c for c in _checks([row.suite]) if c.requirement == row.id]
+        checks = [c.id for c in own]
+        judged = sorted({r for c in own for r in c.revisions_judged()})
+    said = _levels_said(row, judged)
+    print(f"{row.id}  ({said or row.level})  {row.title}\n")
     print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}")
     print(f"Checks:  {', '.join(checks) or '-'}")
     if row.track != "stable":
@@ -305,12 +309,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"Track:   {row.track}: its cases show their true verdict, and fail no run"
             " unless claimed (--experimental)"
         )
-    for revision, own in sorted(row.by_revision.items()):
+    for revision, values in sorted(row.by_revision.items()):
         at = row.at(revision)
         print(f"\nIn {revision}: ({at.level}{'' if at.track == 'stable' else ', ' + at.track})")
-        if "quote" in own:
+        if "quote" in values:
             print(f"Quote:   {at.quote}")
-        if "source" in own:
+        if "source" in values:
             print(f"Source:  {at.source}")
     return EXIT_OK
 
