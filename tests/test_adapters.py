@@ -42,7 +42,7 @@ def test_oversize_message_is_discarded_and_fails_fast() -> None:
         await adapter.start()
         try:
             started = time.monotonic()
-            with pytest.raises(TransportTooLarge, match="300000-byte message exceeded the 100000-byte cap"):
+            with pytest.raises(TransportTooLarge, match="exceeded the 100000-byte cap"):
                 await adapter.exchange(PING, expect_id=1, timeout=600)
             # Failing fast: well within the timeout, however busy the machine (no fixed few seconds).
             assert time.monotonic() - started < 300, "no need to wait out the timeout"

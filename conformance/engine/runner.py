@@ -29,6 +29,7 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
+from conformance.engine.memo import CURRENT_KEY, MET
 from conformance.engine.results import CaseResult, case_key
 from conformance.engine.sessions import (
     CURRENT_CASE,
@@ -40,7 +41,6 @@ from conformance.engine.sessions import (
     probe_all,
     unjudged_reason,
 )
-from conformance.protocol.session import NotSent
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
@@ -424,6 +424,8 @@ class Runner:
                         continue
                     mark, began = transcript.mark(), time.monotonic()
                     token = CURRENT_CASE.set(check.id)
+                    key_token = CURRENT_KEY.set(case_key(check.id, target.kind, revision, index))
+                    met_token = MET.set([])
                     try:
                         async with asyncio.timeout_at(deadline):
                             result = await self._run_case(index, check, ctx, transcript, plan)
@@ -435,6 +437,8 @@ class Runner:
                         result.duration = time.monotonic() - began
                     finally:  # after the case's wire log is cut: closing is no part of its evidence
                         CURRENT_CASE.reset(token)
+                        CURRENT_KEY.reset(key_token)
+                        MET.reset(met_token)
                         await ctx.close()
                     self._finished(target, result, slot)
         finally:
@@ -469,15 +473,20 @@ class Runner:
                 else:
                     verdict = outcome.verdict
                 message, evidence = outcome.message, dict(outcome.evidence)
-                if isinstance(outcome, Blocked) and plan is not None:
-                    blocked_by = plan.key_of(outcome.by)
+                if isinstance(outcome, Blocked):
+                    blocked_by = outcome.key or (plan.key_of(outcome.by) if plan is not None else None)
                     message = f"blocked by {blocked_by}: {message}" if blocked_by else message
             except TransportError as exc:
-                if not isinstance(exc, NotSent):  # a request not sent left the session as it was
+                if exc.sent:  # a request not sent left the session as it was
                     ctx.session_broken()
-                verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
-                raised = exc
+                if exc.blocked_by and exc.blocked_by != key:
+                    # The failure an earlier case met, again: that case holds the verdict.
+                    verdict, blocked_by = Verdict.SKIP, exc.blocked_by
+                    message = f"blocked by {blocked_by}: {exc}"
+                else:
+                    verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
+                    raised = exc
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a harness bug must show, not pass
@@ -491,6 +500,11 @@ class Runner:
                     message = "; ".join(ctx.should_misses + ctx.warnings)
                 else:
                     verdict, message = Verdict.PASS, "; ".join(ctx.notes)
+        met_before = [case for case in MET.get() or [] if case != key]
+        if verdict == Verdict.SKIP and blocked_by is None and met_before:
+            # The check caught a failure an earlier case met and SKIPped for it: blocked by that case.
+            blocked_by = met_before[0]
+            message = f"blocked by {blocked_by}: {message}"
         judge_key = plan.judge_key if plan is not None else None
         if key != judge_key and blocked_by is None:
             verdict, message, blocked_by = blocking.resolve(

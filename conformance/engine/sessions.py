@@ -3,6 +3,8 @@
 A `SessionPool` holds the shared session of one (target, revision) pair. A case that breaks the
 transport marks it broken; the next case gets a restarted, re-opened session, up to a bounded number
 of restarts, after which every remaining case is ERROR at once instead of waiting out more timeouts.
+A failure a restart reproduces ends sooner, at its second occurrence (`HangLedger`), and the cases
+that needed what failed are SKIP, blocked by the case that met it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
+from conformance.engine.memo import CURRENT_KEY, met
 from conformance.protocol.session import Call, HandshakeFailed, NotSent, Session
 from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch
 from conformance.targets import Target
@@ -35,35 +38,102 @@ START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.Conte
 
 #: The case running in this task (its check id), set by the runner: a hang is recorded against it.
 CURRENT_CASE: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_conformance_case", default="")
-#: How many times one method may hang (time out unanswered) in one revision before the rest of its
-#: requests there are judged from that evidence, not sent.
+#: How many times one method may break its session the same way (time out unanswered, answer past the
+#: message cap, lose the server) in one revision before the rest of its requests there are judged from
+#: that evidence, not sent: the second occurrence is a restart reproducing the first.
 HANGS_PER_METHOD = 2
+#: The ways a request breaks its session that a restart can reproduce, as `TransportError.kind` names
+#: them, and how a message says it.
+BREAKS = {"timeout": "hung", "oversize": "broke the message cap", "closed": "lost the server"}
+
+
+@dataclass
+class Break:
+    """One request that broke its session: the method, how (`BREAKS`), and the case (name, report key)."""
+
+    method: str
+    kind: str
+    case: str
+    key: str
 
 
 @dataclass
 class HangLedger:
-    """The methods that hung in one (target, revision), and the cases they hung in.
+    """The requests that broke a session in one (target, revision), and the cases they broke in.
 
-    Once a method has hung `limit` times, its later requests in the revision raise NotSent at once (a
-    timeout, with the evidence named) instead of waiting out the per-request budget again: a server
-    whose every `tools/call` hangs costs two timeouts per revision, not one per call.
+    Why: a failure a restart reproduces costs the same again each time (a timeout waited out, a server
+    restarted), and tells nothing new. Once a method has broken its session the same way `limit` times,
+    its later requests in the revision raise NotSent at once, blocked by the case that met it first; a
+    server whose every `tools/call` hangs costs two timeouts per revision, not one per call. The repeat
+    itself is blocked by the first (`TransportError.blocked_by`): one defect, one verdict.
+
+    A server that turns hostile after its handshake whatever it is asked breaks each restarted session
+    the same way before answering anything, on whatever method comes first: at the second such break
+    the revision's requests end (`dead`), each not sent and blocked by the first break's case.
     """
 
     limit: int = HANGS_PER_METHOD
-    cases: dict[str, list[str]] = field(default_factory=dict)
+    cases: dict[tuple[str, str], list[Break]] = field(default_factory=dict)
+    #: The breaks of one kind in a row with nothing answered between them (on any session of the
+    #: revision), and how many requests were answered since the latest.
+    streak: list[Break] = field(default_factory=list)
+    answered_since: int = 0
+    #: The break that ends every later request of the revision, and why.
+    dead: tuple[Break, str] | None = None
 
     def before(self, method: str) -> None:
-        hung = self.cases.get(method, [])
-        if len(hung) >= self.limit:
-            times = "twice" if self.limit == 2 else f"{self.limit} times"
-            names = list(dict.fromkeys(hung))
-            where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
-            raise NotSent(f"not sent: {method} already hung {times} in this revision ({where})")
+        if self.dead is not None:
+            first, why = self.dead
+            raise _not_sent(f"not sent: {why}", first)
+        for kind, verb in BREAKS.items():
+            broke = self.cases.get((method, kind), [])
+            if len(broke) >= self.limit:
+                times = "twice" if self.limit == 2 else f"{self.limit} times"
+                names = list(dict.fromkeys(b.case for b in broke))
+                where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
+                raise _not_sent(
+                    f"not sent: {method} already {verb} {times} in this revision ({where})", broke[0]
+                )
 
-    def hung(self, method: str) -> None:
-        hung = self.cases.setdefault(method, [])
-        if len(hung) < self.limit:
-            hung.append(CURRENT_CASE.get() or "(before the cases)")
+    def answered(self, method: str) -> None:
+        """A request of `method` was answered: the session still works for something."""
+        self.answered_since += 1
+
+    def failed(self, method: str, error: TransportError) -> None:
+        """A request of `method` broke its session with `error`. A repeat of a break met before is marked
+        blocked by the case that met it first (`error.blocked_by`)."""
+        if error.kind not in BREAKS or error.blocked_by:
+            return
+        now = Break(method, error.kind, CURRENT_CASE.get() or "(before the cases)", CURRENT_KEY.get())
+        broke = self.cases.setdefault((method, error.kind), [])
+        first = broke[0] if broke else None
+        if len(broke) < self.limit:
+            broke.append(now)
+        if self.streak and self.streak[-1].kind == error.kind and not self.answered_since:
+            self.streak.append(now)
+        else:
+            self.streak = [now]
+        self.answered_since = 0
+        if len({b.method for b in self.streak}) > 1:
+            # Different requests broke restarted sessions the same way, nothing answered between them:
+            # the server breaks whatever it is asked, and a restart only reproduces it.
+            first = self.streak[0]
+            self.dead = (
+                first,
+                f"every session of this revision {BREAKS[error.kind]} on its first request after the "
+                f"handshake ({first.method} in case {first.case}, then {method} in case {now.case})",
+            )
+        if first is not None and first.key and first.key != now.key:
+            error.blocked_by = first.key
+            met(first.key)
+
+
+def _not_sent(message: str, first: Break) -> NotSent:
+    """NotSent, blocked by the case of `first` (when the runner named it)."""
+    error = NotSent(message)
+    error.blocked_by = first.key or None
+    met(first.key)
+    return error
 
 
 @contextlib.asynccontextmanager
@@ -340,8 +410,10 @@ class SessionPool:
     #: A session was opened for this pool already (an adopted probe session counts): later ones are
     #: restarts, bounded by `max_restarts`.
     opened: bool = True
-    #: Which methods hung in this revision, shared by every session of the pool.
+    #: Which requests broke a session in this revision, shared by every session of the pool.
     hangs: HangLedger = field(default_factory=HangLedger)
+    #: The case whose re-opening of the session failed (its report key): the later ones are blocked by it.
+    gave_up_in: str = ""
 
     def _watched(self, session: Session) -> Session:
         session.hangs = self.hangs
@@ -353,11 +425,16 @@ class SessionPool:
         if self.current is not None:
             await self.current.close()
             self.current = None
+        if self.hangs.dead is not None:
+            # Every restart broke the same way: another would only break again (`HangLedger.dead`).
+            self.hangs.before("")
         if self.gave_up or self.restarts >= self.max_restarts:
             self.gave_up = True
-            raise TransportError(
+            error = TransportError(
                 f"gave up on this target after {self.restarts} restarts; last failure: {self.last_failure}"
             )
+            error.blocked_by = self.gave_up_in or None
+            raise error
         if self.opened:  # the first opening is no restart (a probe session closed at once, with -j 1)
             self.restarts += 1
         self.opened = True
@@ -367,8 +444,10 @@ class SessionPool:
                 await open_session(self.target, self.revision, self.transcript, self.timeout)
             )
         except (HandshakeFailed, TransportError) as exc:
-            # A server that cannot even be re-opened would only cost every later case a timeout.
+            # A server that cannot even be re-opened would only cost every later case a timeout: this
+            # case is the one that met it, the later ones are blocked by it.
             self.gave_up = True
+            self.gave_up_in = CURRENT_KEY.get()
             self.last_failure = str(exc)
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current

@@ -145,19 +145,28 @@ class ServerIdentity:
 
 
 class NotSent(TransportTimeout):
-    """A request the session did not send, because its method already hung in this revision: it is
-    judged as the timeout it would have been (`HangWatch`), at once. Nothing reached the server, so the
-    session is not broken by it."""
+    """A request the session did not send, because its method already broke a session of this revision
+    the same way twice (hung, say): it is judged as the failure it would have been (`HangWatch`), at
+    once. Nothing reached the server, so the session is not broken by it."""
+
+    def __init__(self, message: str, *, evidence: str = "", status: int | None = None) -> None:
+        super().__init__(message, evidence=evidence, status=status)
+        self.sent = False
 
 
 class HangWatch(Protocol):
-    """Remembers which methods hung (timed out unanswered) and refuses to send them again past a bound."""
+    """Remembers which requests broke their session (timed out unanswered, answered past the message cap,
+    lost the server) and refuses to send them again past a bound."""
 
     def before(self, method: str) -> None:
         """Raise NotSent when `method` may not be sent any more."""
 
-    def hung(self, method: str) -> None:
-        """`method` waited its whole per-request budget with no answer."""
+    def answered(self, method: str) -> None:
+        """A request of `method` was answered."""
+
+    def failed(self, method: str, error: TransportError) -> None:
+        """A request of `method` broke its session with `error` (a timeout only when it waited its whole
+        per-request budget)."""
 
 
 class HandshakeFailed(Exception):
@@ -290,13 +299,17 @@ class Session:
         if self.hangs is not None:
             self.hangs.before(method)
         try:
-            return await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
-        except TransportTimeout:
+            call = await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
+        except TransportError as exc:
             # Only a wait of the whole per-request budget is a hang: a check that waits less on purpose
             # (an answer it expects not to come) says nothing about the method.
-            if self.hangs is not None and (timeout is None or timeout >= self.timeout):
-                self.hangs.hung(method)
+            full_wait = not isinstance(exc, TransportTimeout) or timeout is None or timeout >= self.timeout
+            if self.hangs is not None and full_wait:
+                self.hangs.failed(method, exc)
             raise
+        if self.hangs is not None:
+            self.hangs.answered(method)
+        return call
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> Call:
         message = jsonrpc.notification(method, params)

@@ -15,6 +15,11 @@ from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSIO
 
 #: The verdict needs only the status and content type of a GET; a stream is read this long, then closed.
 GET_WINDOW = 0.05
+#: A legacy session's GET, as `CaseContext.guard` remembers its failure: the GET-stream rows need it, and
+#: a GET that drew no answer is met once, by BASE-HTTP-002, not waited out again by each of them nor in
+#: another revision (how the server answers a GET does not depend on the revision's header).
+LEGACY_GET = "base:legacy-get"
+LEGACY_GET_WHAT = "a GET to the endpoint (BASE-HTTP-002)"
 
 
 @check(
@@ -51,7 +56,8 @@ async def legacy_get(ctx: CaseContext) -> None:
     adapter = await ctx.http_adapter()
     if adapter is None:
         unjudgeable("this check needs the Streamable HTTP adapter")
-    reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
+    async with ctx.guard(LEGACY_GET, LEGACY_GET_WHAT, across_revisions=True):
+        reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
     if reply.status == 405:
         ctx.note("no GET stream (405)")
         return

@@ -31,6 +31,7 @@ DEFECTS = {
     "wrong-resource": "serves protected resource metadata whose resource is another server",
     "query-token": "also accepts the token as access_token in the query string",
     "scope-401": "answers a token of too small a scope with 401 instead of 403",
+    "no-token-403": "answers a request without a token with 403 instead of 401",
 }
 
 
@@ -93,6 +94,17 @@ def _rewrite_status(
     return wrapped
 
 
+def _no_token_status(app: ASGIApp, status: int) -> ASGIApp:
+    """`app` answering a request without an Authorization header with `status` where it says 401."""
+    rewritten = _rewrite_status(app, status_map={401: status})
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        bare = scope["type"] == "http" and not any(k.lower() == b"authorization" for k, _ in scope["headers"])
+        await (rewritten if bare else app)(scope, receive, send)
+
+    return wrapped
+
+
 def _query_token(app: ASGIApp) -> ASGIApp:
     """`app` taking `?access_token=` as if it were the Authorization header."""
 
@@ -143,6 +155,8 @@ def build(defect: str) -> Any:
             return _rewrite_status(base, drop_challenge_on=401)
         if defect == "scope-401":
             return _rewrite_status(base, status_map={403: 401})
+        if defect == "no-token-403":
+            return _no_token_status(base, 403)
         if defect == "query-token":
             return _query_token(base)
         if defect == "wrong-resource":
