@@ -82,6 +82,11 @@ class TargetShared:
     #: Exchanges that failed in one revision and are not waited for again in another (`CaseContext.once`
     #: and `CaseContext.guard` with `across_revisions`), by key.
     failures: dict[str, Any] = field(default_factory=dict)
+    #: The verdict of each case that has finished, by report key, and for a case that did not hold the
+    #: verdict of a failure it met (a SKIP blocked by another, say), the case that does: a case that
+    #: meets that failure again is blocked by a case whose verdict stands for it (`runner.holder_of`).
+    verdicts: dict[str, str] = field(default_factory=dict)
+    holders: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -440,6 +440,9 @@ class Runner:
                         CURRENT_KEY.reset(key_token)
                         MET.reset(met_token)
                         await ctx.close()
+                    per_target.verdicts[result.key] = result.verdict
+                    if result.blocked_by:
+                        per_target.holders.setdefault(result.key, result.blocked_by)
                     self._finished(target, result, slot)
         finally:
             await pool.close()
@@ -473,17 +476,24 @@ class Runner:
                 else:
                     verdict = outcome.verdict
                 message, evidence = outcome.message, dict(outcome.evidence)
-                if isinstance(outcome, Blocked):
-                    blocked_by = outcome.key or (plan.key_of(outcome.by) if plan is not None else None)
-                    message = f"blocked by {blocked_by}: {message}" if blocked_by else message
+                if isinstance(outcome, Blocked) and outcome.key:
+                    # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
+                    # stands for it, or this case's does, when that one judged it no defect of its row.
+                    blocked_by = holder_of(ctx.per_target, outcome.key, key)
+                    if blocked_by is None:
+                        verdict, message = Verdict.ERROR, f"could not judge: {message}"
+                elif isinstance(outcome, Blocked) and plan is not None:
+                    blocked_by = plan.key_of(outcome.by)
+                if blocked_by is not None:
+                    message = f"blocked by {blocked_by}: {message}"
             except TransportError as exc:
                 if exc.sent:  # a request not sent left the session as it was
                     ctx.session_broken()
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
-                if exc.blocked_by and exc.blocked_by != key:
-                    # The failure an earlier case met, again: that case holds the verdict.
-                    verdict, blocked_by = Verdict.SKIP, exc.blocked_by
-                    message = f"blocked by {blocked_by}: {exc}"
+                # The failure an earlier case met, again: that case holds the verdict (`holder_of`).
+                blocked_by = holder_of(ctx.per_target, exc.blocked_by, key) if exc.blocked_by else None
+                if blocked_by is not None:
+                    verdict, message = Verdict.SKIP, f"blocked by {blocked_by}: {exc}"
                 else:
                     verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                     raised = exc
@@ -502,9 +512,10 @@ class Runner:
                     verdict, message = Verdict.PASS, "; ".join(ctx.notes)
         met_before = [case for case in MET.get() or [] if case != key]
         if verdict == Verdict.SKIP and blocked_by is None and met_before:
-            # The check caught a failure an earlier case met and SKIPped for it: blocked by that case.
-            blocked_by = met_before[0]
-            message = f"blocked by {blocked_by}: {message}"
+            # The check caught a failure an earlier case met and SKIPped for it: blocked by the case
+            # that holds that failure's verdict, if one does.
+            blocked_by = holder_of(ctx.per_target, met_before[0], key, take=False)
+            message = f"blocked by {blocked_by}: {message}" if blocked_by else message
         judge_key = plan.judge_key if plan is not None else None
         if key != judge_key and blocked_by is None:
             verdict, message, blocked_by = blocking.resolve(
@@ -540,6 +551,24 @@ class Runner:
     ) -> CaseResult:
         """ERROR for a case the target's budget left no time to run (or to finish)."""
         return _case_result(index, check, ctx, Verdict.ERROR, message, transcript=entries or [])
+
+
+def holder_of(shared: TargetShared, met: str, key: str, *, take: bool = True) -> str | None:
+    """The case whose verdict stands for a failure first met in case `met`, for case `key` that met it
+    again: `met` itself when it ended FAIL or ERROR, else the case that holds it for `met` (a SKIP
+    blocked by another, or a case that took it over). None when no case does (`met` judged the failure
+    no defect of its row: a tool sweep SKIPs the tools that never answered): then, with `take`, case
+    `key` holds it from now on, so the failure is still one verdict, never none."""
+    seen: set[str] = set()
+    current: str | None = met
+    while current is not None and current not in seen and current != key:
+        seen.add(current)
+        if shared.verdicts.get(current) in (Verdict.FAIL, Verdict.ERROR):
+            return current
+        current = shared.holders.get(current)
+    if take:
+        shared.holders[met] = key
+    return None
 
 
 def _probe_info(probe: ProbeResult) -> dict[str, Any]:
