@@ -106,7 +106,7 @@ def test_each_mutant_fails_exactly_its_rows(
     _, report, _ = mutant_run
     assert _by_target(report)[defect] == EXPECTED[defect]
     # Every SKIP of a mutant is one another row's FAIL explains: it names that case (`blocked_by`).
-    index = next(t["index"] for t in report["targets"] if t.get("label") == defect)
+    index = next(t["index"] for t in report["targets"] if (t.get("label") or t["spec"]) == defect)
     for case in report["cases"]:
         if case["target"] == index and case["verdict"] == "SKIP":
             blocker = BLOCKED_BY[defect][case["check"]]
