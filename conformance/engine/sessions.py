@@ -68,14 +68,16 @@ class HangLedger:
     itself is blocked by the first (`TransportError.blocked_by`): one defect, one verdict.
 
     A server that turns hostile after its handshake whatever it is asked breaks each restarted session
-    the same way before answering anything, on whatever method comes first: at the second such break
-    the revision's requests end (`dead`), each not sent and blocked by the first break's case.
+    the same way before answering anything, on whatever method comes first: once two methods have, the
+    revision's sessions end (`dead`): no request is sent and no session opened any more (the pool asks
+    `before`), each case blocked by the first break's case.
     """
 
     limit: int = HANGS_PER_METHOD
     cases: dict[tuple[str, str], list[Break]] = field(default_factory=dict)
     #: The breaks of one kind in a row with nothing answered between them (on any session of the
-    #: revision), and how many requests were answered since the latest.
+    #: revision), each but the first on the first request of a restarted session, and how many requests
+    #: were answered since the latest.
     streak: list[Break] = field(default_factory=list)
     answered_since: int = 0
     #: The break that ends every later request of the revision, and why.
@@ -99,33 +101,34 @@ class HangLedger:
         """A request of `method` was answered: the session still works for something."""
         self.answered_since += 1
 
-    def failed(self, method: str, error: TransportError) -> None:
-        """A request of `method` broke its session with `error`. A repeat of a break met before is marked
-        blocked by the case that met it first (`error.blocked_by`)."""
+    def failed(self, method: str, error: TransportError, first: bool = False) -> None:
+        """A request of `method` broke its session with `error` (`first`: the first message the session
+        sent after its opening). A repeat of a break met before is marked blocked by the case that met
+        it first (`error.blocked_by`)."""
         if error.kind not in BREAKS or error.blocked_by:
             return
         now = Break(method, error.kind, CURRENT_CASE.get() or "(before the cases)", CURRENT_KEY.get())
         broke = self.cases.setdefault((method, error.kind), [])
-        first = broke[0] if broke else None
+        root = broke[0] if broke else None
         if len(broke) < self.limit:
             broke.append(now)
-        if self.streak and self.streak[-1].kind == error.kind and not self.answered_since:
+        if first and self.streak and self.streak[-1].kind == error.kind and not self.answered_since:
             self.streak.append(now)
         else:
             self.streak = [now]
         self.answered_since = 0
         if len({b.method for b in self.streak}) > 1:
-            # Different requests broke restarted sessions the same way, nothing answered between them:
-            # the server breaks whatever it is asked, and a restart only reproduces it.
-            first = self.streak[0]
+            # Restarted sessions broke the same way on their first request, nothing answered between,
+            # whatever was asked: the server breaks whatever it is asked, and a restart reproduces it.
+            root = self.streak[0]
             self.dead = (
-                first,
+                root,
                 f"every session of this revision {BREAKS[error.kind]} on its first request after the "
-                f"handshake ({first.method} in case {first.case}, then {method} in case {now.case})",
+                f"handshake ({root.method} in case {root.case}, then {method} in case {now.case})",
             )
-        if first is not None and first.key and first.key != now.key:
-            error.blocked_by = first.key
-            met(first.key)
+        if root is not None and root.key and root.key != now.key:
+            error.blocked_by = root.key
+            met(root.key)
 
 
 def _not_sent(message: str, first: Break) -> NotSent:
@@ -425,9 +428,7 @@ class SessionPool:
         if self.current is not None:
             await self.current.close()
             self.current = None
-        if self.hangs.dead is not None:
-            # Every restart broke the same way: another would only break again (`HangLedger.dead`).
-            self.hangs.before("")
+        self._alive()
         if self.gave_up or self.restarts >= self.max_restarts:
             self.gave_up = True
             error = TransportError(
@@ -451,6 +452,12 @@ class SessionPool:
             self.last_failure = str(exc)
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
+
+    def _alive(self) -> None:
+        """Raise NotSent, blocked, once every restart broke the same way (`HangLedger.dead`): another
+        session of this revision, shared or a case's own, would only break again."""
+        if self.hangs.dead is not None:
+            self.hangs.before("")
 
     def adopt(self, session: Session | None) -> None:
         """Continue on the probe's session; None when it was closed after probing (`probe_all`)."""
@@ -512,6 +519,7 @@ class SessionPool:
 
     async def fresh(self, use_spare: bool = False) -> Session:
         """A new session of its own for one case (closed when the pool closes)."""
+        self._alive()
         async with starting(self.target):
             adapter = await self._started_adapter(use_spare)
             # open_session closes the adapter itself when the opening fails.
@@ -522,12 +530,14 @@ class SessionPool:
     async def open_as(self, target: Target) -> Session:
         """A session opened now on this revision's transcript as `target` (the pool's, or the same server
         with another principal's env or headers); its case closes it, and the pool does if it did not."""
+        self._alive()
         session = await open_session(target, self.revision, self.transcript, self.timeout)
         self.extra.append(self._watched(session))
         return session
 
     async def fresh_unopened(self, use_spare: bool = False) -> Session:
         """A started transport with a session object that has not sent its opening request yet."""
+        self._alive()
         async with starting(self.target):
             adapter = await self._started_adapter(use_spare)
         opening = start_budget(self.target, self.timeout) if self.target.kind == "stdio" else None

@@ -164,9 +164,9 @@ class HangWatch(Protocol):
     def answered(self, method: str) -> None:
         """A request of `method` was answered."""
 
-    def failed(self, method: str, error: TransportError) -> None:
+    def failed(self, method: str, error: TransportError, first: bool) -> None:
         """A request of `method` broke its session with `error` (a timeout only when it waited its whole
-        per-request budget)."""
+        per-request budget); `first`: it was the first message the session sent after its opening."""
 
 
 class HandshakeFailed(Exception):
@@ -195,6 +195,9 @@ class Session:
         #: it (a cold `npx` or `uvx`), while every later request waits the per-request `timeout`.
         self.opening_timeout = opening_timeout
         self._ids = itertools.count(1)
+        #: Messages sent since the opening (requests, notifications, raw probes): whether a request that
+        #: broke the session was its first (`HangWatch.failed`).
+        self.messages_sent = 0
         self.identity = ServerIdentity(revision)
         #: Set by the engine: requests of a method that hung too often in this revision are not sent.
         self.hangs: HangWatch | None = None
@@ -271,6 +274,7 @@ class Session:
             supported = result.get("supportedVersions")
             if not isinstance(supported, list) or self.revision not in supported:
                 raise HandshakeFailed(f"server/discover does not list {self.revision}: {supported!r}", call)
+        self.messages_sent = 0  # what follows the opening
         self.identity = ServerIdentity(
             self.revision,
             server_info=_dict(result.get("serverInfo")) or _server_info_from_meta(result),
@@ -305,7 +309,7 @@ class Session:
             # (an answer it expects not to come) says nothing about the method.
             full_wait = not isinstance(exc, TransportTimeout) or timeout is None or timeout >= self.timeout
             if self.hangs is not None and full_wait:
-                self.hangs.failed(method, exc)
+                self.hangs.failed(method, exc, first=self.messages_sent == 1)
             raise
         if self.hangs is not None:
             self.hangs.answered(method)
@@ -326,6 +330,7 @@ class Session:
     ) -> Call:
         """Send a message (or exact `raw` bytes) and return the call; the building block of probes."""
         data = raw if raw is not None else jsonrpc.encode(message)
+        self.messages_sent += 1
         if timeout is None:
             timeout = self.opening_timeout or self.timeout
         self.opening_timeout = None
@@ -343,6 +348,7 @@ class Session:
         (`StreamAdapter.exchange_until`); on a stream only, where a request can be cut off mid-way."""
         if not isinstance(self.adapter, StreamAdapter):
             raise TypeError(f"send_until needs a stream transport, not {self.adapter.transport}")
+        self.messages_sent += 1
         reply = await self.adapter.exchange_until(raw, expect_id=expect_id, until=until, timeout=self.timeout)
         return Call(None, reply, raw)
 
@@ -356,6 +362,7 @@ class Session:
         id the answer should carry (None: id null). Raises TransportError when the sentinel is not
         answered either and the target did not exit: then nothing could be observed.
         """
+        self.messages_sent += 1
         method = SENTINEL_METHODS[self.era]
         params: dict[str, Any] | None = {"_meta": self.meta()} if self.era == "modern" else None
         message = jsonrpc.request(f"conformance-sentinel-{self.next_id()}", method, params)

@@ -153,7 +153,7 @@ def serve_stdio(mode: str, log: str = "") -> None:
             sys.stderr.buffer.write(chunk)
         sys.stderr.buffer.flush()
     requests = 0
-    sent_huge = sent_near = False
+    sent_huge = sent_near = shaken = False
     for line in sys.stdin.buffer:
         if mode == "hang-first":
             time.sleep(3600)
@@ -169,8 +169,10 @@ def serve_stdio(mode: str, log: str = "") -> None:
         if mode in AFTER_INIT and isinstance(method, str) and "id" in message:
             log_line(log, method)
             # orphan-stdout strikes at the first request after the handshake, whatever it is.
-            after = method not in ("initialize", "server/discover") if mode == "orphan-stdout" else False
-            if method == "tools/list" or after:
+            handshake = method in ("initialize", "server/discover")
+            shaken = shaken or handshake
+            if method == "tools/list" or (mode == "orphan-stdout" and shaken and not handshake):
+                log_line(log, f"struck:{method}")
                 strike(mode, message["id"], out)
                 continue
         if mode == "hang-call" and method == "tools/call":
