@@ -215,25 +215,48 @@ def test_a_guarded_exchange_that_failed_blocks_its_dependants_without_sending() 
 
 
 def test_a_failure_a_restart_reproduces_ends_at_its_second_occurrence() -> None:
-    """The same method breaking its session the same way twice: the repeat is blocked by the first, and
-    the method is not sent again (NotSent, blocked, nothing sent); other methods still are."""
+    """The same request breaking its session the same way twice: the repeat is blocked by the first, and
+    the request is not sent again (NotSent, blocked, nothing sent); others still are."""
+    from conformance.engine.sessions import HangLedger
+    from conformance.protocol.session import NotSent
+
+    ledger = HangLedger()
+    first, second = TransportTooLarge("over the cap"), TransportTooLarge("over the cap again")
+    _as_case(CASE_A)
+    ledger.failed("tools/list", first, first=False)
+    _as_case(CASE_B)
+    ledger.answered("ping")
+    ledger.failed("tools/list", second, first=False, params={"_meta": {"progressToken": 7}})
+    assert (first.blocked_by, second.blocked_by) == (None, CASE_A)
+    with pytest.raises(
+        NotSent, match="the same tools/list request already broke the message cap twice"
+    ) as no:
+        ledger.before("tools/list", None)
+    assert (no.value.blocked_by, no.value.sent) == (CASE_A, False)
+    ledger.before("tools/list", {"cursor": "2"})  # another request of the method: still sent
+    ledger.before("resources/list", None)
+    assert ledger.dead is None
+
+
+def test_a_server_lost_counts_against_a_request_only_when_it_came_first() -> None:
+    """A server that exits after answering a call loses the ping that follows: that ping killed nothing
+    and is sent again; a request that is a session's first message and loses it, twice, is not."""
     from conformance.adapters.base import TransportClosed
     from conformance.engine.sessions import HangLedger
     from conformance.protocol.session import NotSent
 
     ledger = HangLedger()
-    first, second = TransportClosed("gone"), TransportClosed("gone again")
-    _as_case(CASE_A)
-    ledger.failed("tools/list", first, first=True)
-    _as_case(CASE_B)
-    ledger.answered("ping")
-    ledger.failed("tools/list", second, first=False)
-    assert (first.blocked_by, second.blocked_by) == (None, CASE_A)
-    with pytest.raises(NotSent, match="tools/list already lost the server twice") as refused:
-        ledger.before("tools/list")
-    assert (refused.value.blocked_by, refused.value.sent) == (CASE_A, False)
-    ledger.before("resources/list")  # still sent
-    assert ledger.dead is None
+    for case in (CASE_A, CASE_B):
+        _as_case(case)
+        ledger.answered("tools/call")
+        ledger.failed("ping", TransportClosed("gone"), first=False)
+    ledger.before("ping", None)
+    for case in (CASE_A, CASE_B):
+        _as_case(case)
+        ledger.answered("resources/list")
+        ledger.failed("tools/list", TransportClosed("gone"), first=True)
+    with pytest.raises(NotSent, match="the same tools/list request already lost the server twice"):
+        ledger.before("tools/list", None)
 
 
 def test_restarts_that_break_on_their_first_request_whatever_it_is_end_the_revision() -> None:
@@ -249,7 +272,7 @@ def test_restarts_that_break_on_their_first_request_whatever_it_is_end_the_revis
     ledger.failed("tools/list", repeat, first=True)  # a restart's first request, nothing answered since
     assert ledger.dead is not None and repeat.blocked_by == CASE_A
     with pytest.raises(NotSent, match="every session of this revision lost the server") as refused:
-        ledger.before("resources/list")
+        ledger.before("resources/list", None)
     assert refused.value.blocked_by == CASE_A
 
 
@@ -268,7 +291,7 @@ def test_a_session_a_case_crashed_on_purpose_reproduces_nothing(between: str) ->
         ledger.answered("initialize")
     ledger.failed("tools/list", TransportClosed("gone"), first=between != "a probe first")
     assert ledger.dead is None
-    ledger.before("resources/list")
+    ledger.before("resources/list", None)
 
 
 def test_the_verdict_of_a_failure_stays_with_one_case() -> None:

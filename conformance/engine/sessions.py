@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
@@ -38,13 +40,24 @@ START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.Conte
 
 #: The case running in this task (its check id), set by the runner: a hang is recorded against it.
 CURRENT_CASE: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_conformance_case", default="")
-#: How many times one method may break its session the same way (time out unanswered, answer past the
-#: message cap, lose the server) in one revision before the rest of its requests there are judged from
-#: that evidence, not sent: the second occurrence is a restart reproducing the first.
+#: How many times one request may break its session the same way in one revision before it is not
+#: sent there any more: the second occurrence is a restart reproducing the first. A hang (a timeout
+#: after the whole per-request budget) counts per method, whatever its params (a server whose every
+#: tools/call hangs); an answer past the message cap, or the server lost on a session's first request,
+#: counts per request (method and params: a fuzzed input that crashes the server is that input's).
 HANGS_PER_METHOD = 2
 #: The ways a request breaks its session that a restart can reproduce, as `TransportError.kind` names
 #: them, and how a message says it.
 BREAKS = {"timeout": "hung", "oversize": "broke the message cap", "closed": "lost the server"}
+
+
+def exchange_of(method: str, kind: str, params: dict[str, Any] | None) -> str:
+    """What a break of `kind` is counted against: the method for a hang, else the request itself (its
+    params without `_meta`, which carries per-request tokens)."""
+    if kind == "timeout":
+        return method
+    plain = {k: v for k, v in (params or {}).items() if k != "_meta"}
+    return method + " " + json.dumps(plain, sort_keys=True, separators=(",", ":"), default=str)[:4000]
 
 
 @dataclass
@@ -62,10 +75,12 @@ class HangLedger:
     """The requests that broke a session in one (target, revision), and the cases they broke in.
 
     Why: a failure a restart reproduces costs the same again each time (a timeout waited out, a server
-    restarted), and tells nothing new. Once a method has broken its session the same way `limit` times,
-    its later requests in the revision raise NotSent at once, blocked by the case that met it first; a
-    server whose every `tools/call` hangs costs two timeouts per revision, not one per call. The repeat
-    itself is blocked by the first (`TransportError.blocked_by`): one defect, one verdict.
+    restarted), and tells nothing new. Once a request has broken its session the same way `limit` times
+    (`exchange_of`), it is not sent again in the revision: NotSent at once, blocked by the case that met
+    it first; a server whose every `tools/call` hangs costs two timeouts per revision, not one per call.
+    The repeat itself is blocked by the first (`TransportError.blocked_by`): one defect, one verdict. A
+    lost server counts only on the first message of a session: later, what killed it may have been an
+    earlier message (a fuzzed input, then the ping after it).
 
     A server that turns hostile after its handshake whatever it is asked breaks each restarted session
     the same way before answering anything, on whatever method comes first: once two methods have, the
@@ -83,35 +98,40 @@ class HangLedger:
     #: The break that ends every later request of the revision, and why.
     dead: tuple[Break, str] | None = None
 
-    def before(self, method: str) -> None:
+    def before(self, method: str, params: dict[str, Any] | None = None) -> None:
         if self.dead is not None:
             first, why = self.dead
             raise _not_sent(f"not sent: {why}", first)
         for kind, verb in BREAKS.items():
-            broke = self.cases.get((method, kind), [])
+            broke = self.cases.get((exchange_of(method, kind, params), kind), [])
             if len(broke) >= self.limit:
                 times = "twice" if self.limit == 2 else f"{self.limit} times"
                 names = list(dict.fromkeys(b.case for b in broke))
                 where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
+                what = method if kind == "timeout" else f"the same {method} request"
                 raise _not_sent(
-                    f"not sent: {method} already {verb} {times} in this revision ({where})", broke[0]
+                    f"not sent: {what} already {verb} {times} in this revision ({where})", broke[0]
                 )
 
     def answered(self, method: str) -> None:
         """A request of `method` was answered: the session still works for something."""
         self.answered_since += 1
 
-    def failed(self, method: str, error: TransportError, first: bool = False) -> None:
+    def failed(
+        self, method: str, error: TransportError, first: bool = False, params: dict[str, Any] | None = None
+    ) -> None:
         """A request of `method` broke its session with `error` (`first`: the first message the session
         sent after its opening). A repeat of a break met before is marked blocked by the case that met
         it first (`error.blocked_by`)."""
         if error.kind not in BREAKS or error.blocked_by:
             return
         now = Break(method, error.kind, CURRENT_CASE.get() or "(before the cases)", CURRENT_KEY.get())
-        broke = self.cases.setdefault((method, error.kind), [])
-        root = broke[0] if broke else None
-        if len(broke) < self.limit:
-            broke.append(now)
+        root: Break | None = None
+        if error.kind != "closed" or first:
+            broke = self.cases.setdefault((exchange_of(method, error.kind, params), error.kind), [])
+            root = broke[0] if broke else None
+            if len(broke) < self.limit:
+                broke.append(now)
         if first and self.streak and self.streak[-1].kind == error.kind and not self.answered_since:
             self.streak.append(now)
         else:

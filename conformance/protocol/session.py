@@ -158,15 +158,16 @@ class HangWatch(Protocol):
     """Remembers which requests broke their session (timed out unanswered, answered past the message cap,
     lost the server) and refuses to send them again past a bound."""
 
-    def before(self, method: str) -> None:
-        """Raise NotSent when `method` may not be sent any more."""
+    def before(self, method: str, params: dict[str, Any] | None) -> None:
+        """Raise NotSent when this request may not be sent any more."""
 
     def answered(self, method: str) -> None:
         """A request of `method` was answered."""
 
-    def failed(self, method: str, error: TransportError, first: bool) -> None:
-        """A request of `method` broke its session with `error` (a timeout only when it waited its whole
-        per-request budget); `first`: it was the first message the session sent after its opening."""
+    def failed(self, method: str, error: TransportError, first: bool, params: dict[str, Any] | None) -> None:
+        """A request of `method` (with `params`) broke its session with `error` (a timeout only when it
+        waited its whole per-request budget); `first`: it was the first message the session sent after
+        its opening."""
 
 
 class HandshakeFailed(Exception):
@@ -301,7 +302,7 @@ class Session:
         message = jsonrpc.request(self.next_id() if msg_id is None else msg_id, method, params)
         merged = {**self.headers_for(method, params), **(headers or {})}
         if self.hangs is not None:
-            self.hangs.before(method)
+            self.hangs.before(method, params)
         try:
             call = await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
         except TransportError as exc:
@@ -309,7 +310,7 @@ class Session:
             # (an answer it expects not to come) says nothing about the method.
             full_wait = not isinstance(exc, TransportTimeout) or timeout is None or timeout >= self.timeout
             if self.hangs is not None and full_wait:
-                self.hangs.failed(method, exc, first=self.messages_sent == 1)
+                self.hangs.failed(method, exc, first=self.messages_sent == 1, params=params)
             raise
         if self.hangs is not None:
             self.hangs.answered(method)
