@@ -56,8 +56,7 @@ async def legacy_get(ctx: CaseContext) -> None:
     adapter = await ctx.http_adapter()
     if adapter is None:
         unjudgeable("this check needs the Streamable HTTP adapter")
-    async with ctx.guard(LEGACY_GET, LEGACY_GET_WHAT, across_revisions=True):
-        reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
+    reply = await _legacy_get_reply(ctx, adapter)
     if reply.status == 405:
         ctx.note("no GET stream (405)")
         return
@@ -69,6 +68,15 @@ async def legacy_get(ctx: CaseContext) -> None:
         http_status=reply.status,
         headers=reply.headers,
     )
+
+
+async def _legacy_get_reply(ctx: CaseContext, adapter: Any) -> Any:
+    """The GET's answer (its status and headers; a stream is read for `GET_WINDOW`, then closed). A GET
+    that draws none (no status line within the timeout) is remembered for the target: the GET-stream
+    rows, and this row in the other revisions, are blocked by this case and send no GET of their own
+    (`CaseContext.guard`), whatever verdict this case gives it."""
+    async with ctx.guard(LEGACY_GET, LEGACY_GET_WHAT, across_revisions=True):
+        return await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
 
 
 def _expect_400(call: Call, code: int, what: str) -> None:
