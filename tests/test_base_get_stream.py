@@ -97,6 +97,23 @@ def test_a_get_that_never_answers_is_met_once_and_blocks_every_get_row(tmp_path:
     assert log.read_text(encoding="utf-8").splitlines() == ["GET 2025-11-25"], "one GET in all"
 
 
+@pytest.mark.slow
+def test_revisions_side_by_side_send_a_get_that_never_answers_once(tmp_path: Path) -> None:
+    """With `-j 2` the revisions run at once: a revision's GET waits for the outcome of the one already
+    in flight (one lock per target), so the server still receives one GET, whichever revision sent it."""
+    log = tmp_path / "gets.log"
+    command = server_argv("tests.servers.get_stream_mutants", "--defect", SILENT, "--http", "--log", str(log))
+    path = tmp_path / f"{SILENT}.toml"
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    report = run([str(path)], select=SELECT, timeout=SILENT_TIMEOUT, jobs=2)
+    assert len(log.read_text(encoding="utf-8").splitlines()) == 1, "one GET in all"
+    assert {c["check"] for c in report["cases"] if c["verdict"] not in ("PASS", "SKIP")} == {
+        "base.http.legacy-get"
+    }
+    holders = {c["key"] for c in report["cases"] if c["verdict"] in ("ERROR", "FAIL")}
+    assert all(c.get("blocked_by") in holders for c in report["cases"] if c["verdict"] == "SKIP")
+
+
 def test_the_reference_resumes_its_own_stream_only() -> None:
     """The reference's per-session event store (conformance_reference/event_store.py): IDs distinct, the
     cut stream replayed, nothing of another stream; judged over the embedded default in 2025-11-25."""

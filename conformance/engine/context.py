@@ -82,6 +82,8 @@ class TargetShared:
     #: Exchanges that failed in one revision and are not waited for again in another (`CaseContext.once`
     #: and `CaseContext.guard` with `across_revisions`), by key.
     failures: dict[str, Any] = field(default_factory=dict)
+    #: One lock per such exchange: revisions that run at once (`-j`) send it one at a time.
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     #: The verdict of each case that has finished, by report key, and for a case that did not hold the
     #: verdict of a failure it met (a SKIP blocked by another, say), the case that does: a case that
     #: meets that failure again is blocked by a case whose verdict stands for it (`runner.holder_of`).
@@ -161,8 +163,10 @@ class CaseContext:
         a transport failure in the block is remembered so. For an exchange several checks send on
         sessions of their own (a GET stream), so that one failure is met once and its dependants name
         it; `once` is the same for a fact the cases share."""
-        also = self.per_target.failures if across_revisions else None
-        return guarded(self.shared, key, owner, also)
+        if not across_revisions:
+            return guarded(self.shared, key, owner)
+        lock = self.per_target.locks.setdefault(key, asyncio.Lock())
+        return guarded(self.shared, key, owner, self.per_target.failures, lock)
 
     async def list_all(self, method: str, key: str, *, attach: bool = True, refetch: bool = False) -> Listing:
         """Every page of a paginated list method, fetched once per (target, revision) whoever asks.

@@ -8,6 +8,7 @@ one verdict, on the case that met it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import copy
@@ -99,20 +100,27 @@ async def remember(
 
 @contextlib.asynccontextmanager
 async def guarded(
-    store: dict[str, Any], key: str, owner: str, also: dict[str, Any] | None = None
+    store: dict[str, Any],
+    key: str,
+    owner: str,
+    also: dict[str, Any] | None = None,
+    lock: asyncio.Lock | None = None,
 ) -> AsyncIterator[None]:
     """An exchange observed once: when it already failed (under `key`, in `store` or `also`), raise
     `Blocked` naming the case that met it, sending nothing (an outcome, not a transport failure, so no
-    check takes it for one it met itself); a transport failure inside the block is remembered so."""
-    known = failed_in([store] if also is None else [store, also], key)
-    if known is not None:
-        met(known.case)
-        raise Blocked(f"{owner} already failed: {known.error}", "", known.case)
-    try:
-        yield
-    except TransportError as exc:
-        _keep(Failed(owner, exc, CURRENT_KEY.get()), key, store, also)
-        raise
+    check takes it for one it met itself); a transport failure inside the block is remembered so.
+    `lock` (one per key and target) holds a case of another revision running at once (`-j`) until
+    this one's exchange has an outcome, so it is not sent twice side by side either."""
+    async with lock if lock is not None else contextlib.nullcontext():
+        known = failed_in([store] if also is None else [store, also], key)
+        if known is not None:
+            met(known.case)
+            raise Blocked(f"{owner} already failed: {known.error}", "", known.case)
+        try:
+            yield
+        except TransportError as exc:
+            _keep(Failed(owner, exc, CURRENT_KEY.get()), key, store, also)
+            raise
 
 
 def _keep(failed: Failed, key: str, store: dict[str, Any], also: dict[str, Any] | None) -> None:
