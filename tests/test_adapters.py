@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.base import NO_RESPONSE, Transcript, TransportTimeout, TransportTooLarge
+from conformance.adapters.base import (
+    NO_RESPONSE,
+    Transcript,
+    TransportClosed,
+    TransportTimeout,
+    TransportTooLarge,
+)
 from conformance.adapters.sse_parse import SseParser
 from conformance.adapters.stdio import StdioAdapter
 from tests.conftest import non_pass, run
@@ -42,7 +48,7 @@ def test_oversize_message_is_discarded_and_fails_fast() -> None:
         await adapter.start()
         try:
             started = time.monotonic()
-            with pytest.raises(TransportTooLarge, match="300000-byte message exceeded the 100000-byte cap"):
+            with pytest.raises(TransportTooLarge, match="exceeded the 100000-byte cap"):
                 await adapter.exchange(PING, expect_id=1, timeout=600)
             # Failing fast: well within the timeout, however busy the machine (no fixed few seconds).
             assert time.monotonic() - started < 300, "no need to wait out the timeout"
@@ -51,6 +57,51 @@ def test_oversize_message_is_discarded_and_fails_fast() -> None:
             assert reply.response is not None and reply.response.value["id"] == 2
         finally:
             await adapter.close()
+
+    asyncio.run(go())
+
+
+#: Far longer than these tests take: an exchange that raises anything but a timeout did not wait it out.
+NEVER = 600.0
+
+
+def test_a_line_past_the_cap_is_said_at_once_though_it_never_ends() -> None:
+    """300 KB with no newline, then silence: the answer is refused as soon as it passes the cap, not
+    when it ends (it never does) and not at the timeout."""
+    code = (
+        "import sys, time\nsys.stdin.readline()\n"
+        "sys.stdout.write('x' * 300000)\nsys.stdout.flush()\ntime.sleep(300)\n"
+    )
+
+    async def go() -> None:
+        adapter = _adapter(code, max_message_bytes=100_000)
+        await adapter.start()
+        try:
+            with pytest.raises(TransportTooLarge, match="exceeded the 100000-byte cap"):
+                await adapter.exchange(PING, expect_id=1, timeout=NEVER)
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
+def test_a_server_gone_while_a_stray_holds_its_stdout_ends_the_stream(tmp_path: Path) -> None:
+    """The server starts a child in a session of its own that keeps stdout open, then exits: the stream
+    never ends by itself, so the exit ends it (a closed stream, at once), not the timeout."""
+    code = (
+        "import os, subprocess, sys\nsys.stdin.readline()\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setsid(); time.sleep(300)'])\n"
+        "os._exit(0)\n"
+    )
+
+    async def go() -> None:
+        adapter = _adapter(code)
+        await adapter.start()
+        try:
+            with pytest.raises(TransportClosed, match="holds its stdout open"):
+                await adapter.exchange(PING, expect_id=1, timeout=NEVER)
+        finally:
+            await adapter.close()  # kills the stray too (tagged)
 
     asyncio.run(go())
 

@@ -41,7 +41,7 @@ EXPECTED: dict[str, set[tuple[str, str, str]]] = {
     "wrong-resource": {("auth.metadata.resource", "FAIL", r) for r in ALL},
     # Accepting a token in the query string breaks a client's MUST NOT, the server's SHOULD NOT: WARN.
     "query-token": {("auth.token.query", "WARN", r) for r in ALL},
-    # The 403 row FAILs; the challenge of a 403 that never came is not judged.
+    # The 403 row FAILs; the challenge of a 403 that never came is not judged (blocked by that row).
     "scope-401": {("auth.scope.forbidden", "FAIL", r) for r in ALL}
     | {("auth.scope.challenge", "SKIP", r) for r in LATER},
     # Its metadata lists mcp:tools: a token without it served is the 403 row's FAIL; the 403's challenge
@@ -63,9 +63,15 @@ EXPECTED: dict[str, set[tuple[str, str, str]]] = {
     | {("auth.token.query", "SKIP", r) for r in ALL}
     | {("auth.scope.forbidden", "SKIP", r) for r in ALL}
     | {("auth.scope.challenge", "SKIP", r) for r in LATER},
+    # The 401 row FAILs; the rows that read the 401's challenge are blocked by it (the metadata is still
+    # found at its well-known URI).
+    "no-token-403": {("auth.challenge.no-token", "FAIL", r) for r in ALL}
+    | {("auth.challenge.bearer", "SKIP", r) for r in ALL}
+    | {("auth.discovery.header", "SKIP", "2025-06-18")},
 }
-#: defect -> {check: the check its SKIPs name in blocked_by}, for the SKIPs this suite's own rows cause.
+#: defect -> {check: the check whose case (same revision) each of its SKIPs is blocked by}.
 BLOCKED_BY: dict[str, dict[str, str]] = {
+    "scope-401": {"auth.scope.challenge": "auth.scope.forbidden"},
     "scope-ignored": {"auth.scope.challenge": "auth.scope.forbidden"},
     "no-token-needed": {
         **{
@@ -74,6 +80,12 @@ BLOCKED_BY: dict[str, dict[str, str]] = {
         },
         "auth.scope.forbidden": "auth.challenge.no-token",
         "auth.scope.challenge": "auth.challenge.no-token",
+        "auth.challenge.bearer": "auth.challenge.no-token",
+        "auth.discovery.header": "auth.challenge.no-token",
+    },
+    "no-token-403": {
+        "auth.challenge.bearer": "auth.challenge.no-token",
+        "auth.discovery.header": "auth.challenge.no-token",
     },
 }
 
@@ -123,6 +135,13 @@ def test_each_mutant_fails_exactly_its_rows(
 ) -> None:
     _, report, _ = mutant_run
     assert _by_target(report)[defect] == EXPECTED[defect]
+    # Every SKIP of a mutant is one another row's FAIL explains: it names that case (`blocked_by`).
+    index = next(t["index"] for t in report["targets"] if (t.get("label") or t["spec"]) == defect)
+    for case in report["cases"]:
+        if case["target"] == index and case["verdict"] == "SKIP":
+            blocker = BLOCKED_BY[defect][case["check"]]
+            suffix = f"#{index}" if index else ""
+            assert case.get("blocked_by") == f"{blocker}[http@{case['revision']}]{suffix}", case
 
 
 @pytest.mark.parametrize("defect", sorted(BLOCKED_BY))

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conformance.engine.sessions import HANGS_PER_METHOD
 from tests import hostile
 from tests.conftest import budget, judged_non_pass, run
 
@@ -28,6 +29,10 @@ TOOL_CALL_CHECKS = {
     "base.call.unknown-tool-not-success",
     "base.call.unknown-tool-protocol-error",
 }
+#: With every call hung, the sweep SKIPs the tools that never answered (a slow tool breaks no rule) and
+#: tools/call is not sent again: the first of TOOL_CALL_CHECKS holds that failure (ERROR), the other is
+#: blocked by it.
+HOLDS_THE_HANG = "base.call.unknown-tool-not-success"
 #: Repeats a call that succeeded: with every call hung, none did, so it SKIPs saying so, or is an ERROR
 #: where its own sweep call was the one refused for a method that already hung twice (timing decides
 #: which case reaches the hang first); never a verdict.
@@ -99,8 +104,11 @@ def test_hang_on_one_call_errors_only_the_cases_that_call_tools(tmp_path: Path) 
     assert verdicts.pop(REPEATS_A_CALL) in ("SKIP", "ERROR")
     report["cases"] = [c for c in report["cases"] if c["check"] != REPEATS_A_CALL]
     errors = {check for check, verdict in verdicts.items() if verdict == "ERROR"}
-    assert errors == TOOL_CALL_CHECKS
-    skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert errors == {HOLDS_THE_HANG}
+    blocked = [c for c in report["cases"] if c.get("blocked_by")]
+    assert {c["check"] for c in blocked} == TOOL_CALL_CHECKS - {HOLDS_THE_HANG}
+    assert all(c["verdict"] == "SKIP" and c["blocked_by"].startswith(HOLDS_THE_HANG + "[") for c in blocked)
+    skipped = [c for c in report["cases"] if c["verdict"] == "SKIP" and c not in blocked]
     assert {c["check"] for c in skipped} == TOOL_RESULT_CHECKS
     assert all(c["message"].startswith("nothing judged") for c in skipped)
     assert all(v == "PASS" for c, v in verdicts.items() if c not in TOOL_CALL_CHECKS | TOOL_RESULT_CHECKS)
@@ -131,11 +139,64 @@ def test_noise_that_breaks_no_rule_leaves_every_case_passing(mode: str, tmp_path
     assert set(verdicts.values()) == {"PASS"}
 
 
+def _one_error_the_rest_blocked(cases: list[dict[str, Any]]) -> None:
+    """One case met the failure (ERROR: nothing could be read); every other case that met it again is
+    SKIP, blocked by that one, and names it."""
+    errors = [c for c in cases if c["verdict"] == "ERROR"]
+    assert len(errors) == 1, [(c["key"], c["verdict"], c["message"][:100]) for c in cases]
+    for case in cases:
+        if case is not errors[0]:
+            assert case["verdict"] == "SKIP" and case["blocked_by"] == errors[0]["key"], case["message"]
+
+
 def test_one_50_mb_message_is_an_error_not_a_hang(tmp_path: Path) -> None:
     report, verdicts = _run("huge", tmp_path, 30)
     oversize = [c for c in report["cases"] if "exceeded the" in c["message"]]
-    assert oversize and all(c["verdict"] == "ERROR" for c in oversize)
+    assert oversize
+    _one_error_the_rest_blocked(oversize)
     assert not {"FAIL", "WARN"} & set(verdicts.values())
+
+
+#: Servers hostile after initialize (tests/servers/chaos_server.py `AFTER_INIT`), and what the one case
+#: that met the fault says.
+HOSTILE_AFTER_INIT = {
+    "endless-line": "exceeded the 16777216-byte cap",
+    "deep-nest": "nested deeper than the harness's JSON parser reads",
+    "orphan-stdout": "while a process it left holds its stdout open",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(HOSTILE_AFTER_INIT))
+def test_a_server_hostile_after_initialize_is_one_error_and_its_dependants_blocked(
+    mode: str, tmp_path: Path
+) -> None:
+    """One defect, one verdict: the case whose request met the fault is the one ERROR (nothing could be
+    read: a line past the cap, an answer nested past the parser, a server gone while a stray holds its
+    stdout), every case that needed that exchange or session is SKIP blocked by it, and the fault is
+    met at most once more, by the restart that reproduced it. Counted from the server's own log of the
+    requests it received, never timed."""
+    log = tmp_path / "requests.log"
+    report = run([f"{_spec(mode, tmp_path)} --log {log}"], protocol=REVISION)
+    assert hostile.left_after(hostile.process_tag(tmp_path), within=60) == []
+    broken = [c for c in report["cases"] if c["verdict"] not in ("PASS", "SKIP")]
+    assert [c["verdict"] for c in broken] == ["ERROR"], [(c["key"], c["message"][:120]) for c in broken]
+    assert HOSTILE_AFTER_INIT[mode] in broken[0]["message"]
+    blocked = [c for c in report["cases"] if c.get("blocked_by")]
+    assert len(blocked) >= 20 and {c["blocked_by"] for c in blocked} == {broken[0]["key"]}
+    assert {c["verdict"] for c in blocked} == {"SKIP"}
+    # What is neither PASS nor blocked is what the raw server leaves unjudged on any run.
+    assert judged_non_pass({"cases": [c for c in report["cases"] if c not in blocked]}) == {
+        (broken[0]["check"], "ERROR")
+    }
+    received = log.read_text(encoding="utf-8").split()
+    struck = [line.removeprefix("struck:") for line in received if line.startswith("struck:")]
+    if mode == "orphan-stdout":
+        # Each process strikes at its first request after the handshake and is gone: a method met it
+        # and a restart reproduced it, then another method did, and the revision's requests ended.
+        assert len(struck) <= HANGS_PER_METHOD + 1, received
+    else:  # tools/list met the fault and a restart reproduced it: never sent again
+        assert struck == ["tools/list"] * HANGS_PER_METHOD, received
+        assert received.count("tools/list") == HANGS_PER_METHOD, received
 
 
 @pytest.mark.parametrize("mode", ["http-trickle", "http-reset", "http-sse-forever"])
@@ -182,7 +243,8 @@ def test_a_message_of_millions_of_tiny_values_is_an_error_within_the_memory_boun
     assert result.returncode == 1, result.stderr[-2000:]
     report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
     refused = [c for c in report["cases"] if "JSON values" in c["message"]]
-    assert refused and all(c["verdict"] == "ERROR" for c in refused), [c["message"] for c in refused]
+    assert refused
+    _one_error_the_rest_blocked(refused)
     assert "exceeded the harness's cap" in refused[0]["message"]
     assert not {"FAIL", "WARN"} & {c["verdict"] for c in report["cases"]}
 

@@ -71,3 +71,14 @@ def test_a_long_text_full_of_delimiters_is_one_value() -> None:
     raw = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"contents": [{"text": text}]}}).encode()
     frame = classify(raw)
     assert frame.kind == "response" and frame.value["result"]["contents"][0]["text"] == text
+
+
+def test_a_message_nested_past_the_parser_is_refused_as_a_cap_not_read_as_garbage() -> None:
+    """JSON sets no depth limit and the parser has one (RFC 8259 lets it): 100,000 nested arrays are an
+    answer the harness cannot read, refused like one past the byte cap (the request it answers fails at
+    once, an ERROR naming the cap), never a line that is not JSON."""
+    raw = b'{"jsonrpc":"2.0","id":1,"result":{"tools":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    frame = classify(raw)
+    assert frame.kind == "garbage" and frame.value is None
+    assert frame.extra == {"oversize": len(raw), "depth": True}
+    assert "nested deeper than the harness's JSON parser reads" in frame.problem

@@ -86,9 +86,15 @@ def test_a_method_that_hung_twice_is_not_sent_again_in_that_revision(http: bool,
     not_sent = [c for c in report["cases"] if "not sent: tools/call already hung twice" in c["message"]]
     assert {c["revision"] for c in not_sent} == set(REVISIONS)
     for case in not_sent:
-        assert case["verdict"] == "ERROR"
         assert "in this revision (case base." in case["message"], case["message"]
         assert case["duration"] < TIMEOUT * 1.5 + 5  # nothing waited a timeout: at most a restart
+    # One defect, one verdict per revision: the sweep SKIPs its tools that never answered (a slow tool
+    # breaks no rule), so the first case whose own call was not sent holds the hang (ERROR) and the
+    # others that were not sent are blocked by it.
+    for revision in REVISIONS:
+        cases = [c for c in not_sent if c["revision"] == revision]
+        assert [c["verdict"] for c in cases][:1] == ["ERROR"]
+        assert all(c["verdict"] == "SKIP" and c["blocked_by"] == cases[0]["key"] for c in cases[1:])
     # Nothing judged is never PASS: the calls that hung or were not sent judged nothing.
     calls = [c for c in report["cases"] if c["check"].startswith("base.call.")]
     assert calls and all(c["verdict"] != "PASS" for c in calls)

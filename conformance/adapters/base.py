@@ -57,6 +57,13 @@ class TransportError(Exception):
         self.evidence = evidence
         #: The HTTP status of the answer that broke the exchange, where there was one.
         self.status = status
+        #: Set by the engine when this failure was not met anew but repeats one an earlier case met (a
+        #: remembered exchange, a method not sent again): that case's report key. The runner reports a
+        #: case ended by it as SKIP blocked by that case: one defect, one verdict.
+        self.blocked_by: str | None = None
+        #: False when nothing reached the server (a remembered failure raised again): the session is as
+        #: it was, and is not restarted for it.
+        self.sent = True
 
 
 class TransportTimeout(TransportError):
@@ -73,8 +80,11 @@ class TransportTooLarge(TransportError):
 
 def too_large(frame: Frame, cap: int) -> str:
     """What made a frame with `extra["oversize"]` too large to read: its bytes or its JSON values."""
-    if "values" in frame.extra:
+    if "values" in frame.extra or "depth" in frame.extra:
         return frame.problem.removesuffix("; not parsed")
+    if frame.extra.get("partial"):
+        read = frame.extra["oversize"]
+        return f"a message exceeded the {cap}-byte cap ({read} bytes read, the rest discarded)"
     return f"a {frame.extra['oversize']}-byte message exceeded the {cap}-byte cap"
 
 

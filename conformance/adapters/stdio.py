@@ -35,6 +35,9 @@ from conformance.protocol.jsonrpc import Frame, classify
 
 STDERR_TAIL_BYTES = 8 * 1024
 READ_CHUNK = 64 * 1024
+#: Seconds the stdout reader has, once the server has exited, to read what it wrote before: a pipe still
+#: open past it is held by a process the server left behind (`StdioAdapter._watch_exit`).
+EXIT_GRACE = 1.0
 
 
 class StdioAdapter(StreamAdapter):
@@ -74,10 +77,9 @@ class StdioAdapter(StreamAdapter):
         except ValueError as exc:
             raise TargetUnreachable(f"cannot start {self.argv[0]!r}: {exc}") from None
         self.transcript.record("event", note=f"started pid {self.proc.pid}: {' '.join(self.argv)}")
-        self._tasks = [
-            asyncio.create_task(self._read_stdout()),
-            asyncio.create_task(self._read_stderr()),
-        ]
+        reader = asyncio.create_task(self._read_stdout())
+        self._tasks = [reader, asyncio.create_task(self._read_stderr())]
+        self._tasks.append(asyncio.create_task(self._watch_exit(reader)))
 
     async def _read_stdout(self) -> None:
         assert self.proc and self.proc.stdout
@@ -97,25 +99,43 @@ class StdioAdapter(StreamAdapter):
                 elif len(buf) + len(piece) > self.max_message_bytes:
                     oversize = len(buf) + len(piece)
                     buf.clear()
+                    # Said now, not at the line's end: a line that never ends (or ends 100 MB later)
+                    # must not keep the request it answers waiting; the rest is discarded as it comes.
+                    await self._emit_oversize(oversize)
                 else:
                     buf += piece
                 if nl < 0:
                     break
                 start = nl + 1
                 if oversize:
-                    await self._emit_oversize(oversize)
+                    self.transcript.record(
+                        "event", note=f"the stdout line past the cap ended after {oversize} bytes"
+                    )
                     oversize = 0
                 else:
                     line = bytes(buf)
                     buf.clear()  # before the line is parsed: a message near the cap is not held twice
                     await self._emit(line)
                     del line
-        if oversize:
-            await self._emit_oversize(oversize)
-        elif buf.strip():
+        if not oversize and buf.strip():
             await self._emit(bytes(buf))
         code = await self._exit_code(wait=2.0)
         self._stream_ended(f"stdout closed (exit status {code})")
+
+    async def _watch_exit(self, reader: asyncio.Task[None]) -> None:
+        """End the stream when the server has exited but its stdout has not: a process it left (in a
+        session of its own, say) holds the pipe open, and no answer can come any more. Without this a
+        request would wait out its whole timeout for a server that is gone, and again after each restart.
+        What the server wrote before it exited is read first (`EXIT_GRACE`)."""
+        assert self.proc is not None
+        await _exited(self.proc)
+        done, _ = await asyncio.wait({reader}, timeout=EXIT_GRACE)
+        if done:
+            return
+        code = self.proc.returncode
+        why = f"the server exited (exit status {code}) while a process it left holds its stdout open"
+        self.transcript.record("event", note=why)
+        self._stream_ended(why)
 
     async def _emit(self, line: bytes) -> None:
         line = line.rstrip(b"\r")
@@ -129,9 +149,12 @@ class StdioAdapter(StreamAdapter):
 
     async def _emit_oversize(self, size: int) -> None:
         self.garbage_frames += 1
-        note = f"one stdout line of {size} bytes exceeded the {self.max_message_bytes}-byte cap; discarded"
+        note = (
+            f"one stdout line exceeded the {self.max_message_bytes}-byte cap ({size} bytes read); "
+            "discarded to its end"
+        )
         self.transcript.record("recv", channel="stdout", note=note)
-        await self._enqueue(Frame(b"", None, "garbage", note, {"oversize": size}))
+        await self._enqueue(Frame(b"", None, "garbage", note, {"oversize": size, "partial": True}))
 
     async def _read_stderr(self) -> None:
         assert self.proc and self.proc.stderr
@@ -329,6 +352,32 @@ def _tagged(tag: str, table: Mapping[int, _Stat]) -> set[int]:
         if needle in environ.split(b"\0"):
             found.add(pid)
     return found
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Return once `proc` has exited, also while a process it left holds its pipes open: asyncio's
+    `wait()` (3.11) waits for the pipes to close as well, so the exit is watched on a pidfd (Linux);
+    elsewhere `wait()` it is."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except AttributeError:
+        await proc.wait()
+        return
+    except OSError:  # already exited and reaped
+        return
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    try:
+        loop.add_reader(fd, exited)
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def _gone(pid: int, wait: float) -> None:

@@ -51,11 +51,14 @@ class Skipped(Outcome):
 
 class Blocked(Skipped):
     """SKIP because another check of the same (target, revision) judges the defect that left this one
-    nothing to judge (the document it reads is not served, say); the report names that case."""
+    nothing to judge (the document it reads is not served, say); the report names that case. The engine
+    names a case it knows itself by its report key (`key`: an exchange that already failed, in another
+    revision perhaps)."""
 
-    def __init__(self, message: str, by: str) -> None:
+    def __init__(self, message: str, by: str, key: str | None = None) -> None:
         super().__init__(message)
         self.by = by
+        self.key = key
 
 
 class Unjudgeable(Outcome):

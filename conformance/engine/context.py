@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,7 +20,7 @@ from conformance.adapters.base import (
 from conformance.engine import policy
 from conformance.engine.checks import missed, skip, weak
 from conformance.engine.listing import Listing, cached_listing, fetch_listing
-from conformance.engine.memo import remember
+from conformance.engine.memo import guarded, remember
 from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.protocol.session import Call, NotSent, ServerIdentity, Session
@@ -91,6 +92,16 @@ class TargetShared:
     memo: dict[str, Any] = field(default_factory=dict)
     #: The target's reader-writer section (`CaseContext.exclusive`, `CaseContext.shared_section`).
     section: Section = field(default_factory=Section)
+    #: Exchanges that failed in one revision and are not waited for again in another (`CaseContext.once`
+    #: and `CaseContext.guard` with `across_revisions`), by key.
+    failures: dict[str, Any] = field(default_factory=dict)
+    #: One lock per such exchange: revisions that run at once (`-j`) send it one at a time.
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    #: The verdict of each case that has finished, by report key, and for a case that did not hold the
+    #: verdict of a failure it met (a SKIP blocked by another, say), the case that does: a case that
+    #: meets that failure again is blocked by a case whose verdict stands for it (`runner.holder_of`).
+    verdicts: dict[str, str] = field(default_factory=dict)
+    holders: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -143,13 +154,32 @@ class CaseContext:
         """Facts shared by the cases of one target across its revisions (`shared` is per revision)."""
         return self.per_target.memo
 
-    async def once(self, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
+    async def once(
+        self, key: str, owner: str, factory: Callable[[], Awaitable[T]], *, across_revisions: bool = False
+    ) -> T:
         """`factory()` computed once per (target, revision) and kept in `shared` under `key`.
 
-        A transport failure is remembered too: every later case that needs the fact is ERROR at once,
-        naming `owner` (what the exchange was), instead of waiting out the same timeout again.
+        A transport failure is remembered too, with the case that met it: every later case that needs
+        the fact is SKIP at once, blocked by that case, naming `owner` (what the exchange was), instead
+        of sending it again and waiting out the same timeout. With `across_revisions` the failure holds
+        for the target's other revisions too (the exchange does not depend on the revision: an HTTP GET
+        that never answers), while a fact that was computed is still each revision's own.
         """
-        return await remember(self.shared, key, owner, factory)
+        also = self.per_target.failures if across_revisions else None
+        return await remember(self.shared, key, owner, factory, also)
+
+    def guard(
+        self, key: str, owner: str, *, across_revisions: bool = False
+    ) -> AbstractAsyncContextManager[None]:
+        """The block sends the exchange `key` (`owner` says what it is): when it already failed in an
+        earlier case, the case is SKIP at once, blocked by that case (`checks.Blocked`), sending nothing;
+        a transport failure in the block is remembered so. For an exchange several checks send on
+        sessions of their own (a GET stream), so that one failure is met once and its dependants name
+        it; `once` is the same for a fact the cases share."""
+        if not across_revisions:
+            return guarded(self.shared, key, owner)
+        lock = self.per_target.locks.setdefault(key, asyncio.Lock())
+        return guarded(self.shared, key, owner, self.per_target.failures, lock)
 
     async def list_all(self, method: str, key: str, *, attach: bool = True, refetch: bool = False) -> Listing:
         """Every page of a paginated list method, fetched once per (target, revision) whoever asks.

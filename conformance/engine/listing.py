@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.adapters.base import Transcript, TransportError
-from conformance.engine.memo import Failed
+from conformance.engine.memo import CURRENT_KEY, Failed
 from conformance.protocol.session import Call
 
 
@@ -82,8 +82,9 @@ async def cached_listing(
 ) -> tuple[Listing, bool]:
     """The listing from `store`, fetched now if absent; (listing, whether it was fetched earlier).
 
-    A listing whose page broke the transport is remembered as that failure, so the later cases that
-    need it are ERROR at once instead of each waiting out the same timeout.
+    A listing whose page broke the transport is remembered as that failure, with the case that met
+    it, so the later cases that need it are SKIP at once, blocked by that case, instead of each
+    waiting out the same timeout.
     """
     cache_key = f"engine:list:{method}"
     cached = store.get(cache_key)
@@ -101,7 +102,7 @@ async def cached_listing(
     try:
         listing = await fetch_listing(counted, transcript, method, key, page_cap)
     except TransportError as exc:
-        store[cache_key] = Failed(f"{method} page {len(pages) + 1}", exc)
+        store[cache_key] = Failed(f"{method} page {len(pages) + 1}", exc, CURRENT_KEY.get())
         raise
     store[cache_key] = listing
     return listing, False

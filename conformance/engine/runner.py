@@ -29,6 +29,7 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
+from conformance.engine.memo import CURRENT_KEY, MET
 from conformance.engine.results import CaseResult, case_key
 from conformance.engine.sessions import (
     CURRENT_CASE,
@@ -40,7 +41,6 @@ from conformance.engine.sessions import (
     probe_all,
     unjudged_reason,
 )
-from conformance.protocol.session import NotSent
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
@@ -424,6 +424,8 @@ class Runner:
                         continue
                     mark, began = transcript.mark(), time.monotonic()
                     token = CURRENT_CASE.set(check.id)
+                    key_token = CURRENT_KEY.set(case_key(check.id, target.kind, revision, index))
+                    met_token = MET.set([])
                     try:
                         async with asyncio.timeout_at(deadline):
                             result = await self._run_case(index, check, ctx, transcript, plan)
@@ -435,7 +437,12 @@ class Runner:
                         result.duration = time.monotonic() - began
                     finally:  # after the case's wire log is cut: closing is no part of its evidence
                         CURRENT_CASE.reset(token)
+                        CURRENT_KEY.reset(key_token)
+                        MET.reset(met_token)
                         await ctx.close()
+                    per_target.verdicts[result.key] = result.verdict
+                    if result.blocked_by:
+                        per_target.holders.setdefault(result.key, result.blocked_by)
                     self._finished(target, result, slot)
         finally:
             await pool.close()
@@ -469,15 +476,27 @@ class Runner:
                 else:
                     verdict = outcome.verdict
                 message, evidence = outcome.message, dict(outcome.evidence)
-                if isinstance(outcome, Blocked) and plan is not None:
+                if isinstance(outcome, Blocked) and outcome.key:
+                    # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
+                    # stands for it, or this case's does, when that one judged it no defect of its row.
+                    blocked_by = holder_of(ctx.per_target, outcome.key, key)
+                    if blocked_by is None:
+                        verdict, message = Verdict.ERROR, f"could not judge: {message}"
+                elif isinstance(outcome, Blocked) and plan is not None:
                     blocked_by = plan.key_of(outcome.by)
-                    message = f"blocked by {blocked_by}: {message}" if blocked_by else message
+                if blocked_by is not None:
+                    message = f"blocked by {blocked_by}: {message}"
             except TransportError as exc:
-                if not isinstance(exc, NotSent):  # a request not sent left the session as it was
+                if exc.sent:  # a request not sent left the session as it was
                     ctx.session_broken()
-                verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
                 evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
-                raised = exc
+                # The failure an earlier case met, again: that case holds the verdict (`holder_of`).
+                blocked_by = holder_of(ctx.per_target, exc.blocked_by, key) if exc.blocked_by else None
+                if blocked_by is not None:
+                    verdict, message = Verdict.SKIP, f"blocked by {blocked_by}: {exc}"
+                else:
+                    verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
+                    raised = exc
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a harness bug must show, not pass
@@ -491,6 +510,12 @@ class Runner:
                     message = "; ".join(ctx.should_misses + ctx.warnings)
                 else:
                     verdict, message = Verdict.PASS, "; ".join(ctx.notes)
+        met_before = [case for case in MET.get() or [] if case != key]
+        if verdict == Verdict.SKIP and blocked_by is None and met_before:
+            # The check caught a failure an earlier case met and SKIPped for it: blocked by the case
+            # that holds that failure's verdict, if one does.
+            blocked_by = holder_of(ctx.per_target, met_before[0], key, take=False)
+            message = f"blocked by {blocked_by}: {message}" if blocked_by else message
         judge_key = plan.judge_key if plan is not None else None
         if key != judge_key and blocked_by is None:
             verdict, message, blocked_by = blocking.resolve(
@@ -526,6 +551,24 @@ class Runner:
     ) -> CaseResult:
         """ERROR for a case the target's budget left no time to run (or to finish)."""
         return _case_result(index, check, ctx, Verdict.ERROR, message, transcript=entries or [])
+
+
+def holder_of(shared: TargetShared, met: str, key: str, *, take: bool = True) -> str | None:
+    """The case whose verdict stands for a failure first met in case `met`, for case `key` that met it
+    again: `met` itself when it ended FAIL or ERROR, else the case that holds it for `met` (a SKIP
+    blocked by another, or a case that took it over). None when no case does (`met` judged the failure
+    no defect of its row: a tool sweep SKIPs the tools that never answered): then, with `take`, case
+    `key` holds it from now on, so the failure is still one verdict, never none."""
+    seen: set[str] = set()
+    current: str | None = met
+    while current is not None and current not in seen and current != key:
+        seen.add(current)
+        if shared.verdicts.get(current) in (Verdict.FAIL, Verdict.ERROR):
+            return current
+        current = shared.holders.get(current)
+    if take:
+        shared.holders[met] = key
+    return None
 
 
 def _probe_info(probe: ProbeResult) -> dict[str, Any]:

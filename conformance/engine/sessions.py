@@ -3,6 +3,8 @@
 A `SessionPool` holds the shared session of one (target, revision) pair. A case that breaks the
 transport marks it broken; the next case gets a restarted, re-opened session, up to a bounded number
 of restarts, after which every remaining case is ERROR at once instead of waiting out more timeouts.
+A failure a restart reproduces ends sooner, at its second occurrence (`HangLedger`), and the cases
+that needed what failed are SKIP, blocked by the case that met it.
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
+from conformance.engine.memo import CURRENT_KEY, met
 from conformance.protocol.session import Call, HandshakeFailed, NotSent, Session
 from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch
 from conformance.targets import Target
@@ -35,35 +40,123 @@ START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.Conte
 
 #: The case running in this task (its check id), set by the runner: a hang is recorded against it.
 CURRENT_CASE: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_conformance_case", default="")
-#: How many times one method may hang (time out unanswered) in one revision before the rest of its
-#: requests there are judged from that evidence, not sent.
+#: How many times one request may break its session the same way in one revision before it is not
+#: sent there any more: the second occurrence is a restart reproducing the first. A hang (a timeout
+#: after the whole per-request budget) counts per method, whatever its params (a server whose every
+#: tools/call hangs); an answer past the message cap, or the server lost on a session's first request,
+#: counts per request (method and params: a fuzzed input that crashes the server is that input's).
 HANGS_PER_METHOD = 2
+#: The ways a request breaks its session that a restart can reproduce, as `TransportError.kind` names
+#: them, and how a message says it.
+BREAKS = {"timeout": "hung", "oversize": "broke the message cap", "closed": "lost the server"}
+
+
+def exchange_of(method: str, kind: str, params: dict[str, Any] | None) -> str:
+    """What a break of `kind` is counted against: the method for a hang, else the request itself (its
+    params without `_meta`, which carries per-request tokens)."""
+    if kind == "timeout":
+        return method
+    plain = {k: v for k, v in (params or {}).items() if k != "_meta"}
+    return method + " " + json.dumps(plain, sort_keys=True, separators=(",", ":"), default=str)[:4000]
+
+
+@dataclass
+class Break:
+    """One request that broke its session: the method, how (`BREAKS`), and the case (name, report key)."""
+
+    method: str
+    kind: str
+    case: str
+    key: str
 
 
 @dataclass
 class HangLedger:
-    """The methods that hung in one (target, revision), and the cases they hung in.
+    """The requests that broke a session in one (target, revision), and the cases they broke in.
 
-    Once a method has hung `limit` times, its later requests in the revision raise NotSent at once (a
-    timeout, with the evidence named) instead of waiting out the per-request budget again: a server
-    whose every `tools/call` hangs costs two timeouts per revision, not one per call.
+    Why: a failure a restart reproduces costs the same again each time (a timeout waited out, a server
+    restarted), and tells nothing new. Once a request has broken its session the same way `limit` times
+    (`exchange_of`), it is not sent again in the revision: NotSent at once, blocked by the case that met
+    it first; a server whose every `tools/call` hangs costs two timeouts per revision, not one per call.
+    The repeat itself is blocked by the first (`TransportError.blocked_by`): one defect, one verdict. A
+    lost server counts only on the first message of a session: later, what killed it may have been an
+    earlier message (a fuzzed input, then the ping after it).
+
+    A server that turns hostile after its handshake whatever it is asked breaks each restarted session
+    the same way before answering anything, on whatever method comes first: once two methods have, the
+    revision's sessions end (`dead`): no request is sent and no session opened any more (the pool asks
+    `before`), each case blocked by the first break's case.
     """
 
     limit: int = HANGS_PER_METHOD
-    cases: dict[str, list[str]] = field(default_factory=dict)
+    cases: dict[tuple[str, str], list[Break]] = field(default_factory=dict)
+    #: The breaks of one kind in a row with nothing answered between them (on any session of the
+    #: revision), each but the first on the first request of a restarted session, and how many requests
+    #: were answered since the latest.
+    streak: list[Break] = field(default_factory=list)
+    answered_since: int = 0
+    #: The break that ends every later request of the revision, and why.
+    dead: tuple[Break, str] | None = None
 
-    def before(self, method: str) -> None:
-        hung = self.cases.get(method, [])
-        if len(hung) >= self.limit:
-            times = "twice" if self.limit == 2 else f"{self.limit} times"
-            names = list(dict.fromkeys(hung))
-            where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
-            raise NotSent(f"not sent: {method} already hung {times} in this revision ({where})")
+    def before(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self.dead is not None:
+            first, why = self.dead
+            raise _not_sent(f"not sent: {why}", first)
+        for kind, verb in BREAKS.items():
+            broke = self.cases.get((exchange_of(method, kind, params), kind), [])
+            if len(broke) >= self.limit:
+                times = "twice" if self.limit == 2 else f"{self.limit} times"
+                names = list(dict.fromkeys(b.case for b in broke))
+                where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
+                what = method if kind == "timeout" else f"the same {method} request"
+                raise _not_sent(
+                    f"not sent: {what} already {verb} {times} in this revision ({where})", broke[0]
+                )
 
-    def hung(self, method: str) -> None:
-        hung = self.cases.setdefault(method, [])
-        if len(hung) < self.limit:
-            hung.append(CURRENT_CASE.get() or "(before the cases)")
+    def answered(self, method: str) -> None:
+        """A request of `method` was answered: the session still works for something."""
+        self.answered_since += 1
+
+    def failed(
+        self, method: str, error: TransportError, first: bool = False, params: dict[str, Any] | None = None
+    ) -> None:
+        """A request of `method` broke its session with `error` (`first`: the first message the session
+        sent after its opening). A repeat of a break met before is marked blocked by the case that met
+        it first (`error.blocked_by`)."""
+        if error.kind not in BREAKS or error.blocked_by:
+            return
+        now = Break(method, error.kind, CURRENT_CASE.get() or "(before the cases)", CURRENT_KEY.get())
+        root: Break | None = None
+        if error.kind != "closed" or first:
+            broke = self.cases.setdefault((exchange_of(method, error.kind, params), error.kind), [])
+            root = broke[0] if broke else None
+            if len(broke) < self.limit:
+                broke.append(now)
+        if first and self.streak and self.streak[-1].kind == error.kind and not self.answered_since:
+            self.streak.append(now)
+        else:
+            self.streak = [now]
+        self.answered_since = 0
+        if len({b.method for b in self.streak}) > 1:
+            # Restarted sessions broke the same way on their first request, nothing answered between,
+            # whatever was asked: the server breaks whatever it is asked, and a restart reproduces it.
+            root = self.streak[0]
+            self.dead = (
+                root,
+                f"every session of this revision {BREAKS[error.kind]} on its first request after the "
+                f"handshake ({root.method} in case {root.case}, then {method} in case {now.case})",
+            )
+        if root is not None and root.key and root.key != now.key:
+            error.blocked_by = root.key
+            met(root.key)
+
+
+def _not_sent(message: str, first: Break) -> NotSent:
+    """NotSent, blocked by the case of `first` (when the runner named it)."""
+    error = NotSent(message)
+    error.blocked_by = first.key or None
+    met(first.key)
+    return error
 
 
 @contextlib.asynccontextmanager
@@ -340,8 +433,10 @@ class SessionPool:
     #: A session was opened for this pool already (an adopted probe session counts): later ones are
     #: restarts, bounded by `max_restarts`.
     opened: bool = True
-    #: Which methods hung in this revision, shared by every session of the pool.
+    #: Which requests broke a session in this revision, shared by every session of the pool.
     hangs: HangLedger = field(default_factory=HangLedger)
+    #: The case whose re-opening of the session failed (its report key): the later ones are blocked by it.
+    gave_up_in: str = ""
 
     def _watched(self, session: Session) -> Session:
         session.hangs = self.hangs
@@ -353,11 +448,14 @@ class SessionPool:
         if self.current is not None:
             await self.current.close()
             self.current = None
+        self._alive()
         if self.gave_up or self.restarts >= self.max_restarts:
             self.gave_up = True
-            raise TransportError(
+            error = TransportError(
                 f"gave up on this target after {self.restarts} restarts; last failure: {self.last_failure}"
             )
+            error.blocked_by = self.gave_up_in or None
+            raise error
         if self.opened:  # the first opening is no restart (a probe session closed at once, with -j 1)
             self.restarts += 1
         self.opened = True
@@ -367,11 +465,19 @@ class SessionPool:
                 await open_session(self.target, self.revision, self.transcript, self.timeout)
             )
         except (HandshakeFailed, TransportError) as exc:
-            # A server that cannot even be re-opened would only cost every later case a timeout.
+            # A server that cannot even be re-opened would only cost every later case a timeout: this
+            # case is the one that met it, the later ones are blocked by it.
             self.gave_up = True
+            self.gave_up_in = CURRENT_KEY.get()
             self.last_failure = str(exc)
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
+
+    def _alive(self) -> None:
+        """Raise NotSent, blocked, once every restart broke the same way (`HangLedger.dead`): another
+        session of this revision, shared or a case's own, would only break again."""
+        if self.hangs.dead is not None:
+            self.hangs.before("")
 
     def adopt(self, session: Session | None) -> None:
         """Continue on the probe's session; None when it was closed after probing (`probe_all`)."""
@@ -433,6 +539,7 @@ class SessionPool:
 
     async def fresh(self, use_spare: bool = False) -> Session:
         """A new session of its own for one case (closed when the pool closes)."""
+        self._alive()
         async with starting(self.target):
             adapter = await self._started_adapter(use_spare)
             # open_session closes the adapter itself when the opening fails.
@@ -443,12 +550,14 @@ class SessionPool:
     async def open_as(self, target: Target) -> Session:
         """A session opened now on this revision's transcript as `target` (the pool's, or the same server
         with another principal's env or headers); its case closes it, and the pool does if it did not."""
+        self._alive()
         session = await open_session(target, self.revision, self.transcript, self.timeout)
         self.extra.append(self._watched(session))
         return session
 
     async def fresh_unopened(self, use_spare: bool = False) -> Session:
         """A started transport with a session object that has not sent its opening request yet."""
+        self._alive()
         async with starting(self.target):
             adapter = await self._started_adapter(use_spare)
         opening = start_budget(self.target, self.timeout) if self.target.kind == "stdio" else None

@@ -106,7 +106,8 @@ def classify(raw: bytes) -> Frame:
     """Parse one message. Never raises: garbage and invalid envelopes become frames of their own kind.
 
     A message of more than `MAX_VALUES` JSON values is not parsed: its frame is garbage with
-    `extra["oversize"]`, which the adapters turn into the request's ERROR, as for one over the byte cap.
+    `extra["oversize"]`, which the adapters turn into the request's ERROR, as for one over the byte cap;
+    so is one nested deeper than the parser's recursion reaches (`extra["depth"]`).
     """
     if len(raw) > MAX_VALUES and (values := values_in(raw)) > MAX_VALUES:
         problem = f"a message of over {MAX_VALUES} JSON values (counted {values}) exceeded the harness's cap"
@@ -117,8 +118,13 @@ def classify(raw: bytes) -> Frame:
         return Frame(raw, None, "garbage", f"invalid UTF-8 at byte {exc.start}")
     try:
         value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         return Frame(raw, None, "garbage", f"not JSON: {exc}")
+    except RecursionError:
+        # JSON sets no depth limit, and a parser may (RFC 8259, section 9): the harness's, like its size
+        # caps, makes this an answer it cannot read, not one that breaks a rule.
+        problem = "a message nested deeper than the harness's JSON parser reads exceeded the harness's cap"
+        return Frame(raw, None, "garbage", problem + "; not parsed", {"oversize": len(raw), "depth": True})
     return Frame(raw, value, kind_of(value), "")
 
 

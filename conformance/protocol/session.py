@@ -180,19 +180,29 @@ class ServerIdentity:
 
 
 class NotSent(TransportTimeout):
-    """A request the session did not send, because its method already hung in this revision: it is
-    judged as the timeout it would have been (`HangWatch`), at once. Nothing reached the server, so the
-    session is not broken by it."""
+    """A request the session did not send, because its method already broke a session of this revision
+    the same way twice (hung, say): it is judged as the failure it would have been (`HangWatch`), at
+    once. Nothing reached the server, so the session is not broken by it."""
+
+    def __init__(self, message: str, *, evidence: str = "", status: int | None = None) -> None:
+        super().__init__(message, evidence=evidence, status=status)
+        self.sent = False
 
 
 class HangWatch(Protocol):
-    """Remembers which methods hung (timed out unanswered) and refuses to send them again past a bound."""
+    """Remembers which requests broke their session (timed out unanswered, answered past the message cap,
+    lost the server) and refuses to send them again past a bound."""
 
-    def before(self, method: str) -> None:
-        """Raise NotSent when `method` may not be sent any more."""
+    def before(self, method: str, params: dict[str, Any] | None) -> None:
+        """Raise NotSent when this request may not be sent any more."""
 
-    def hung(self, method: str) -> None:
-        """`method` waited its whole per-request budget with no answer."""
+    def answered(self, method: str) -> None:
+        """A request of `method` was answered."""
+
+    def failed(self, method: str, error: TransportError, first: bool, params: dict[str, Any] | None) -> None:
+        """A request of `method` (with `params`) broke its session with `error` (a timeout only when it
+        waited its whole per-request budget); `first`: it was the first message the session sent after
+        its opening."""
 
 
 class HandshakeFailed(Exception):
@@ -221,6 +231,9 @@ class Session:
         #: it (a cold `npx` or `uvx`), while every later request waits the per-request `timeout`.
         self.opening_timeout = opening_timeout
         self._ids = itertools.count(1)
+        #: Messages sent since the opening (requests, notifications, raw probes): whether a request that
+        #: broke the session was its first (`HangWatch.failed`).
+        self.messages_sent = 0
         self.identity = ServerIdentity(revision)
         #: Set by the engine: requests of a method that hung too often in this revision are not sent.
         self.hangs: HangWatch | None = None
@@ -312,6 +325,7 @@ class Session:
                     f"{self.revision}",
                     call,
                 )
+        self.messages_sent = 0  # what follows the opening
         body = _dict(result)
         self.identity = ServerIdentity(
             self.revision,
@@ -339,15 +353,19 @@ class Session:
         message = jsonrpc.request(self.next_id() if msg_id is None else msg_id, method, params)
         merged = {**self.headers_for(method, params), **(headers or {})}
         if self.hangs is not None:
-            self.hangs.before(method)
+            self.hangs.before(method, params)
         try:
-            return await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
-        except TransportTimeout:
+            call = await self.send(message, expect_id=message["id"], timeout=timeout, headers=merged)
+        except TransportError as exc:
             # Only a wait of the whole per-request budget is a hang: a check that waits less on purpose
             # (an answer it expects not to come) says nothing about the method.
-            if self.hangs is not None and (timeout is None or timeout >= self.timeout):
-                self.hangs.hung(method)
+            full_wait = not isinstance(exc, TransportTimeout) or timeout is None or timeout >= self.timeout
+            if self.hangs is not None and full_wait:
+                self.hangs.failed(method, exc, first=self.messages_sent == 1, params=params)
             raise
+        if self.hangs is not None:
+            self.hangs.answered(method)
+        return call
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> Call:
         message = jsonrpc.notification(method, params)
@@ -364,6 +382,7 @@ class Session:
     ) -> Call:
         """Send a message (or exact `raw` bytes) and return the call; the building block of probes."""
         data = raw if raw is not None else jsonrpc.encode(message)
+        self.messages_sent += 1
         if timeout is None:
             timeout = self.opening_timeout or self.timeout
         self.opening_timeout = None
@@ -381,6 +400,7 @@ class Session:
         (`StreamAdapter.exchange_until`); on a stream only, where a request can be cut off mid-way."""
         if not isinstance(self.adapter, StreamAdapter):
             raise TypeError(f"send_until needs a stream transport, not {self.adapter.transport}")
+        self.messages_sent += 1
         reply = await self.adapter.exchange_until(raw, expect_id=expect_id, until=until, timeout=self.timeout)
         return Call(None, reply, raw)
 
@@ -394,6 +414,7 @@ class Session:
         id the answer should carry (None: id null). Raises TransportError when the sentinel is not
         answered either and the target did not exit: then nothing could be observed.
         """
+        self.messages_sent += 1
         method = SENTINEL_METHODS[self.era]
         params: dict[str, Any] | None = {"_meta": self.meta()} if self.era == "modern" else None
         message = jsonrpc.request(f"conformance-sentinel-{self.next_id()}", method, params)

@@ -8,7 +8,7 @@ between a PASS and a FAIL is the token and nothing else.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from conformance.engine.checks import blocked, check, missed, skip
 from conformance.engine.context import CaseContext
@@ -16,6 +16,13 @@ from conformance.protocol.session import Call
 from conformance_packs.auth import discovery
 
 LATER_DISCOVERY = ("2025-11-25", "2026-07-28")
+#: The rows other rows rest on: a SKIP because one of them FAILed names its case (`checks.blocked`).
+NO_TOKEN = "auth.challenge.no-token"
+PRM_FOUND = "auth.discovery.found"
+PRM_HEADER = "auth.discovery.header"
+PRM_SERVERS = "auth.metadata.authorization-servers"
+AS_FOUND = "auth.metadata.server-discovery"
+SCOPE_403 = "auth.scope.forbidden"
 #: At most this many authorization servers of one metadata document are looked up.
 MAX_SERVERS = 3
 
@@ -47,6 +54,13 @@ async def _token_needed(ctx: CaseContext) -> None:
             f"a request without any token was served (HTTP {status}): the server asks no token here, so"
             " there is no refusal of a token to judge",
         )
+
+
+def _refused_without_token(call: Call) -> None:
+    """SKIP, blocked by AUTH-401-001, when the request without a token was not answered 401: that row
+    FAILs on it, and a 401's challenge cannot be judged on an answer that is none."""
+    if call.reply.status != 401:
+        blocked(NO_TOKEN, f"the request without a token was answered HTTP {call.reply.status}, not 401")
 
 
 def _challenge(call: Call) -> discovery.Challenge | None:
@@ -87,7 +101,7 @@ async def stdio_not_judged(ctx: CaseContext) -> None:
          " from the environment")  # fmt: skip
 
 
-@check("auth.challenge.no-token", "AUTH-401-001", "a request without a token is 401", transports=("http",))
+@check(NO_TOKEN, "AUTH-401-001", "a request without a token is 401", transports=("http",))
 async def no_token(ctx: CaseContext) -> None:
     call = await _without_token(ctx)
     if call.reply.status != 401:
@@ -102,8 +116,7 @@ async def no_token(ctx: CaseContext) -> None:
 )
 async def bearer_challenge(ctx: CaseContext) -> None:
     call = await _without_token(ctx)
-    if call.reply.status != 401:
-        skip(f"the request without a token was answered HTTP {call.reply.status}, not 401")
+    _refused_without_token(call)
     challenge = _challenge(call)
     if challenge is None:
         missed("the 401 has no WWW-Authenticate header", **_evidence(call))
@@ -114,7 +127,7 @@ async def bearer_challenge(ctx: CaseContext) -> None:
 
 
 @check(
-    "auth.discovery.header",
+    PRM_HEADER,
     "AUTH-PRM-001",
     "a 401 names the resource metadata in WWW-Authenticate",
     transports=("http",),
@@ -122,8 +135,7 @@ async def bearer_challenge(ctx: CaseContext) -> None:
 )
 async def discovery_header(ctx: CaseContext) -> None:
     call = await _without_token(ctx)
-    if call.reply.status != 401:
-        skip(f"the request without a token was answered HTTP {call.reply.status}, not 401")
+    _refused_without_token(call)
     challenge = _challenge(call)
     if challenge is None or not challenge.params.get("resource_metadata"):
         missed("the 401's WWW-Authenticate names no resource_metadata URL", **_evidence(call))
@@ -156,7 +168,7 @@ async def _protected_resource_metadata(ctx: CaseContext) -> tuple[discovery.Fetc
 
 
 @check(
-    "auth.discovery.found",
+    PRM_FOUND,
     "AUTH-PRM-002",
     "protected resource metadata is found by a discovery mechanism",
     transports=("http",),
@@ -173,8 +185,35 @@ async def discovery_found(ctx: CaseContext) -> None:
     ctx.note(f"found at {found.url}")
 
 
+async def _no_metadata(ctx: CaseContext) -> NoReturn:
+    """SKIP for want of protected resource metadata, blocked by the row that FAILs on it: AUTH-PRM-002
+    where the revision has it, else AUTH-401-001 or AUTH-PRM-001 when no 401 or no challenge named the
+    document; a plain SKIP when no row of the revision FAILs for it."""
+    reason = "no protected resource metadata was found (judged by the discovery rows)"
+    if ctx.revision in LATER_DISCOVERY:
+        blocked(PRM_FOUND, reason)
+    call = await _without_token(ctx)
+    _refused_without_token(call)  # 2025-06-18 names the document in a 401's challenge only
+    challenge = _challenge(call)
+    if not (challenge and challenge.params.get("resource_metadata")):
+        blocked(PRM_HEADER, reason)
+    skip(reason)
+
+
+async def _listed_servers(ctx: CaseContext) -> list[Any]:
+    """The authorization servers the resource metadata lists; SKIP, blocked by the row that FAILs, when
+    there is no metadata or it lists none."""
+    found, _, _ = await _protected_resource_metadata(ctx)
+    if found is None or found.document is None:
+        await _no_metadata(ctx)
+    servers = found.document.get("authorization_servers")
+    if not isinstance(servers, list) or not [s for s in servers if isinstance(s, str)]:
+        blocked(PRM_SERVERS, "the resource metadata lists no authorization server (judged by AUTH-PRM-003)")
+    return servers
+
+
 @check(
-    "auth.metadata.authorization-servers",
+    PRM_SERVERS,
     "AUTH-PRM-003",
     "the resource metadata lists at least one authorization server",
     transports=("http",),
@@ -182,7 +221,7 @@ async def discovery_found(ctx: CaseContext) -> None:
 async def authorization_servers(ctx: CaseContext) -> None:
     found, _, _ = await _protected_resource_metadata(ctx)
     if found is None or found.document is None:
-        skip("no protected resource metadata was found (judged by the discovery rows)")
+        await _no_metadata(ctx)
     servers = found.document.get("authorization_servers")
     if not isinstance(servers, list) or not servers:
         missed("authorization_servers is missing or empty", **found.evidence())
@@ -200,7 +239,7 @@ async def authorization_servers(ctx: CaseContext) -> None:
 async def metadata_resource(ctx: CaseContext) -> None:
     found, identifier, _ = await _protected_resource_metadata(ctx)
     if found is None or found.document is None:
-        skip("no protected resource metadata was found (judged by the discovery rows)")
+        await _no_metadata(ctx)
     resource = found.document.get("resource")
     if not isinstance(resource, str):
         missed("the metadata has no resource", **found.evidence())
@@ -233,15 +272,14 @@ async def _server_metadata(ctx: CaseContext) -> list[tuple[str, discovery.Fetche
 
 
 @check(
-    "auth.metadata.server-discovery",
+    AS_FOUND,
     "AUTH-AS-001",
     "each authorization server's metadata is found and names its issuer",
     transports=("http",),
 )
 async def server_discovery(ctx: CaseContext) -> None:
+    await _listed_servers(ctx)
     servers = await _server_metadata(ctx)
-    if not servers:
-        skip("the resource metadata lists no authorization server (judged by AUTH-PRM-003)")
     for issuer, meta, tried in servers:
         if meta is None or meta.document is None:
             missed(
@@ -262,9 +300,10 @@ async def server_discovery(ctx: CaseContext) -> None:
     revisions=LATER_DISCOVERY,
 )
 async def pkce(ctx: CaseContext) -> None:
+    await _listed_servers(ctx)
     servers = [(issuer, meta) for issuer, meta, _ in await _server_metadata(ctx) if meta and meta.document]
     if not servers:
-        skip("no authorization server metadata was found (judged by AUTH-AS-001)")
+        blocked(AS_FOUND, "no authorization server metadata was found (judged by AUTH-AS-001)")
     for issuer, meta in servers:
         assert meta.document is not None
         methods = meta.document.get("code_challenge_methods_supported")
@@ -362,7 +401,7 @@ def _scopes_text(announced: dict[str, list[str]]) -> str:
 
 
 @check(
-    "auth.scope.forbidden",
+    SCOPE_403,
     "AUTH-SCOPE-001",
     "a token of too small a scope is 403",
     transports=("http",),
@@ -402,10 +441,10 @@ async def scope_challenge(ctx: CaseContext) -> None:
     status = call.reply.status or 0
     if 200 <= status < 300:
         if await _announced_scopes(ctx):
-            blocked("auth.scope.forbidden", f"the token without any scope was served (HTTP {status}): no 403")
+            blocked(SCOPE_403, f"the token without any scope was served (HTTP {status}): no 403")
         skip(f"a valid token without any scope was served (HTTP {status}): this request needs no scope here")
     if status != 403:
-        skip(f"the answer was HTTP {status}, not 403 (judged by AUTH-SCOPE-001)")
+        blocked(SCOPE_403, f"the answer was HTTP {status}, not 403 (judged by AUTH-SCOPE-001)")
     challenge = _challenge(call)
     if challenge is None or challenge.scheme.lower() != "bearer":
         ctx.facts.update(_evidence(call))

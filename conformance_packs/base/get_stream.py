@@ -4,12 +4,16 @@ opens may carry, the SSE event IDs a server attaches, and a `Last-Event-ID` repl
 Each check works on a session of its own: a server may allow one GET stream per session, and event IDs
 are unique per session only, so IDs seen in two sessions are never compared. Whether a GET opens a
 stream at all is BASE-HTTP-002's; these checks SKIP when it does not (405), and when the server attaches
-no event IDs (resumability is optional), never PASS.
+no event IDs (resumability is optional), never PASS. A GET that draws no answer at all is met once (by
+BASE-HTTP-002 when it runs): the others are SKIP, blocked by that case, and send no GET of their own.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +21,7 @@ from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.session import Call, Session, probe_grace
+from conformance_packs.base.http import LEGACY_GET, LEGACY_GET_WHAT
 
 #: The revisions with a GET stream and resumable SSE streams.
 STREAM_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
@@ -65,10 +70,32 @@ class HeldStream:
     requests: int
 
 
+def _get_guard(ctx: CaseContext) -> AbstractAsyncContextManager[None]:
+    """Around a GET's opening: SKIP blocked by the case whose GET drew no answer (BASE-HTTP-002's, when
+    it ran), sending nothing; a GET that draws none here is remembered so for the other rows."""
+    return ctx.guard(LEGACY_GET, LEGACY_GET_WHAT, across_revisions=True)
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    ctx: CaseContext, adapter: Any, headers: dict[str, str] | None = None
+) -> AsyncIterator[Any]:
+    """A GET stream held open for the block; its opening guarded (`_get_guard`), not what the block
+    does with it (a request the block POSTs that fails is no failure of the GET)."""
+    async with contextlib.AsyncExitStack() as stack:
+        async with _get_guard(ctx):
+            stream = await stack.enter_async_context(
+                adapter.listen(timeout=ctx.options.timeout, headers=headers)
+            )
+        yield stream
+
+
 async def _held_stream(ctx: CaseContext) -> HeldStream:
+    async with _get_guard(ctx):
+        pass  # a GET that already drew no answer: no session of its own to open
     session = await ctx.fresh_session()
     adapter = await _http(ctx, session)
-    async with adapter.listen(timeout=ctx.options.timeout) as stream:
+    async with _listening(ctx, adapter) as stream:
         if stream.status != 200 or not stream.content_type.startswith("text/event-stream"):
             return HeldStream(stream.status, stream.content_type, [], 0)
         calls = [await _probe(ctx, session, "ping") for _ in range(2)]
@@ -155,13 +182,15 @@ def _ids_of(call: Call | None) -> list[str]:
 async def event_ids_unique(ctx: CaseContext) -> None:
     """Every event ID of one session's streams: the initialize answer, three POSTed requests' answers
     and a GET stream held open meanwhile. IDs are compared within this one session only."""
+    async with _get_guard(ctx):
+        pass  # a GET that already drew no answer: no session of its own to open
     session = await ctx.fresh_session()
     adapter = await _http(ctx, session)
     streams: list[tuple[str, list[str]]] = []
     opening = session.identity.opening
     if opening is not None:
         streams.append(("initialize", _ids_of(opening)))
-    async with adapter.listen(timeout=ctx.options.timeout) as stream:
+    async with _listening(ctx, adapter) as stream:
         for method in ("ping", "ping", "tools/list" if ctx.identity.has("tools") else "ping"):
             call = await _probe(ctx, session, method)
             streams.append(
@@ -204,6 +233,8 @@ async def resume_own_stream(ctx: CaseContext) -> None:
     """Two pings in one session; then a GET with `Last-Event-ID` naming an event of the first ping's
     stream from before its answer. A replay may bring the first ping's answer back; an answer of the
     other ping (another stream) must never come."""
+    async with _get_guard(ctx):
+        pass  # a GET that already drew no answer: no session of its own to open
     session = await ctx.fresh_session()
     adapter = await _http(ctx, session)
     first = await _probe(ctx, session, "ping")
@@ -220,7 +251,7 @@ async def resume_own_stream(ctx: CaseContext) -> None:
         )
     second = await _probe(ctx, session, "ping")
     own_id = first.reply.response.id if first.reply.response else None
-    async with adapter.listen(timeout=ctx.options.timeout, headers={"Last-Event-ID": cursor}) as stream:
+    async with _listening(ctx, adapter, {"Last-Event-ID": cursor}) as stream:
         if stream.status != 200 or not stream.content_type.startswith("text/event-stream"):
             skip(
                 f"the GET with Last-Event-ID {cursor!r} answered HTTP {stream.status} "

@@ -16,6 +16,11 @@ from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSIO
 
 #: The verdict needs only the status and content type of a GET; a stream is read this long, then closed.
 GET_WINDOW = 0.05
+#: A legacy session's GET, as `CaseContext.guard` remembers its failure: the GET-stream rows need it, and
+#: a GET that drew no answer is met once, by BASE-HTTP-002, not waited out again by each of them nor in
+#: another revision (how the server answers a GET does not depend on the revision's header).
+LEGACY_GET = "base:legacy-get"
+LEGACY_GET_WHAT = "a GET to the endpoint (BASE-HTTP-002)"
 
 
 @check(
@@ -56,13 +61,10 @@ async def legacy_get(ctx: CaseContext) -> None:
     # The row's own test: a GET that is neither an event stream nor 405 FAILs, and a GET with no status
     # line within the timeout (fastapi-mcp buffers a whole stream) is neither: observed, not an ERROR.
     with ctx.answer_judged("the GET was answered neither with an event stream nor with 405"):
-        try:
-            reply = await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
-        except TransportTimeout as exc:
-            if exc.status != 405:
-                raise
-            ctx.note("no GET stream (405; its body did not end within the timeout)")
-            return
+        reply = await _legacy_get_reply(ctx, adapter)
+    if reply is None:
+        ctx.note("no GET stream (405; its body did not end within the timeout)")
+        return
     if reply.status == 405:
         ctx.note("no GET stream (405)")
         return
@@ -74,6 +76,21 @@ async def legacy_get(ctx: CaseContext) -> None:
         http_status=reply.status,
         headers=reply.headers,
     )
+
+
+async def _legacy_get_reply(ctx: CaseContext, adapter: Any) -> Any:
+    """The GET's answer (its status and headers; a stream is read for `GET_WINDOW`, then closed), None
+    for a 405 whose body did not end within the timeout. A GET
+    that draws none (no status line within the timeout) is remembered for the target: the GET-stream
+    rows, and this row in the other revisions, are blocked by this case and send no GET of their own
+    (`CaseContext.guard`), whatever verdict this case gives it."""
+    async with ctx.guard(LEGACY_GET, LEGACY_GET_WHAT, across_revisions=True):
+        try:
+            return await adapter.request("GET", timeout=ctx.options.timeout, stream_window=GET_WINDOW)
+        except TransportTimeout as exc:
+            if exc.status != 405:
+                raise
+            return None  # 405, whose body did not end within the timeout: no GET stream, and no failure
 
 
 def _expect_400(call: Call, code: int, what: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import base64
 
-from conformance.engine.checks import check, missed, unjudgeable
+from conformance.engine.api import TransportError
+from conformance.engine.checks import check, missed, skip, unjudgeable
 from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import classify
 from conformance.protocol.versions import BATCH_REVISIONS
@@ -19,23 +20,40 @@ from conformance.text import bytes_text
     transports=("stdio",),
 )
 async def stdout_only_messages(ctx: CaseContext) -> None:
-    await ctx.request("tools/list" if ctx.identity.has("tools") else "ping")
-    lines = 0
+    """Every line the server wrote on stdout in the revision. A line past the harness's caps (its size,
+    its depth) was not read, so it is no evidence either way: counted, not judged (the case that awaited
+    it is the one that could not judge its answer)."""
+    try:
+        await ctx.request("tools/list" if ctx.identity.has("tools") else "ping")
+    except TransportError as exc:
+        if exc.sent:
+            raise
+        ctx.note(f"no request of its own ({exc})")  # the log the other cases left is still judged
+    lines = unread = 0
     for entry in ctx.wire_log():
         if entry.get("channel") != "stdout" or entry.get("dir") != "recv":
             continue
         lines += 1
         if "note" in entry and "text" not in entry and "base64" not in entry:
-            missed(f"stdout: {entry['note']}")
+            unread += 1  # a line past the message cap, discarded unread
+            continue
         if "base64" in entry:
             missed(
                 "stdout carried bytes that are not UTF-8",
                 why=bytes_text(base64.b64decode(entry["base64"]), 120),
             )
         frame = classify(entry["text"].encode("utf-8")) if "truncated_from" not in entry else None
+        if frame is not None and "oversize" in frame.extra:
+            unread += 1
+            continue
         if frame is not None and (frame.kind == "garbage" or not _message(frame.value, ctx.revision)):
             missed(f"stdout carried a line that is not a JSON-RPC message: {entry['text'][:120]!r}")
-    ctx.note(f"{lines} stdout lines, all JSON messages")
+    if unread and unread == lines:
+        skip(
+            f"the {lines} stdout line(s) all exceeded the harness's caps and were not read: nothing to judge"
+        )
+    past = f" ({unread} past the harness's caps, not read)" if unread else ""
+    ctx.note(f"{lines} stdout lines{past}, all JSON messages")
 
 
 def _message(value: object, revision: str) -> bool:

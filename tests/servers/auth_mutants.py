@@ -34,6 +34,7 @@ DEFECTS = {
     "scope-no-error": 'answers too small a scope 403 with a challenge that has no error (Bearer scope="...")',
     "scope-ignored": "serves a valid token whatever its scope, though its metadata lists mcp:tools",
     "no-token-needed": "serves every request, with any token or none (its metadata still names its issuer)",
+    "no-token-403": "answers a request without a token with 403 instead of 401",
 }
 
 
@@ -139,6 +140,17 @@ def _challenge_without_error(app: ASGIApp) -> ASGIApp:
     return wrapped
 
 
+def _no_token_status(app: ASGIApp, status: int) -> ASGIApp:
+    """`app` answering a request without an Authorization header with `status` where it says 401."""
+    rewritten = _rewrite_status(app, status_map={401: status})
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        bare = scope["type"] == "http" and not any(k.lower() == b"authorization" for k, _ in scope["headers"])
+        await (rewritten if bare else app)(scope, receive, send)
+
+    return wrapped
+
+
 def _query_token(app: ASGIApp) -> ASGIApp:
     """`app` taking `?access_token=` as if it were the Authorization header."""
 
@@ -189,6 +201,8 @@ def build(defect: str) -> Any:
             return _rewrite_status(base, drop_challenge_on=401)
         if defect == "scope-401":
             return _rewrite_status(base, status_map={403: 401})
+        if defect == "no-token-403":
+            return _no_token_status(base, 403)
         if defect == "query-token":
             return _query_token(base)
         if defect == "scope-no-error":

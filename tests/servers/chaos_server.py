@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 from http.server import BaseHTTPRequestHandler
@@ -38,7 +39,19 @@ STDIO_MODES = {
     "flood-notify": "sends 2,000 notifications (of no MCP method) before every response",
     "flood-stderr": "writes 20 MB to stderr at start",
     "leak-secret": "echoes the CANARY environment variable in serverInfo, errors, stdout junk and stderr",
+    # Hostile after initialize: each process answers its handshake honestly, then tools/list (or any
+    # request) with the fault, so a restart meets it again; `--log` names every request received.
+    "endless-line": "answers tools/list with a 100 MB line that never ends (no newline), then stays silent",
+    "deep-nest": "answers tools/list with a result nested 100,000 arrays deep",
+    "orphan-stdout": "at its first request after the handshake, whatever it is, starts a child (a session"
+    " of its own) that holds stdout, and exits",
 }
+#: The stdio modes hostile after initialize: they log what they receive to `--log FILE`.
+AFTER_INIT = ("endless-line", "deep-nest", "orphan-stdout")
+#: How deep `deep-nest` nests its answer: far past any recursive parser's default limit.
+NEST_DEPTH = 100_000
+#: How long a hostile process holds on once it has struck (only a kill ends it sooner).
+HOLD_SECONDS = 600
 HTTP_MODES = {
     "http-500": "answers every POST with HTTP 500 and an HTML page",
     "http-trickle": "sends its JSON body one byte every 0.5 s",
@@ -93,7 +106,35 @@ def tiny_values(msg_id: Any) -> bytes:
     return head[: -len(b"]}}")] + b",".join([b"[]"] * 5_000_000) + b"]}}"
 
 
-def serve_stdio(mode: str) -> None:
+def log_line(log: str, text: str) -> None:
+    """Append one line to `log` (when given): a test counts starts and requests from it, not from time."""
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
+def strike(mode: str, msg_id: Any, out: Any) -> None:
+    """What a server hostile after initialize does to the request it strikes at (`AFTER_INIT`): only
+    `deep-nest` answers it (one line no parser with a recursion limit reads); the others never do."""
+    if mode == "deep-nest":
+        body = b"[" * NEST_DEPTH + b"]" * NEST_DEPTH
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode() + b',"result":{"tools":'
+        out.write(head + body + b"}}\n")
+        out.flush()
+        return
+    if mode == "endless-line":
+        chunk = b"x" * (1 << 20)
+        for _ in range(100):
+            out.write(chunk)
+        out.flush()
+        time.sleep(HOLD_SECONDS)
+    if mode == "orphan-stdout":
+        code = f"import os, time; os.setsid(); time.sleep({HOLD_SECONDS})"
+        subprocess.Popen([sys.executable, "-c", code, *sys.argv[1:]], stdin=subprocess.DEVNULL)
+        os._exit(0)
+
+
+def serve_stdio(mode: str, log: str = "") -> None:
     out = sys.stdout.buffer
     server = LeakyServer(os.environ.get("CANARY", "")) if mode == "leak-secret" else Server("none")
     if mode == "leak-secret":
@@ -112,7 +153,7 @@ def serve_stdio(mode: str) -> None:
             sys.stderr.buffer.write(chunk)
         sys.stderr.buffer.flush()
     requests = 0
-    sent_huge = sent_near = False
+    sent_huge = sent_near = shaken = False
     for line in sys.stdin.buffer:
         if mode == "hang-first":
             time.sleep(3600)
@@ -125,6 +166,15 @@ def serve_stdio(mode: str) -> None:
         if mode == "crash-mid" and requests == 6:
             sys.exit(1)
         method = message.get("method") if isinstance(message, dict) else None
+        if mode in AFTER_INIT and isinstance(method, str) and "id" in message:
+            log_line(log, method)
+            # orphan-stdout strikes at the first request after the handshake, whatever it is.
+            handshake = method in ("initialize", "server/discover")
+            shaken = shaken or handshake
+            if method == "tools/list" or (mode == "orphan-stdout" and shaken and not handshake):
+                log_line(log, f"struck:{method}")
+                strike(mode, message["id"], out)
+                continue
         if mode == "hang-call" and method == "tools/call":
             time.sleep(3600)
         if mode == "huge" and method == "tools/list" and not sent_huge:
@@ -276,10 +326,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--tag", default="", help="ignored: lets a test find exactly its own processes")
+    parser.add_argument("--log", default="", help="a file the hostile-after-initialize modes log to")
     parser.add_argument("mode", choices=sorted({**STDIO_MODES, **HTTP_MODES}))
     args = parser.parse_args()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        serve_http(args.mode) if args.http else serve_stdio(args.mode)
+        serve_http(args.mode) if args.http else serve_stdio(args.mode, args.log)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 proving BASE-HTTP-019, -020 and -021 (conformance_packs/base/get_stream.py) and the GET stream's part of
 BASE-WIRE-001. `none` is the reference as it is, behind the same middleware.
 
-    python -m tests.servers.get_stream_mutants --defect NAME --http [--port 0]
+    python -m tests.servers.get_stream_mutants --defect NAME --http [--port 0] [--log FILE]
+
+With `--log FILE` every GET the server receives is one line there, so a test counts them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ DEFECTS = {
     "get-garbage": "opens every GET stream with an event whose data is not JSON",
     "event-id-repeat": "opens every SSE answer with an empty event whose ID is always the same",
     "replay-other-stream": "starts a Last-Event-ID replay with the session's latest POSTed answer",
+    "get-buffered": "holds every GET's answer until its body ends, as a server that buffers whole answers"
+    " does (fastapi-mcp): a stream never ends, so no status line ever comes",
 }
 STRAY_RESPONSE = b'event: message\ndata: {"jsonrpc":"2.0","id":"mutant-stray","result":{}}\n\n'
 GARBAGE = b"event: message\ndata: this is not JSON\n\n"
@@ -46,6 +50,20 @@ def _lead(send: Send, first: bytes) -> Send:
     return wrapped
 
 
+def _buffered(send: Send) -> Send:
+    """Send nothing until the body has ended, then the whole answer at once (never, for a stream)."""
+    held: list[Message] = []
+
+    async def wrapped(message: Message) -> None:
+        held.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            for kept in held:
+                await send(kept)
+            held.clear()
+
+    return wrapped
+
+
 def _answers(body: bytes) -> list[bytes]:
     """The `data` of every SSE event of `body` that is a JSON-RPC response."""
     found = []
@@ -63,9 +81,10 @@ def _answers(body: bytes) -> list[bytes]:
 
 
 class Defect:
-    def __init__(self, app: ASGIApp, defect: str) -> None:
+    def __init__(self, app: ASGIApp, defect: str, log: str = "") -> None:
         self.app = app
         self.defect = defect
+        self.log = log
         #: Session id -> the latest answer POSTed in it (replay-other-stream).
         self.latest: dict[str, bytes] = {}
 
@@ -75,7 +94,12 @@ class Defect:
             return
         get = scope["method"] == "GET"
         resuming = _header(scope, b"last-event-id") is not None
-        if self.defect == "get-response" and get and not resuming:
+        if get and self.log:
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(f"GET {_header(scope, b'mcp-protocol-version') or '-'}\n")
+        if self.defect == "get-buffered" and get:
+            send = _buffered(send)
+        elif self.defect == "get-response" and get and not resuming:
             send = _lead(send, STRAY_RESPONSE)
         elif self.defect == "get-garbage" and get and not resuming:
             send = _lead(send, GARBAGE)
@@ -103,10 +127,15 @@ class Defect:
 
 def main(argv: list[str] | None = None) -> int:
     defect, args = take_defect(argv, DEFECTS)
+    log = ""
+    if "--log" in args and args.index("--log") + 1 < len(args):
+        at = args.index("--log")
+        log = args[at + 1]
+        del args[at : at + 2]
     build = serving.build_http_app
 
     def build_with_defect(server: Any, *, era: Any = "both") -> ASGIApp:
-        return Defect(build(server, era=era), defect)
+        return Defect(build(server, era=era), defect, log)
 
     serving.build_http_app = build_with_defect  # type: ignore[assignment]
     return base_server.main(args)
