@@ -130,11 +130,15 @@ def test_a_get_with_no_status_line_fails_the_get_row(tmp_path: Path) -> None:
     """BASE-HTTP-002's own test: a GET that is neither an event stream nor 405 FAILs, and one that draws no
     status line within the timeout is neither: a FAIL saying so, in each legacy revision, not an ERROR."""
     report = run([_http_target(tmp_path, "get-silent")], select="base.http.legacy-get", timeout=3.0)
-    assert non_pass(report) == EXPECTED["get-silent"]
-    assert _judged_in(report) == {"base.http.legacy-get": REVISIONS["base.http.legacy-get"]}
-    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    # One defect, one verdict: the GET is sent once for the target (the newest legacy revision judges
+    # it); the row in the other revisions is SKIP blocked by that case and sends no GET of its own.
+    assert non_pass(report) == EXPECTED["get-silent"] | {("base.http.legacy-get", "SKIP")}
+    (failed,) = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     expected = "neither with an event stream nor with 405: no HTTP status line to GET within 3 s"
-    assert all(expected in c["message"] for c in failed)
+    assert expected in failed["message"] and failed["revision"] == "2025-11-25"
+    skipped = [c for c in report["cases"] if c["verdict"] == "SKIP"]
+    assert {c["revision"] for c in skipped} == REVISIONS["base.http.legacy-get"] - {"2025-11-25"}
+    assert all(c["blocked_by"] == failed["key"] for c in skipped)
 
 
 def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
