@@ -328,7 +328,8 @@ def outcome(report: Report | Mapping[str, Any]) -> Outcome:
             f"({_tally(counts, (Verdict.FAIL, Verdict.ERROR, Verdict.XPASS))})."
         )
     else:
-        why = f"{len(cases)} case{plural}, none blocking"
+        scored = sum(1 for case in cases if not case.unscored)
+        why = f"{scored} case{'' if scored == 1 else 's'}, none blocking"
         rest = _tally(counts, (Verdict.WARN, Verdict.XFAIL, Verdict.SKIP))
         why += f" ({rest} do not fail a run)." if rest else "."
     apart = Counter(case.verdict for case in cases if case.unscored)
