@@ -307,6 +307,9 @@ def test_go_style_text_errors_are_one_fail_per_revision_on_a_dual_era_server(tmp
     # an answer to resume from (BASE-HTTP-021).
     expected |= {("base.http.get-stream-messages", r): "SKIP" for r in spoken if r != "2026-07-28"}
     expected |= {("base.http.resume-own-stream", r): "SKIP" for r in ("2025-06-18", "2025-03-26")}
+    # Buffering every POST's answer, it never opens a listen's stream (the answer that does not end):
+    # BASE-SUB-010's one FAIL, the other listen rows blocked by it.
+    expected[("base.listen.acknowledged-first", "2026-07-28")] = "FAIL"
     assert verdicts == expected
     for case in report["cases"]:
         if case["check"] in unknown_method_cases | MODERN_UNKNOWN_METHOD_CASES:

@@ -42,7 +42,9 @@ START_GATE: contextvars.ContextVar[asyncio.Semaphore | None] = contextvars.Conte
 CURRENT_CASE: contextvars.ContextVar[str] = contextvars.ContextVar("mcp_conformance_case", default="")
 #: How many times one request may break its session the same way in one revision before it is not
 #: sent there any more: the second occurrence is a restart reproducing the first. A hang (a timeout
-#: after the whole per-request budget) counts per method, whatever its params (a server whose every
+#: after the whole per-request budget) counts per method and subject (the tool, prompt or resource a
+#: request names: one slow tool, server-everything's long-running operation, is no reason to stop
+#: calling the others), and a method stops once that many of its subjects hung (a server whose every
 #: tools/call hangs); an answer past the message cap, or the server lost on a session's first request,
 #: counts per request (method and params: a fuzzed input that crashes the server is that input's).
 HANGS_PER_METHOD = 2
@@ -51,11 +53,21 @@ HANGS_PER_METHOD = 2
 BREAKS = {"timeout": "hung", "oversize": "broke the message cap", "closed": "lost the server"}
 
 
+def subject_of(params: dict[str, Any] | None) -> str | None:
+    """The tool, prompt or resource a request names (`name`, `uri`), if any."""
+    for key in ("name", "uri"):
+        value = (params or {}).get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def exchange_of(method: str, kind: str, params: dict[str, Any] | None) -> str:
-    """What a break of `kind` is counted against: the method for a hang, else the request itself (its
-    params without `_meta`, which carries per-request tokens)."""
+    """What a break of `kind` is counted against: the method and the subject it names for a hang, else
+    the request itself (its params without `_meta`, which carries per-request tokens)."""
     if kind == "timeout":
-        return method
+        subject = subject_of(params)
+        return method if subject is None else f"{method} {json.dumps(subject)[:200]}"
     plain = {k: v for k, v in (params or {}).items() if k != "_meta"}
     return method + " " + json.dumps(plain, sort_keys=True, separators=(",", ":"), default=str)[:4000]
 
@@ -90,6 +102,8 @@ class HangLedger:
 
     limit: int = HANGS_PER_METHOD
     cases: dict[tuple[str, str], list[Break]] = field(default_factory=dict)
+    #: Per method, the first hang of each subject that hung: `limit` subjects stop the method.
+    subjects_hung: dict[str, dict[str, Break]] = field(default_factory=dict)
     #: The breaks of one kind in a row with nothing answered between them (on any session of the
     #: revision), each but the first on the first request of a restarted session, and how many requests
     #: were answered since the latest.
@@ -102,13 +116,26 @@ class HangLedger:
         if self.dead is not None:
             first, why = self.dead
             raise _not_sent(f"not sent: {why}", first)
+        hung = self.subjects_hung.get(method, {})
+        if len(hung) >= self.limit and subject_of(params) is not None:
+            first = next(iter(hung.values()))
+            raise _not_sent(
+                f"not sent: {method} already hung for {len(hung)} different subjects in this revision "
+                f"({', '.join(f'case {b.case}: {subject}' for subject, b in hung.items())})",
+                first,
+            )
         for kind, verb in BREAKS.items():
             broke = self.cases.get((exchange_of(method, kind, params), kind), [])
             if len(broke) >= self.limit:
                 times = "twice" if self.limit == 2 else f"{self.limit} times"
                 names = list(dict.fromkeys(b.case for b in broke))
                 where = f"case {names[0]}" if len(names) == 1 else f"cases {', '.join(names)}"
-                what = method if kind == "timeout" else f"the same {method} request"
+                subject = subject_of(params)
+                what = (
+                    (method if subject is None else f"{method} of {subject!r}")
+                    if kind == "timeout"
+                    else f"the same {method} request"
+                )
                 raise _not_sent(
                     f"not sent: {what} already {verb} {times} in this revision ({where})", broke[0]
                 )
@@ -127,6 +154,9 @@ class HangLedger:
             return
         now = Break(method, error.kind, CURRENT_CASE.get() or "(before the cases)", CURRENT_KEY.get())
         root: Break | None = None
+        subject = subject_of(params)
+        if error.kind == "timeout" and subject is not None:
+            self.subjects_hung.setdefault(method, {}).setdefault(subject, now)
         if error.kind != "closed" or first:
             broke = self.cases.setdefault((exchange_of(method, error.kind, params), error.kind), [])
             root = broke[0] if broke else None

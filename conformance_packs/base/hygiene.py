@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.engine.api import TransportTimeout
+from conformance.engine.api import NotSent, TransportTimeout
 from conformance.engine.checks import check, missed, skip
 from conformance.engine.context import CaseContext
 from conformance_packs.base.common import SWEEP_TIMEOUTS, error_texts, find_trace, list_all
@@ -32,12 +32,17 @@ async def no_stack_traces(ctx: CaseContext) -> None:
     searched = 0
     attempted: set[str] = set()
     unanswered: list[str] = []
+    unsent: list[str] = []
     for method, params in probes:
         if len(unanswered) >= SWEEP_TIMEOUTS:
             break
         attempted.add(method)
         try:
             call = await ctx.request(method, params)
+        except NotSent:
+            # Not sent at all (its tool or method already hung twice in this revision): nothing waited.
+            unsent.append(f"{method} {(params or {}).get('name', '')}".strip())
+            continue
         except TransportTimeout:
             # A slow tool breaks no rule; it only leaves this probe unjudged (see SWEEP_TIMEOUTS).
             unanswered.append(f"{method} {(params or {}).get('name', '')}".strip())
@@ -49,8 +54,12 @@ async def no_stack_traces(ctx: CaseContext) -> None:
             if trace:
                 missed(f"{method} error leaks {trace!r}", **call.excerpt())
     wait = f"{ctx.options.timeout:g} s"
+    if unsent:
+        ctx.note(f"not sent, as what they call already hung twice in this revision: {', '.join(unsent)}")
     if not answered:
-        skip(f"nothing judged: no probe was answered within {wait}: {', '.join(unanswered)}")
+        said = [f"no answer within {wait}: {', '.join(unanswered)}"] if unanswered else []
+        said += [f"not sent (already hung twice): {', '.join(unsent)}"] if unsent else []
+        skip(f"nothing judged: no probe was answered ({'; '.join(said) or 'none sent'})")
     if not searched:
         # Answered, but with no error text (results, or refusals without a JSON-RPC body): nothing to search.
         skip(f"nothing judged: {answered.total()} answers carried no error text to search")

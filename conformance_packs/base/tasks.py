@@ -152,7 +152,7 @@ async def call_tool(ctx: CaseContext, params: dict[str, Any]) -> Call:
     try:
         return await ctx.request("tools/call", params)
     except NotSent as exc:
-        skip(f"tools/call of {params.get('name')!r} was not sent: {exc}")
+        skip(f"tools/call of {params.get('name')!r} was {exc}")
 
 
 def _listed(statuses: list[str | None]) -> str:
