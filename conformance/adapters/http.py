@@ -338,6 +338,10 @@ class HttpAdapter(Adapter):
                         frame = self._take_event(event, scratch, NO_RESPONSE)
                         if len(listening.events) < FRAMES_PER_REPLY:
                             listening.add(StreamEvent(event.own_id, frame))
+                        if frame is not None and frame.kind == "request" and self.answer_request:
+                            # A request the server sends unrelated to any of ours comes here (roots/list
+                            # asked on its own): answered as on a POST's stream, or the server waits on.
+                            await self._post_answer(self.answer_request(frame))
                 await asyncio.sleep(0)
         except (ValueError, TransportError, httpx.HTTPError) as exc:
             self.transcript.record("event", note=f"the held stream broke: {exc!r}")
