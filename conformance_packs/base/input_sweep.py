@@ -160,7 +160,7 @@ async def _get_stream(adapter: Any, timeout: float, grace: float) -> AsyncIterat
 
     async def hold() -> None:
         with contextlib.suppress(TransportError):
-            async with adapter.listen(timeout=timeout) as listening:
+            async with adapter.listen(timeout=timeout, answer=True) as listening:
                 held.append(listening)
                 opened.set()
                 await done.wait()
