@@ -88,6 +88,8 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str]]]] = {
         MODERN: {("base.input.mrtr-missing-input", "WARN"), ("base.input.mrtr-extra-responses", "WARN")}
     },
     "url-error-form": {LEGACY: {("base.input.url-elicitation-error", "FAIL")}},
+    # Over stdio a request unrelated to the call shares the one stream: the reference's verdicts.
+    "asks-unrelated": {LEGACY: set()},
     # The stdio row of the same 2026-07-28 rule sees the request on stdout too (BASE-STDIO-012).
     "modern-request": {
         MODERN: {("base.input.no-server-requests", "FAIL"), ("base.stdio.no-server-requests", "FAIL")}
@@ -124,6 +126,30 @@ def test_mutant_shows_exactly_its_verdicts(defect: str, revision: str) -> None:
     }
     failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     assert all(c["message"] for c in failed), "a FAIL says why"
+
+
+@pytest.mark.slow
+def test_a_request_unrelated_to_the_call_is_answered_on_the_get_stream(tmp_path: Path) -> None:
+    """Over Streamable HTTP a server's request with no related request goes on the GET stream: the input
+    sweep holds one open and answers there, so the call is answered and its asks judged, instead of the
+    call waiting out the timeout on an ask nobody could see."""
+    path = tmp_path / "target.toml"
+    command = server_argv(
+        "tests.servers.base_input_mutants", "--defect", "asks-unrelated", "--http", "--port", "0"
+    )
+    path.write_text(f'[target]\ncommand = {json.dumps(command)}\ntransport = "http"\n', encoding="utf-8")
+    report = run(
+        [str(path)],
+        protocol=LEGACY,
+        select="input.declared-only,input.sampling-shape,input.elicitation-shape",
+    )
+    verdicts = {c["check"]: c for c in report["cases"]}
+    assert {c: v["verdict"] for c, v in verdicts.items()} == {
+        "base.input.declared-only": "PASS",
+        "base.input.sampling-shape": "PASS",
+        "base.input.elicitation-shape": "PASS",
+    }, [v["message"] for v in verdicts.values()]
+    assert "3 ask(s) seen" in verdicts["base.input.declared-only"]["message"]
 
 
 def _target(tmp_path: Path, client: str) -> str:

@@ -73,6 +73,8 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     # A tool that sleeps without progress: the progress rows have nothing, the cancellation row does.
     "sleeper": (LEGACY, NO_PROGRESS),
     "sleeper-ignore-cancel": (LEGACY, NO_PROGRESS | {("base.cancel.no-response", "WARN")}),
+    # The sleeper whose default wait (a minute) outlasts the timeout: sized, it is judged as the sleeper.
+    "sleeper-slow-default": (LEGACY, NO_PROGRESS),
 }
 
 
@@ -173,6 +175,25 @@ def test_a_cancellation_is_sent_to_a_call_in_flight(defect: str, judged: str) ->
     )
     (case,) = report["cases"]
     assert case["verdict"] == "PASS" and judged in case["message"], case["message"]
+
+
+@pytest.mark.slow
+def test_the_sweep_sizes_a_wait_that_outlasts_the_timeout() -> None:
+    """A tool whose default wait outlasts the request timeout is called by the tool sweep with its wait
+    sized (`common.sized_first`): it answers, nothing runs out the timeout, and the cancellation row
+    still judges it (called again with the progress rows' own sizing, long enough to cancel)."""
+    report = run(
+        [stdio("tests.servers.base_resources_mutants", "--defect", "sleeper-slow-default")],
+        protocol=LEGACY,
+        select="call.structured-matches-schema,cancel.no-response",
+    )
+    verdicts = {c["check"]: c for c in report["cases"]}
+    cancel = verdicts["base.cancel.no-response"]
+    assert cancel["verdict"] == "PASS" and "cancelled while it ran" in cancel["message"], cancel["message"]
+    sweep = verdicts["base.call.structured-matches-schema"]["evidence"]["tool_calls"]
+    (entry,) = [t for t in sweep["per_tool"] if t["tool"] == "sleep"]
+    assert entry["succeeded"] and entry["sized"] == "seconds=0.1", entry
+    assert entry["arguments"] == {"seconds": 0.1} and entry["calls"] == 1, entry
 
 
 @pytest.mark.parametrize(

@@ -269,14 +269,20 @@ class HttpAdapter(Adapter):
 
     @contextlib.asynccontextmanager
     async def listen(
-        self, *, timeout: float, headers: Mapping[str, str] | None = None, body: bytes | None = None
+        self,
+        *,
+        timeout: float,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        answer: bool = False,
     ) -> AsyncIterator[Listening]:
         """A GET to the endpoint (or, with `body`, a POST of that request: 2026-07-28's
         subscriptions/listen, whose answer is a stream that stays open) held open while the caller
         works: `Listening` gathers the events of the stream as they come (each recorded in the
         transcript like any SSE answer's) until the block ends, which closes it. Opening it is bounded
         by `timeout`; a body that is not an event stream is read (within the cap) for the evidence and
-        the stream is `ended` at once."""
+        the stream is `ended` at once. With `answer`, a request the server sends on the stream is
+        answered (`answer_request`, POSTed), as a client that holds the stream to be asked does."""
         assert self._client is not None, "start() first"
         method = "GET" if body is None else "POST"
         sent = self._headers(headers)
@@ -306,7 +312,7 @@ class HttpAdapter(Adapter):
             )
             listening = Listening(resp.status_code, _lower(resp.headers))
             if listening.content_type.startswith("text/event-stream"):
-                pump = asyncio.create_task(self._pump(resp, listening))
+                pump = asyncio.create_task(self._pump(resp, listening, answer))
             else:
                 decoder = self._decoder(resp, self.max_message_bytes)
                 try:
@@ -326,7 +332,7 @@ class HttpAdapter(Adapter):
             with contextlib.suppress(Exception):
                 await resp.aclose()
 
-    async def _pump(self, resp: httpx.Response, listening: Listening) -> None:
+    async def _pump(self, resp: httpx.Response, listening: Listening, answer: bool = False) -> None:
         """Read a held GET stream into `listening` until it ends, breaks or is cancelled."""
         parser = SseParser(self.max_message_bytes)
         decoder = self._decoder(resp, None)
@@ -338,6 +344,10 @@ class HttpAdapter(Adapter):
                         frame = self._take_event(event, scratch, NO_RESPONSE)
                         if len(listening.events) < FRAMES_PER_REPLY:
                             listening.add(StreamEvent(event.own_id, frame))
+                        if answer and frame is not None and frame.kind == "request" and self.answer_request:
+                            # A request the server sends unrelated to any of ours comes here (roots/list
+                            # asked on its own): answered as on a POST's stream, or the server waits on.
+                            await self._post_answer(self.answer_request(frame))
                 await asyncio.sleep(0)
         except (ValueError, TransportError, httpx.HTTPError) as exc:
             self.transcript.record("event", note=f"the held stream broke: {exc!r}")

@@ -62,27 +62,37 @@ def words(name: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(name)}
 
 
-def paced(schema: Any, base: dict[str, Any], *, budget: float) -> Paced | None:
-    """`base` with each counting property set to STEPS and each waiting one to PACE_SECONDS (or as near
-    as the schema allows), when the result is valid under `schema` and its longest run fits `budget`
-    seconds; None when no property is of either kind, or when sizing them would not fit or validate."""
+def paced(
+    schema: Any,
+    base: dict[str, Any],
+    *,
+    budget: float,
+    count: int = STEPS,
+    pace: float = PACE_SECONDS,
+    waits_only: bool = False,
+) -> Paced | None:
+    """`base` with each counting property set to `count` and each waiting one to `pace` seconds (or as
+    near as the schema allows), when the result is valid under `schema` and its longest run fits
+    `budget` seconds; None when no property is of either kind, or when sizing them would not fit or
+    validate. `waits_only`: None unless some property waits (a call made for its answer alone has no
+    reason to change a count that does not multiply a wait)."""
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         return None
     counts, waits = _kinds(properties)
-    if not counts and not waits:
+    if not waits and (waits_only or not counts):
         return None
     arguments = dict(base)
     steps = 1
     for name in counts:
-        value = _fit(properties[name], STEPS)
+        value = _fit(properties[name], count)
         if value is not None:
             arguments[name] = value
             steps = max(steps, int(value))
     wait_seconds = 0.0
     for name in waits:
         milli = bool(words(name) & MILLI_WORDS) or "millisecond" in str(properties[name].get("description"))
-        wanted = PACE_SECONDS * 1000 if milli else PACE_SECONDS
+        wanted = pace * 1000 if milli else pace
         value = _fit(properties[name], wanted)
         if value is None:
             continue

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from conformance.arguments.pacing import Paced, paced
 from conformance.engine.api import TransportTimeout
 from conformance.engine.checks import Blocked, Skipped, blocked, missed, skip
 from conformance.engine.context import CaseContext
@@ -35,6 +36,14 @@ TRACE_PATTERNS = [
 #: Calls that may go unanswered within the timeout in one sweep over the tools (a slow tool breaks no
 #: rule, so it is left unjudged) before the rest are left out too: bounds a run against slow servers.
 SWEEP_TIMEOUTS = 2
+#: The most seconds a sweep's call with sized arguments (`sized_first`) should take if every wait of
+#: its schema is per step: the sweep only needs an answer, so a tool that sleeps is asked to sleep a
+#: little, not its default (server-everything's long-running operation: 10 s, the whole timeout).
+SWEEP_PACE_BUDGET = 2.0
+#: The wait and the step count a sweep's call asks of a tool that sleeps: the least that is still an
+#: ordinary call (a wait of 0 may mean "no limit" to some tools), since the sweep needs only its answer.
+SWEEP_PACE = 0.1
+SWEEP_STEPS = 1
 
 
 async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
@@ -166,6 +175,10 @@ class ToolCalls:
     why: str = ""
     #: A call went unanswered within the timeout (it is not in `calls`, which holds answers).
     timed_out: bool = False
+    #: The arguments of the call that went unanswered (a later call with the same ones would hang too).
+    unanswered_arguments: dict[str, Any] | None = None
+    #: The first call's arguments sized so the tool answers soon (`sized_first`), None when drawn as is.
+    sized: Paced | None = None
 
     @property
     def name(self) -> str:
@@ -236,6 +249,7 @@ class Sweep:
                     "calls": len(t.calls) + t.timed_out,
                     "succeeded": t.success is not None,
                     **({"arguments": t.arguments()} if t.success is not None else {}),
+                    **({"sized": t.sized.line()} if t.sized is not None else {}),
                     **({"why": t.why} if t.why else {}),
                     **({"refusal": t.refusal()} if t.refusal() else {}),
                 }
@@ -297,26 +311,48 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
             if first is None:
                 entry.why = f"not called: {drawn.problem}"
                 continue
-            rank = 0
-            text: str | None = first
-            while text is not None:
-                args = json.loads(text)  # a fresh copy: a check may change the arguments it sends
+            entry.sized = sized_first(tool, first)
+            # The sized arguments first, when the schema says how long the tool works; then the drawn
+            # candidates in order (the first again only when sizing changed it and was refused).
+            rank = 0 if entry.sized is not None else 1
+            args: dict[str, Any] = entry.sized.arguments if entry.sized is not None else json.loads(first)
+            while True:
+                args = json.loads(json.dumps(args))  # a fresh copy: a check may change the arguments it sends
                 try:
                     call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
                 except TransportTimeout:
                     timeouts += 1
                     entry.timed_out = True
+                    entry.unanswered_arguments = args
                     entry.why = f"no answer within {ctx.options.timeout:g} s"
                     break
                 entry.calls.append((args, call))
                 if succeeded(call) is not None:
                     entry.success = call
                     break
-                rank += 1
                 text = drawn.get(rank) if drawn.ready(rank) else await asyncio.to_thread(drawn.get, rank)
+                if text is None:
+                    break
+                args, rank = json.loads(text), rank + 1
         return Sweep(out, listed)
 
     return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
+
+
+def sized_first(tool: dict[str, Any], first: str | None) -> Paced | None:
+    """The first candidate (JSON text) of `tool` with its step counts and waits sized
+    (`conformance.arguments.pacing`), so that a tool that sleeps answers within SWEEP_PACE_BUDGET
+    seconds instead of its default; None when its schema has nothing to size or sizing would not fit.
+
+    Why: a call made for its answer alone (the sweep, the input sweep) should cost what it must show,
+    not the tool's own default wait, which may outlast the timeout in every revision."""
+    if first is None:
+        return None
+    base = json.loads(first)
+    if not isinstance(base, dict):
+        return None
+    schema = tool.get("inputSchema", {})
+    return paced(schema, base, budget=SWEEP_PACE_BUDGET, count=SWEEP_STEPS, pace=SWEEP_PACE, waits_only=True)
 
 
 async def answered_calls(ctx: CaseContext) -> list[Call]:

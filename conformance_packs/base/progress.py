@@ -108,8 +108,6 @@ class _Plan:
 def _plans(ctx: CaseContext, sweep: Sweep) -> list[_Plan]:
     """A plan per tool of the sweep that answered, or that got no answer with arguments that sizing
     changes (a call that ran out the timeout is not sent again with the same arguments)."""
-    from conformance.arguments.candidates import drawing
-
     budget = paced_budget(ctx)
     plans = []
     for entry in sweep.tools:
@@ -118,8 +116,7 @@ def _plans(ctx: CaseContext, sweep: Sweep) -> list[_Plan]:
             base = entry.arguments() or {}
             slowness = entry.success.reply.elapsed
         elif entry.timed_out:
-            text = drawing(schema).get(len(entry.calls))  # the candidate whose call got no answer
-            base = json.loads(text) if text is not None else {}
+            base = dict(entry.unanswered_arguments or {})  # the arguments whose call got no answer
             slowness = ctx.options.timeout
         else:
             continue

@@ -180,6 +180,24 @@ async def modern_request(ctx: ServerRequestContext[Any], params: types.CallToolR
     return await _ask_for_input(ctx, params)
 
 
+async def asks_unrelated(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+    """Before 2026-07-28, asks for each declared input with no related request (as server-everything
+    asks roots/list): over Streamable HTTP such a request goes on the GET stream, not the call's own
+    POST stream. Not a defect: a client that holds the GET stream open answers it there."""
+    revision = ctx.protocol_version
+    if revision in base_input.MODERN_PROTOCOL_VERSIONS:
+        return await _ask_for_input(ctx, params)
+    answers: dict[str, str] = {}
+    for key, ask in _asks_for(base_input._declared(ctx.session.client_capabilities), revision).items():
+        try:
+            await ctx.session.send_request(_request(ask), base_input._RESULT_TYPES[ask["method"]])
+        except MCPError as exc:
+            answers[key] = f"refused ({exc.error.code})"
+        else:
+            answers[key] = "answered"
+    return base_input._summary(answers)
+
+
 class TemplatesInputRequired:
     """Answers resources/templates/list in 2026-07-28 with an InputRequiredResult."""
 
@@ -216,6 +234,7 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "retry-error": ("ask_for_input", retry_error),
     "url-error-form": ("ask_for_input", url_error_form),
     "modern-request": ("ask_for_input", modern_request),
+    "asks-unrelated": ("ask_for_input", asks_unrelated),
     "mrtr-on-list": ("middleware", TemplatesInputRequired),
     "task-refused": ("middleware", TaskRefused),
 }

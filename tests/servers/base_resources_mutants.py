@@ -303,6 +303,25 @@ class Sleeper(ResourceFeatures):
 SLEEP_TOOL = "sleep"
 
 
+class SleeperSlowDefault(Sleeper):
+    """The sleeper whose `seconds` is optional and defaults to a minute (server-everything's long-running
+    operation defaults to 10 s): called with its simplest arguments (`{}`) it outlasts the request
+    timeout, so the tool sweep must size the wait to get an answer."""
+
+    default = 60.0
+
+    def tools(self) -> list[types.Tool]:
+        (sleep,) = super().tools()
+        schema = object_schema({"seconds": {"type": "number", "minimum": 0, "default": self.default}}, [])
+        return [sleep.model_copy(update={"input_schema": schema})]
+
+    async def call(self, ctx: ServerRequestContext[Any], name: str, arguments: JSON) -> Any:
+        if name != SLEEP_TOOL:
+            return None
+        await anyio.sleep(float(arguments.get("seconds", self.default)))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="slept")])
+
+
 DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "none": ResourceFeatures,
     "bad-blob": BadBlob,
@@ -330,6 +349,7 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "count-arguments-ignore-cancel": CountArguments,
     "sleeper": Sleeper,
     "sleeper-ignore-cancel": Sleeper,
+    "sleeper-slow-default": SleeperSlowDefault,
 }
 
 
