@@ -10,11 +10,16 @@ import json
 from typing import Any
 
 from conformance.engine.api import TransportClosed, TransportError, TransportTimeout
-from conformance.engine.checks import check, missed, weak
+from conformance.engine.checks import blocked, check, missed, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import CLIENT_INFO, NO_RESPONSE
 from conformance_packs.base.wirelog import Seen, excerpt, server_messages
+
+
+def _is_empty(result: Any) -> bool:
+    """An empty result, as the schema's EmptyResult is: an object with nothing but `_meta`."""
+    return isinstance(result, dict) and all(key == "_meta" for key in result)
 
 
 def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
@@ -22,7 +27,7 @@ def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
     result = response.get("result") if isinstance(response, dict) else None
     if not isinstance(result, dict):
         error = response.get("error") if isinstance(response, dict) else None
-        got = f"error {error.get('code')!r}" if isinstance(error, dict) else "no result"
+        got = f"error {json.dumps(error.get('code'))}" if isinstance(error, dict) else "no result"
         missed(f"{what} was answered with {got}, not an empty result", **evidence)
     extra = sorted(k for k in result if k != "_meta")
     if extra:
@@ -124,7 +129,8 @@ async def no_response(ctx: CaseContext) -> None:
 EXTRA_ROUND_TRIPS = 3
 
 
-def _early_answers(entries: list[dict[str, Any]], ping_id: str) -> list[Any]:
+def _early_answers(entries: list[dict[str, Any]], ping_id: Any) -> list[Any]:
+    """The server's responses in `entries` to the request of id `ping_id`."""
     return [s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") == ping_id]
 
 
@@ -168,6 +174,16 @@ async def ping_during_initialize(ctx: CaseContext) -> None:
     finally:
         await session.close()
     entries = ctx.wire_since(mark)
+    settled = _early_answers(entries, settle.request["id"]) if ended is None and settle.request else []
+    if settled and not _is_empty(settled[0].message.get("result")):
+        # The ping after the handshake (its own answer, by id) is no empty result either: the server's
+        # ping is broken whenever it is sent, BASE-PING-001's defect, which says nothing of a ping sent
+        # during initialization.
+        blocked(
+            "base.ping.empty-result",
+            "the ping after the handshake was not answered with an empty result either: the server's ping"
+            " is BASE-PING-001's to judge",
+        )
     answers = _early_answers(entries, ping_id)
     if not answers:
         if ended is not None:

@@ -348,6 +348,9 @@ async def invalid_ignored(ctx: CaseContext) -> None:
         "an unknown request id": {"requestId": "conformance-never-sent-7f3a", "reason": "conformance probe"},
         "no requestId": {"reason": "conformance probe"},
     }
+    # The sentinel as the session answers it before any cancellation: a server whose ping is answered
+    # with an error anyway (no ping method) has broken BASE-PING-001, which says nothing of cancellations.
+    before = await sentinel(ctx)
     mark = ctx.mark()
     refused = False
     for what, params in probes.items():
@@ -361,13 +364,6 @@ async def invalid_ignored(ctx: CaseContext) -> None:
     except TransportError as exc:
         # The session is gone or hung (the runner restarts it for the next case): not ignored.
         missed(f"after the cancellations the server did not answer the next request ({exc.kind}: {exc})")
-    if call.result is None:
-        got = call.drew()
-        missed(
-            f"after the cancellations the server answered the next request ({sentinel_method(ctx)}) with"
-            f" {got}, not a result",
-            **call.excerpt(),
-        )
     settle_id = call.request["id"] if call.request else None
     earlier = ids_sent_before(ctx, mark)  # a late or repeated answer to an earlier request is not one
     answers = [
@@ -380,8 +376,21 @@ async def invalid_ignored(ctx: CaseContext) -> None:
         # both of these cancellations: one defect, judged there.
         blocked(
             "base.notif.no-response",
-            f"the server answered a notifications/cancelled ({answers[0].text(200)}), and the next request"
-            " too: a reply to a notification is BASE-NOTIF-001's to judge",
+            f"the server answered a notifications/cancelled ({answers[0].text(200)}): a reply to a"
+            " notification is BASE-NOTIF-001's to judge",
+        )
+    if call.result is None:
+        got = call.drew()
+        if before.result is None and sentinel_method(ctx) == "ping":
+            blocked(
+                "base.ping.empty-result",
+                f"the next request (ping) drew {got}, as a ping did before any cancellation"
+                f" ({before.drew()}): the server's ping is BASE-PING-001's to judge",
+            )
+        missed(
+            f"after the cancellations the server answered the next request ({sentinel_method(ctx)}) with"
+            f" {got}, not a result (before them it was answered with a result)",
+            **call.excerpt(),
         )
 
 

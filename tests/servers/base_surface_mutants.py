@@ -28,6 +28,7 @@ DEFECTS = {
     "undeclared-code": "answers prompts/list, not declared, with -32603 instead of -32601",
     "undeclared-notification": "sends notifications/message before each tool result, logging undeclared",
     "ping-not-empty": 'answers ping with {"status": "ok"}',
+    "no-ping": "has no ping method: answers every ping with -32601 (a hand-written Rust server does)",
     "ping-before-initialized": "refuses ping until notifications/initialized has come",
     "exit-on-early-ping": "exits (status 1, a line on stderr) on a ping before notifications/initialized,"
     " as Rust rmcp servers do",
@@ -105,6 +106,8 @@ class Mutant(raw_server.Server):
         if method == "ping":
             if defect == "ping-not-empty":
                 return {"status": "ok"}
+            if defect == "no-ping":
+                raise RpcError(-32601, "Method not found")
             if defect == "ping-before-initialized" and not self.initialized:
                 raise RpcError(-32600, "Not initialized")
             if defect == "exit-on-early-ping" and not self.initialized:
