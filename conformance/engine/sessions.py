@@ -470,7 +470,7 @@ class SessionPool:
             )
             error.blocked_by = self.gave_up_in or None
             raise error
-        if self.opened:  # the first opening is no restart (a probe session closed at once, with -j 1)
+        if self.opened:  # the first opening is no restart (no probe session adopted, or handed over)
             self.restarts += 1
         self.opened = True
         self.broken = False
