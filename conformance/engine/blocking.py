@@ -59,11 +59,14 @@ def judge_of(transport: str) -> tuple[str, str] | None:
 
 def judge_last(checks: list[Check], transport: str) -> list[Check]:
     """The revision's checks with the judging check moved to the end, so it sees every violation, and
-    the checks that read the whole wire log (`Check.last`, which send nothing) just before it."""
+    the checks that read the whole wire log (`Check.last`, which send nothing) just before it. The
+    checks that end the shared session (`Check.ends_session`) come after every other that sends
+    something, and before those that read the log, which see what they left."""
     judge = judge_of(transport)
     name = judge[0] if judge else None
     return (
-        [c for c in checks if c.id != name and not c.last]
+        [c for c in checks if c.id != name and not c.last and not c.ends_session]
+        + [c for c in checks if c.id != name and not c.last and c.ends_session]
         + [c for c in checks if c.id != name and c.last]
         + [c for c in checks if c.id == name]
     )

@@ -112,6 +112,9 @@ class Check:
     #: Run after the revision's other checks: it judges the whole wire log they left (every message
     #: the server sent), so it must see all of it.
     last: bool = False
+    #: It ends the revision's shared session (closes a stdio server's stdin): it runs after every
+    #: check that sends anything, on that session, so no server process is started for it.
+    ends_session: bool = False
 
     def applies(self, era: str, transport: str, revision: str) -> bool:
         if era not in self.eras or transport not in self.transports:
@@ -146,6 +149,7 @@ def check(
     once: bool = False,
     fresh_sessions: int = 0,
     last: bool = False,
+    ends_session: bool = False,
 ) -> Callable[[CheckFunc], CheckFunc]:
     """Register `func` as check `check_id` (its suite is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
@@ -175,6 +179,7 @@ def check(
                 once,
                 fresh_sessions,
                 last,
+                ends_session,
             )
         )
         return func

@@ -168,6 +168,16 @@ class CaseContext:
         also = self.per_target.failures if across_revisions else None
         return await remember(self.shared, key, owner, factory, also)
 
+    async def target_once(self, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
+        """`factory()` computed once per target and shared by its revisions, for an exchange that carries
+        nothing of the revision (an initialize offering a version no revision has): a revision does not
+        start a server process of its own to repeat it. A transport failure is remembered too, and the
+        later revisions' cases are blocked by the case that met it. Revisions running at once (`-j`)
+        wait for the first one's outcome."""
+        lock = self.per_target.locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            return await remember(self.per_target.memo, key, owner, factory)
+
     def guard(
         self, key: str, owner: str, *, across_revisions: bool = False
     ) -> AbstractAsyncContextManager[None]:
@@ -268,6 +278,11 @@ class CaseContext:
 
     async def session(self) -> Session:
         return await self.pool.session()
+
+    async def ending_session(self) -> Session:
+        """The revision's shared session, for a check that ends it (`Check.ends_session`, run after
+        every check that sends something): the session a client ends after using it."""
+        return await self.pool.hand_over()
 
     async def fresh_session(self) -> Session:
         return await self.pool.fresh(use_spare=self.spares_allowed)

@@ -34,11 +34,13 @@ from conformance.engine.results import CaseResult, case_key
 from conformance.engine.sessions import (
     CURRENT_CASE,
     START_GATE,
+    Prober,
     ProbeResult,
     SessionPool,
     default_revisions,
     launched,
     probe_all,
+    probes_in_turn,
     unjudged_reason,
 )
 from conformance.protocol.versions import era_of
@@ -156,27 +158,14 @@ class Runner:
                     target, headers=live.headers, secrets=live.secrets, settings=live.settings
                 )
                 revisions = default_revisions(self.options.protocol)
-                async with self._limit:
-                    probed = await probe_all(live, revisions, request, start, self.options.jobs)
-                probes = [p for p, _ in probed]
-                info["probe"] = [_probe_info(p) for p in probes]
-                outcome.spoken = [p.revision for p in probes if p.spoken]
-                info["revisions_spoken"] = outcome.spoken
-                if not outcome.spoken:
-                    unjudged = unjudged_reason(probes)
-                    outcome.unreachable = unjudged is None and all(
-                        p.unreachable or not p.call for p in probes
-                    )
-                    entries = [e for _, t in probed for e in t.entries]
-                    self._report_unopened(index, target, probes, entries, suites, slot, unjudged)
-                jobs = []
-                pools: list[SessionPool] = []
                 per_target = TargetShared()
                 assigned_once: set[str] = set()
                 assigned_suites: set[str] = set()
-                for probe, probe_transcript in probed:
-                    if probe.session is None:
-                        continue
+                pools: list[SessionPool] = []
+
+                def revision_job(probe: ProbeResult, wire: Transcript) -> Coroutine[Any, Any, None]:
+                    """The job running one spoken revision's cases, on its probe's session."""
+                    assert probe.session is not None
                     info.setdefault("server_info", probe.session.identity.server_info)
                     era = era_of(probe.revision)
                     # A `once` check runs on the first spoken revision it applies to, whatever `-j` is.
@@ -188,38 +177,65 @@ class Runner:
                     ]
                     assigned_once.update(c.id for c in chosen if c.once)
                     assigned_suites.update(c.suite for c in chosen)
-                    # Every revision's pool exists (and boots its spares) before the first case runs,
-                    # so a later revision's spare starts while the earlier revisions are being judged.
                     pool = SessionPool(
                         live,
                         probe.revision,
-                        probe_transcript,
+                        wire,
                         options.timeout,
                         self.options.max_restarts,
                     )
                     pools.append(pool)
-                    pool.adopt(probe.session if probe.kept else None)
+                    pool.adopt(probe.session)
                     if self.options.jobs > 1:
                         pool.prewarm(sum(c.fresh_sessions for c in chosen))
-                    jobs.append(
-                        self._run_revision(
-                            index,
-                            live,
-                            probe,
-                            pool,
-                            outcome.spoken,
-                            chosen,
-                            slot.child(),
-                            options,
-                            per_target,
-                            (deadline, budget),
-                        )
+                    return self._run_revision(
+                        index,
+                        live,
+                        probe,
+                        pool,
+                        outcome.spoken,
+                        chosen,
+                        slot.child(),
+                        options,
+                        per_target,
+                        (deadline, budget),
                     )
-                self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
+
                 try:
-                    await self._each(jobs)
-                finally:  # a revision that never ran must not leave its spare processes behind
+                    if probes_in_turn(live, self.options.jobs):
+                        # Each revision probed just before its cases, which continue on its process:
+                        # one server process at a time, and none started twice for one revision.
+                        prober = Prober(live, request, start)
+                        probed: list[tuple[ProbeResult, Transcript]] = []
+                        for revision in revisions:
+                            probe_transcript = Transcript(target.secrets)
+                            async with self._limit:
+                                probe = await prober.one(revision, probe_transcript)
+                            probed.append((probe, probe_transcript))
+                            if probe.spoken:
+                                outcome.spoken.append(probe.revision)
+                                await revision_job(probe, probe_transcript)
+                    else:
+                        async with self._limit:
+                            probed = await probe_all(live, revisions, request, start, self.options.jobs)
+                        outcome.spoken[:] = [p.revision for p, _ in probed if p.spoken]
+                        # Every revision's pool exists (and boots its spares) before the first case
+                        # runs, so a later revision's spare starts while the earlier ones are judged.
+                        jobs = [revision_job(p, t) for p, t in probed if p.session is not None]
+                        await self._each(jobs)
+                finally:  # a revision that never ran must not leave its processes behind
                     await asyncio.gather(*(p.close() for p in pools), return_exceptions=True)
+                probes = [p for p, _ in probed]
+                info["probe"] = [_probe_info(p) for p in probes]
+                info["revisions_spoken"] = outcome.spoken
+                if not outcome.spoken:
+                    unjudged = unjudged_reason(probes)
+                    outcome.unreachable = unjudged is None and all(
+                        p.unreachable or not p.call for p in probes
+                    )
+                    entries = [e for _, t in probed for e in t.entries]
+                    self._report_unopened(index, target, probes, entries, suites, slot, unjudged)
+                self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
         except TargetUnreachable as exc:
             outcome.unreachable = True
             info["unreachable"] = str(exc)

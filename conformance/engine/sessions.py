@@ -298,8 +298,6 @@ class ProbeResult:
     evidence: str = ""
     #: The opening request waited its whole budget without an answer.
     unanswered: bool = False
-    #: The session is still open for the revision's cases (False: closed after probing, with -j 1).
-    kept: bool = True
     #: The revision the server counter-offered instead (version negotiation, not a failure).
     offered: str | None = None
     #: The revision was not tried, because the target's transport does not exist in it.
@@ -354,6 +352,38 @@ async def probe(
     return ProbeResult(revision, True, "accepted", session=session, call=session.identity.opening)
 
 
+@dataclass
+class Prober:
+    """Probes a target's revisions one at a time or side by side, sharing what an unanswered probe said.
+
+    A probe's opening answer may take the start budget `start` (a cold start); once an initialize has
+    waited that out unanswered, the server had its start-up, and the later probes wait the per-request
+    `timeout`, so a server that never answers costs a start budget or two, not one per revision.
+    """
+
+    target: Target
+    timeout: float
+    start: float
+    unanswered: bool = False
+
+    async def one(self, revision: str, transcript: Transcript) -> ProbeResult:
+        budget = self.timeout if self.unanswered else max(self.start, self.timeout)
+        result = await probe(self.target, transcript, revision, self.timeout, budget)
+        # Every server answers an initialize, if only with an error; a server of the handshake era
+        # may well ignore server/discover. Only an initialize unanswered in the start budget says
+        # the server had its start-up and still answers nothing.
+        if result.unanswered and era_of(revision) == "legacy":
+            self.unanswered = True
+        return result
+
+
+def probes_in_turn(target: Target, jobs: int) -> bool:
+    """Whether each revision is probed just before its cases run, its probe's session theirs: with
+    `-j 1` on stdio, where keeping every probe's process until its cases run would have several server
+    processes at once. Probing all first and reopening would start each revision's process twice."""
+    return jobs <= 1 and target.kind == "stdio"
+
+
 async def probe_all(
     target: Target, revisions: tuple[str, ...], timeout: float, start: float, jobs: int = 1
 ) -> list[tuple[ProbeResult, Transcript]]:
@@ -361,33 +391,17 @@ async def probe_all(
 
     One transcript per revision keeps each case's slice of the wire log its own, also when revisions
     run in parallel. Up to `jobs` probes run at once: with `-j 1` one after another, so a server never
-    sees two of its own processes (or handshakes) start together, and on stdio each probe's process
-    is stopped before the next starts. A probe's opening answer may take the start budget `start` (a
-    cold start); once an initialize has waited that out unanswered, the server had its start-up, and
-    the later probes wait the per-request `timeout`, so a server that never answers costs a start
-    budget or two, not one per revision.
+    sees two of its own processes (or handshakes) start together (`probes_in_turn`: on stdio the runner
+    then probes each revision just before its cases instead). Each probe's session is kept for its
+    revision's cases.
     """
     transcripts = [Transcript(target.secrets) for _ in revisions]
     limit = asyncio.Semaphore(max(1, jobs))
-    # With -j 1 a stdio probe's process is stopped once it has answered: one server process at a time.
-    # Its revision's pool then starts a process of its own when that revision's cases run.
-    keep = jobs > 1 or target.kind != "stdio"
-    unanswered = False
+    prober = Prober(target, timeout, start)
 
     async def one(revision: str, transcript: Transcript) -> ProbeResult:
-        nonlocal unanswered
         async with limit:
-            budget = timeout if unanswered else max(start, timeout)
-            result = await probe(target, transcript, revision, timeout, budget)
-            # Every server answers an initialize, if only with an error; a server of the handshake era
-            # may well ignore server/discover. Only an initialize unanswered in the start budget says
-            # the server had its start-up and still answers nothing.
-            if result.unanswered and era_of(revision) == "legacy":
-                unanswered = True
-            if result.session is not None and not keep:
-                await result.session.close()
-                result.kept = False
-            return result
+            return await prober.one(revision, transcript)
 
     results = await asyncio.gather(
         *(one(revision, transcript) for revision, transcript in zip(revisions, transcripts, strict=True))
@@ -486,7 +500,7 @@ class SessionPool:
             )
             error.blocked_by = self.gave_up_in or None
             raise error
-        if self.opened:  # the first opening is no restart (a probe session closed at once, with -j 1)
+        if self.opened:  # the first opening is no restart (no probe session adopted, or handed over)
             self.restarts += 1
         self.opened = True
         self.broken = False
@@ -503,6 +517,16 @@ class SessionPool:
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
 
+    async def hand_over(self) -> Session:
+        """The shared session, handed to a case that ends it (`Check.ends_session`): no process is
+        started for that case. The pool closes it, and a later case that asks opens a new one, which is
+        no restart (nothing broke)."""
+        session = await self.session()
+        self.current = None
+        self.opened = False
+        self.extra.append(session)
+        return session
+
     def _alive(self) -> None:
         """Raise NotSent, blocked, once every restart broke the same way (`HangLedger.dead`): another
         session of this revision, shared or a case's own, would only break again."""
@@ -510,7 +534,7 @@ class SessionPool:
             self.hangs.before("")
 
     def adopt(self, session: Session | None) -> None:
-        """Continue on the probe's session; None when it was closed after probing (`probe_all`)."""
+        """Continue on the probe's session (None: the first case to ask opens one)."""
         self.current = self._watched(session) if session is not None else None
         self.opened = session is not None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conformance.engine.checks import check, missed, unjudgeable
 from conformance.engine.context import CaseContext
-from conformance.protocol.session import CLIENT_INFO, result_of
+from conformance.protocol.session import CLIENT_INFO, Call, result_of
 from conformance.protocol.versions import MODERN_REVISIONS, is_known
 from conformance.schemas import shape_errors
 
@@ -25,16 +25,16 @@ async def initialize_shape(ctx: CaseContext) -> None:
     "BASE-LIFE-003",
     "unknown version answered with a supported one",
     eras=("legacy",),
-    fresh_sessions=1,
 )
 async def version_negotiation(ctx: CaseContext) -> None:
-    session = await ctx.fresh_session_unopened()
-    call = await session.request(
-        "initialize",
-        {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": CLIENT_INFO},
-        envelope=False,
+    # The request carries nothing of the revision: one server process answers it for every legacy
+    # revision, each judging the same answer.
+    call, where = await ctx.target_once(
+        "base:version-negotiation", "initialize with an unknown version", lambda: _unknown_version(ctx)
     )
     ctx.calls.append(call)
+    if where != ctx.revision:
+        ctx.note(f"the same initialize as in {where}'s case, answered once for every revision")
     result = call.result
     if not isinstance(result, dict):
         missed("initialize with protocolVersion 1999-01-01 was not answered with a result", **call.excerpt())
@@ -49,6 +49,21 @@ async def version_negotiation(ctx: CaseContext) -> None:
         ctx.note(f"offered {offered}")
     else:
         ctx.note(f"offered {offered!r}, a revision this harness does not know")
+
+
+async def _unknown_version(ctx: CaseContext) -> tuple[Call, str]:
+    """An initialize offering 1999-01-01 on a process of its own, closed once answered, and the
+    revision whose case sent it."""
+    session = await ctx.fresh_session_unopened()
+    try:
+        call = await session.request(
+            "initialize",
+            {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": CLIENT_INFO},
+            envelope=False,
+        )
+    finally:
+        await session.close()
+    return call, ctx.revision
 
 
 @check("base.discover.shape", "BASE-DISC-001", "server/discover result shape", eras=("modern",))

@@ -67,7 +67,8 @@ async def _exits_on_stdin_close(ctx: CaseContext) -> None:
     """No revision names a bound ("promptly", "a reasonable time"): the per-request timeout is the one
     the run already grants any answer, and only a server that misses it waits it out."""
     bound = ctx.options.timeout
-    session = await ctx.fresh_session()
+    # The revision's shared session, at its end: a client closes stdin after its exchanges.
+    session = await ctx.ending_session()
     took = await ctx.end_input(session, bound)
     if took is None:
         missed(
@@ -84,7 +85,7 @@ async def _exits_on_stdin_close(ctx: CaseContext) -> None:
     "the server exits when its stdin is closed",
     eras=("modern",),
     transports=("stdio",),
-    fresh_sessions=1,
+    ends_session=True,
 )
 async def exit_on_stdin_close(ctx: CaseContext) -> None:
     await _exits_on_stdin_close(ctx)
@@ -96,7 +97,7 @@ async def exit_on_stdin_close(ctx: CaseContext) -> None:
     "the server exits when its stdin is closed (legacy shutdown)",
     eras=("legacy",),
     transports=("stdio",),
-    fresh_sessions=1,
+    ends_session=True,
 )
 async def legacy_exit_on_stdin_close(ctx: CaseContext) -> None:
     await _exits_on_stdin_close(ctx)
