@@ -172,11 +172,10 @@ async def below_level(ctx: CaseContext) -> None:
     "base.logging.capability-declared",
     "BASE-LOG-004",
     "a server that logs declares the logging capability",
-    last=True,
 )
 async def capability_declared(ctx: CaseContext) -> None:
-    # Run after the revision's other cases: a log message any of them drew counts, not only the ones
-    # drawn here (the whole wire log is read, as BASE-CAP-003 reads it for the other notifications).
+    # A log message any earlier case drew counts too, not only the ones drawn here: the revision's wire
+    # log so far is read (not the last checks' way: this one sends the opted-in calls of 2026-07-28).
     calls, sources = await observed_calls(ctx)
     if ctx.era == "modern":
         calls += await sources.take(f"tools/call with logLevel {OPT_IN_LEVEL!r}", opted_in_calls(ctx))
