@@ -73,7 +73,26 @@ def errors(schema_id: str, definition: str | None, instance: Any, limit: int = 5
     found = sorted(
         validator(schema_id, definition).iter_errors(instance), key=lambda e: -len(e.absolute_path)
     )
-    return [f"/{'/'.join(str(p) for p in e.absolute_path)}: {e.message}"[:300] for e in found[:limit]]
+    return [f"/{'/'.join(str(p) for p in e.absolute_path)}: {said(e)}"[:300] for e in found[:limit]]
+
+
+def said(error: Any) -> str:
+    """A jsonschema error's message with the instance as JSON where jsonschema shows a Python repr
+    (`None is not of type 'object'` is `null is not of type 'object'`): a view never shows a repr."""
+    instance = error.instance
+    if error.validator == "type" and not isinstance(instance, str):
+        wanted = error.validator_value
+        names = " or ".join(repr(w) for w in wanted) if isinstance(wanted, list) else repr(wanted)
+        return f"{_json(instance)} is not of type {names}"
+    if error.validator in ("enum", "const") and not isinstance(instance, str):
+        verb = "is not one of" if error.validator == "enum" else "was expected to be"
+        return f"{_json(instance)} {verb} {_json(error.validator_value)}"
+    return str(error.message)
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def shape_errors(definition: str, instance: Any, era: str) -> list[str]:

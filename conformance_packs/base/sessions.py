@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip, unjudgeable, weak
+from conformance.engine.checks import blocked, check, missed, skip, unjudgeable, weak
 from conformance.engine.context import CaseContext
 from conformance.protocol.session import Session
 
@@ -127,7 +127,7 @@ async def reinitialize(ctx: CaseContext) -> None:
     gone = await session.request("ping")
     ctx.calls.append(gone)
     if gone.reply.status != 404:
-        skip(f"the ended session was answered HTTP {gone.reply.status}, not 404 (BASE-SESS-003 judges it)")
+        blocked("base.session.ended-404", f"the ended session was answered HTTP {gone.reply.status}, not 404")
     adapter.session_id = None
     adapter.protocol_header = None
     try:

@@ -98,6 +98,12 @@ def judge(seen: Seen, revision: str) -> list[str]:
     if seen.kind == "invalid":
         return problems
     message, at = seen.message, seen.pointer
+    if seen.kind == "response" and "result" in message and message.get("id") is None:
+        # JSON-RPC 2.0 §5: a response's id is REQUIRED, null only when the request's id could not be
+        # read (an error); every revision's result response requires it.
+        problems.append(f"{at}: a result response must carry the id of the request it answers")
+    # An error without an id (the schema required one until 2025-11-25) is left to the row of what it
+    # answered: sent to a notification, it is BASE-NOTIF-001's one FAIL.
     if seen.kind == "response" and "error" in message:
         error = message["error"]
         shape = ERROR_SHAPES.get(error.get("code")) if isinstance(error, dict) else None
