@@ -678,31 +678,49 @@ class HttpReplay(Replay):
             thread.join(max(0.0, deadline - time.perf_counter()))
 
 
-def floor_of(server: Server, found: Exchanges) -> Floor:
-    """One revision's floor: a fresh process or session, its start included, the lines replayed."""
-    floor = Floor(skipped=Counter(found.skipped))
+def floor_of(server: Server, revisions: list[Exchanges]) -> Floor:
+    """The floor of a run: over stdio a fresh process per revision (a process speaks the one revision
+    it was initialized with), its start included; over HTTP one server started, as the run started it
+    once, and a session of its own per revision."""
     if server.transport == "stdio":
-        with StdioReplay(found, REQUEST_TIMEOUT, server.argv, server.cwd) as stdio:
-            started = time.perf_counter()
-            stdio.replay(floor)
-            first = min(stdio.done_at.values(), default=started)
-            floor.start = max(0.0, first - started) if found.lines and found.lines[0].answered else 0.0
+        floor = Floor()
+        for found in revisions:
+            floor.add(_stdio_floor(server, found))
         return floor
+    return _http_floor(server, revisions)
+
+
+def _stdio_floor(server: Server, found: Exchanges) -> Floor:
+    floor = Floor(skipped=Counter(found.skipped))
+    with StdioReplay(found, REQUEST_TIMEOUT, server.argv, server.cwd) as stdio:
+        started = time.perf_counter()
+        stdio.replay(floor)
+        first = min(stdio.done_at.values(), default=started)
+        floor.start = max(0.0, first - started) if found.lines and found.lines[0].answered else 0.0
+    return floor
+
+
+def _http_floor(server: Server, revisions: list[Exchanges]) -> Floor:
+    floor = Floor()
+    replays: list[HttpReplay] = []
     started = time.perf_counter()
-    http: HttpReplay | None = None
     try:
         with Launched(server.argv, cwd=server.cwd, timeout=START_TIMEOUT) as launched:
-            floor.start = time.perf_counter() - started
-            http = HttpReplay(found, REQUEST_TIMEOUT, launched.url)
-            http.run(floor)
-            # The floor ends with the last answer waited for: a stream the server keeps open (a
-            # subscription, say) is no exchange still running, and ends when the server is stopped.
-            floor.wall = time.perf_counter() - started
-    except RuntimeError as exc:
+            floor.start = floor.wall = time.perf_counter() - started
+            for found in revisions:
+                own = Floor(skipped=Counter(found.skipped))
+                replays.append(HttpReplay(found, REQUEST_TIMEOUT, launched.url))
+                begun = time.perf_counter()
+                replays[-1].run(own)
+                # A revision's floor ends with the last answer waited for: a stream the server keeps
+                # open (a subscription, say) is no exchange still running; it ends with the server.
+                own.wall = time.perf_counter() - begun
+                floor.add(own)
+    except RuntimeError as exc:  # the server did not come up
         floor.error, floor.wall = str(exc), time.perf_counter() - started
     finally:
-        if http is not None:
-            http.close()
+        for replay in replays:
+            replay.close()
     return floor
 
 
@@ -749,9 +767,7 @@ def _measure(server: Server, work: Path, progress: Callable[[str], None]) -> Row
     if not harness.error:
         progress(f"  {server.name}: {harness.wall:.1f} s; replaying its exchanges (the floor) ...")
         found, cut = exchanges(harness.report, server.transport)
-        for revision in found:
-            if revision.lines:
-                floor.add(floor_of(server, revision))
+        floor = floor_of(server, [revision for revision in found if revision.lines])
     return Row(server, harness, floor, cut)
 
 
