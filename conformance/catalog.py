@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -73,15 +74,16 @@ def catalog(suites: Sequence[str]) -> Catalog:
 
 
 def cache_path() -> Path | None:
-    """This environment's cache file (one per interpreter and core location, so two venvs never evict
-    each other), or None when there is no home to keep it in."""
+    """This environment's cache file (one per environment and core location, so two venvs never evict
+    each other, and `python -m conformance` and the `mcp-conformance` script share one), or None when
+    there is no home to keep it in."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    where = f"{sys.executable}\0{_core_dir()}".encode()
+    where = f"{sys.prefix}\0{_core_dir()}".encode()
     return Path(base) / "mcp-conformance" / f"catalog-{hashlib.sha256(where).hexdigest()[:16]}.json"
 
 
@@ -90,7 +92,7 @@ def cache_key() -> dict[str, Any]:
     from conformance import packs
 
     installed = packs.installed()
-    dists = sorted({_distribution(entry) for entry in packs.entry_points()})
+    dists = _distributions(packs.entry_points())
     roots = {_core_dir()}
     for pack in installed.values():
         roots.update(_package_roots(pack.package))
@@ -108,24 +110,27 @@ def cache_key() -> dict[str, Any]:
     }
 
 
-def _distribution(entry: metadata.EntryPoint) -> tuple[str, str, str]:
-    """(suite, distribution, version) of a pack's entry point. For a distribution that is a metadata
-    folder (`name-version.dist-info`, or an `.egg-info` beside a checkout) that is the folder's path
-    and its metadata file's mtime and size, which an install or upgrade rewrites: parsing the metadata
-    for the name and version takes an email parser per distribution, tens of ms in all. Parsed only for
-    a distribution of another kind."""
-    dist = entry.dist
-    where = getattr(dist, "_path", None)
-    if isinstance(where, Path) and where.suffix in (".dist-info", ".egg-info"):
-        file = where / ("METADATA" if where.suffix == ".dist-info" else "PKG-INFO")
-        try:
-            st = file.stat()
-        except OSError:
-            return (entry.name, os.path.abspath(where), "no metadata file")
-        return (entry.name, os.path.abspath(where), f"{st.st_mtime_ns} {st.st_size}")
-    if dist is None:
-        return (entry.name, "?", "?")
-    return (entry.name, str(dist.name), str(dist.version))
+def _distributions(entries: Iterable[metadata.EntryPoint]) -> list[tuple[str, str, str, str]]:
+    """(suite, entry point, distribution, version) of each pack. The version is read from the
+    `name-version.dist-info` folder's name (the standard's form) where the distribution is one: parsing
+    its metadata takes an email parser, several ms a distribution. Whichever path found it (a checkout's
+    `.egg-info` when run from there, the environment's `.dist-info` elsewhere), the key is the same."""
+    seen: dict[str, tuple[str, str]] = {}
+    out = []
+    for entry in entries:
+        dist = entry.dist
+        where = getattr(dist, "_path", None)
+        place = str(where)
+        if place not in seen:
+            if isinstance(where, Path) and where.suffix == ".dist-info" and "-" in where.stem:
+                name, _, version = where.stem.partition("-")
+            elif dist is not None:
+                name, version = str(dist.name), str(dist.version)
+            else:
+                name, version = "?", "?"
+            seen[place] = (re.sub(r"[-_.]+", "_", name).lower(), version)
+        out.append((entry.name, entry.value, *seen[place]))
+    return sorted(out)
 
 
 def _core_dir() -> str:
