@@ -29,10 +29,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from conformance.requirements import Requirement
+
 #: Bumped whenever the catalog's shape or what it derives changes, so an older cache is never read.
 FORMAT = 1
-#: The core package: its engine decides the revisions a check judges and holds the core's rows.
-CORE_PACKAGE = "conformance"
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Catalog:
     (plus the connect row), as `Requirement` values."""
 
     checks: dict[str, list[Entry]]
-    rows: dict[str, Any]
+    rows: dict[str, Requirement]
     #: The requirement of every suite's first case, reaching the target (the runner's
     #: `CONNECT_REQUIREMENT`, kept here because importing the runner is importing the whole engine).
     connect: str
@@ -251,9 +251,7 @@ def _entry(data: Any) -> Entry:
     return Entry(check_id, requirement, title, tuple(revisions))
 
 
-def _row(data: Any) -> Any:
-    from conformance.requirements import Requirement
-
+def _row(data: Any) -> Requirement:
     if not isinstance(data, dict):
         raise ValueError("not a requirement row")
     return Requirement(**data)
