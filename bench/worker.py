@@ -15,6 +15,7 @@ ru_maxrss is reported too, for platforms without /proc.
 
     python bench/worker.py --server "stdio:python bench/scale_server.py --tools 100" --protocol 2025-11-25
     python bench/worker.py --reference base --transport http
+    python bench/worker.py --server target.toml --report report.json   (every transcript kept)
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--verdicts", action="store_true", help="include every case's key and verdict")
+    parser.add_argument(
+        "--report", metavar="FILE", help="also write the whole report here, every case's transcript kept"
+    )
     args = parser.parse_args(argv)
 
     servers: list[str | Target] | None = list(args.server) or None
@@ -91,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         call_tools=args.call_tools,
         jobs=args.jobs,
         strict=args.strict,
+        keep_transcripts=bool(args.report),
     )
     cpu_before = _cpu(resource.RUSAGE_SELF)
     started = time.perf_counter()
@@ -130,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.verdicts:
         out["verdicts"] = [[c["key"], c["verdict"]] for c in cases]
+    if args.report:  # after the timing: writing it is no part of the run
+        with open(args.report, "w", encoding="utf-8") as file:
+            json.dump(report, file)
     sys.stdout.write(json.dumps(out) + "\n")
     return 0
 

@@ -218,23 +218,18 @@ class UsageProblem(Exception):
     pass
 
 
-def _checks(suites: Sequence[str]) -> list[Any]:
-    from conformance.engine.checks import load_suite
-
-    return [c for suite in suites for c in load_suite(suite)]
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    from conformance.engine.runner import CONNECT_REQUIREMENT
-    from conformance.requirements import get
+    from conformance.catalog import catalog
 
-    connect = get(CONNECT_REQUIREMENT)
-    for suite in args.suite or packs.names():
+    suites = args.suite or packs.names()
+    known = catalog(suites)  # the checks without importing their modules, when the cache is current
+    connect = known.rows[known.connect]
+    for suite in suites:
         # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
         print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
-        for check in _checks([suite]):
-            req = get(check.requirement)
-            judged = check.revisions_judged()
+        for check in known.checks[suite]:
+            req = known.rows[check.requirement]
+            judged = list(check.revisions)
             level, more = _level_shown(req, judged)
             shown = _revisions_shown(judged)
             print(f"{check.id:45} {check.requirement:16} {level:10} {shown:23} {check.title}{more}")
@@ -281,12 +276,14 @@ def _revisions_shown(applies: list[str]) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from conformance.catalog import catalog
     from conformance.requirements import table
 
     rows = table()
     wanted = args.id
     if wanted not in rows:
-        matches = [c for c in _checks(packs.names()) if c.id == wanted]
+        every = catalog(packs.names()).checks.values()
+        matches = [c for checks in every for c in checks if c.id == wanted]
         if not matches:
             raise UsageProblem(
                 f"unknown requirement or check ID {wanted!r}; `mcp-conformance list` shows them"
@@ -297,9 +294,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         checks = [f"{suite}.connect" for suite in packs.names()]
         judged: list[str] = []
     else:
-        own = [c for c in _checks([row.suite]) if c.requirement == row.id]
+        own = [c for c in catalog([row.suite]).checks[row.suite] if c.requirement == row.id]
         checks = [c.id for c in own]
-        judged = sorted({r for c in own for r in c.revisions_judged()})
+        judged = sorted({r for c in own for r in c.revisions})
     said = _levels_said(row, judged)
     print(f"{row.id}  ({said or row.level})  {row.title}\n")
     print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}")

@@ -234,11 +234,18 @@ def core_requirement_rows() -> list[dict[str, Any]]:
 
 
 @cache
+def entry_points() -> tuple[metadata.EntryPoint, ...]:
+    """The packs' entry points, read once per process (the scan reads every distribution's metadata;
+    `installed()` and the `list` catalog's cache key both need them)."""
+    return tuple(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+@cache
 def installed() -> dict[str, Pack]:
     """Every installed pack by name, in the order `list` and the reports show them (`Pack.order`, then
     the name): the core names no pack, each says where it stands."""
     found: dict[str, Pack] = {}
-    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for entry in sorted(entry_points(), key=lambda e: e.name):
         try:
             pack = entry.load()
         except Exception as exc:  # a pack that cannot even be imported: say which, in one line

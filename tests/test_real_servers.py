@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from conformance.verdicts import BLOCKING
-from tests.conftest import REPO, cli, shared_install, shared_tmp, stdio
+from tests.conftest import REPO, cli, run, shared_install, shared_tmp, stdio
 
 #: Full base runs of Node and SDK servers through the CLI.
 pytestmark = pytest.mark.slow
@@ -156,3 +156,46 @@ def test_server_everything_over_streamable_http_fails_only_origin_session_end_an
     rest = {"cases": [c for c in report["cases"] if c["verdict"] != "FAIL"], "targets": report["targets"]}
     _assert_conformant(0, rest)
     assert report["targets"][0]["url"].startswith("http://127.0.0.1:")
+
+
+def _bench() -> Any:
+    """bench/real_servers.py, imported as the bench runs it (its folder first on the path)."""
+    bench = str(REPO / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import real_servers
+
+    return real_servers
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_benchmarks_floor_replays_what_the_run_sent_and_gets_every_answer_it_got(
+    transport: str, tmp_path: Path
+) -> None:
+    """bench/real_servers.py's floor replays a run's exchanges, read from its report, on one process or
+    session per revision: every answer the run waited for comes within the bound, and a line that drew
+    none (a line that is not JSON, over stdio) is sent without a wait."""
+    bench = _bench()
+    argv = [sys.executable, "-m", "tests.servers.mcpserver_app"]
+    if transport == "http":
+        argv = [sys.executable, str(REPO / "bench" / "mcpserver_http.py")]
+    target = tmp_path / "target.toml"
+    target.write_text(
+        f"[target]\ncommand = {json.dumps(argv)}\ncwd = {json.dumps(str(REPO))}\n"
+        + ('transport = "http"\n' if transport == "http" else ""),
+        encoding="utf-8",
+    )
+    report = run([str(target)], select="rpc", keep_transcripts=True)
+    found, cut = bench.exchanges(report, transport)
+    assert cut == 0 and {e.revision for e in found} == set(report["targets"][0]["revisions_spoken"])
+    server = bench.Server("mcpserver", transport, argv, REPO)
+    for revision in found:
+        floor = bench.floor_of(server, [revision])
+        awaited = [line for line in revision.lines if line.awaited and not line.answers_server]
+        assert (floor.error, floor.timeouts, floor.restarts) == ("", 0, 0), revision.revision
+        assert floor.sent == len(revision.lines) - sum(line.answers_server for line in revision.lines)
+        assert floor.waited == len(awaited) > 0, revision.revision
+        if transport == "stdio":
+            assert any(line.message is None and not line.awaited for line in revision.lines), (
+                "a non-JSON line"
+            )
