@@ -421,7 +421,11 @@ class Runner:
         plan = blocking.Plan(index, target.kind, revision, frozenset(c.id for c in checks))
         try:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
+                settled = False
                 for check in blocking.judge_last(checks, target.kind):
+                    if check.last and not settled:
+                        settled = True  # the log the last checks read holds all the server sent
+                        await pool.settle()
                     ctx = CaseContext(
                         target,
                         revision,

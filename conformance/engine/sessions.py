@@ -517,6 +517,18 @@ class SessionPool:
             raise TransportError(f"re-opening the session failed, giving up on it: {exc}") from None
         return self.current
 
+    async def settle(self) -> None:
+        """One sentinel request (ping; server/discover in 2026-07-28) on the shared session, when one is
+        open: what the server sent unasked (a notification right after its handshake, on a probe's
+        session no case read from) is read into the wire log before the checks that judge that log."""
+        session = self.current
+        if session is None or self.broken:
+            return
+        try:
+            await session.request("ping" if session.era == "legacy" else "server/discover")
+        except TransportError:
+            self.broken = True  # the next case that asks gets a restarted session
+
     async def hand_over(self) -> Session:
         """The shared session, handed to a case that ends it (`Check.ends_session`): no process is
         started for that case. The pool closes it, and a later case that asks opens a new one, which is
