@@ -235,3 +235,23 @@ def worker(args: Sequence[str], timeout: float) -> dict[str, Any]:
 
 def yes_no(met: bool | None) -> str:
     return {True: "met", False: "MISSED", None: "not measured"}[met]
+
+
+def npm_install(npm: str, folder: Path, specs: list[str], timeout: float) -> str:
+    """`npm install specs` into `folder` (nothing saved, no audit), bounded by `timeout`: "" or why not."""
+    argv = [
+        npm,
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--loglevel=error",
+        "--prefix",
+        str(folder),
+    ]
+    ran = run_bounded([*argv, *specs], timeout, cwd=folder)
+    if ran.timed_out:
+        return f"npm install did not finish within {timeout:g} s"
+    if ran.returncode != 0:
+        return f"npm install failed (exit {ran.returncode}): {ran.stderr.strip()[-300:]}"
+    return ""

@@ -43,6 +43,7 @@ from benchlib import (
     alternate,
     heading,
     median,
+    npm_install,
     run_bounded,
 )
 
@@ -83,22 +84,7 @@ def _install(folder: Path, official_version: str) -> str:
     if node_bin.exists() and official_js.exists() and _version(folder, OFFICIAL) == official_version:
         return ""
     specs = [NODE22, f"{OFFICIAL}@{official_version}", EVERYTHING]
-    argv = [
-        npm,
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--loglevel=error",
-        "--prefix",
-        str(folder),
-    ]
-    ran = run_bounded([*argv, *specs], INSTALL_TIMEOUT, cwd=folder)
-    if ran.timed_out:
-        return f"npm install did not finish within {INSTALL_TIMEOUT:g} s"
-    if ran.returncode != 0:
-        return f"npm install failed (exit {ran.returncode}): {ran.stderr.strip()[-300:]}"
-    return ""
+    return npm_install(npm, folder, specs, INSTALL_TIMEOUT)
 
 
 def _version(folder: Path, package: str) -> str:

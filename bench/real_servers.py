@@ -68,7 +68,7 @@ from benchlib import (
     PartResult,
     heading,
     kill_group,
-    run_bounded,
+    npm_install,
     worker,
     yes_no,
 )
@@ -143,22 +143,7 @@ def _npm_install(folder: Path, specs: list[str]) -> str:
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not on PATH"
-    argv = [
-        npm,
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--loglevel=error",
-        "--prefix",
-        str(folder),
-    ]
-    ran = run_bounded([*argv, *specs], INSTALL_TIMEOUT, cwd=folder)
-    if ran.timed_out:
-        return f"npm install did not finish within {INSTALL_TIMEOUT:g} s"
-    if ran.returncode != 0:
-        return f"npm install failed (exit {ran.returncode}): {ran.stderr.strip()[-300:]}"
-    return ""
+    return npm_install(npm, folder, specs, INSTALL_TIMEOUT)
 
 
 def _everything(folder: Path) -> tuple[Path | None, str]:

@@ -358,30 +358,20 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
     """Return once `proc` has exited, also while a process it left holds its pipes open: asyncio's
     `wait()` (3.11) waits for the pipes to close as well, so the exit is watched on a pidfd (Linux);
     elsewhere `wait()` it is."""
-    try:
-        fd = os.pidfd_open(proc.pid)
-    except AttributeError:
+    if not hasattr(os, "pidfd_open"):
         await proc.wait()
         return
-    except OSError:  # already exited and reaped
-        return
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def exited() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    try:
-        loop.add_reader(fd, exited)
-        await done
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
+    await _pidfd_exit(proc.pid, None)
 
 
 async def _gone(pid: int, wait: float) -> None:
     """Wait (at most `wait` s) for `pid` to exit, on a pidfd where there is one."""
+    await _pidfd_exit(pid, wait)
+
+
+async def _pidfd_exit(pid: int, wait: float | None) -> None:
+    """Wait for `pid` to exit on a pidfd, at most `wait` s (None: no bound); at once when there is no
+    pidfd to watch (no such call, or the process already exited and was reaped)."""
     try:
         fd = os.pidfd_open(pid)
     except (AttributeError, OSError):
