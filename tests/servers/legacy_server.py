@@ -48,6 +48,13 @@ DEFECTS = {
     "log-undeclared": "sends notifications/message after initialized without the logging capability (as"
     " FastMCP 2 and mcp 1.x servers do): the logging page's MUST in every revision",
 }
+_LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "up"}}
+#: What a defect writes on stdout right after notifications/initialized: one line, a message or a batch.
+AFTER_INITIALIZED: dict[str, Any] = {
+    "batch-notify": [_LOG, _LOG],
+    "log-undeclared": _LOG,
+    "list-changed-undeclared": {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"},
+}
 #: The params of the request `undeclared-sampling` sends: valid in every revision (one text block).
 SAMPLING = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 8}
 DRAFT7_TOOL = {
@@ -168,35 +175,13 @@ def serve_stdio(server: LegacyServer) -> None:
             response = server.handle_line(line.rstrip(b"\r\n"))
         if response is not None:
             out.write(json.dumps(response, separators=(",", ":")).encode() + b"\n")
+        after = AFTER_INITIALIZED.get(server.legacy_defect)
         if (
-            server.legacy_defect == "batch-notify"
+            after is not None
             and isinstance(message, dict)
             and message.get("method") == "notifications/initialized"
         ):
-            note = {
-                "jsonrpc": "2.0",
-                "method": "notifications/message",
-                "params": {"level": "info", "data": "up"},
-            }
-            out.write(json.dumps([note, note], separators=(",", ":")).encode() + b"\n")
-        if (
-            server.legacy_defect == "log-undeclared"
-            and isinstance(message, dict)
-            and message.get("method") == "notifications/initialized"
-        ):
-            note = {
-                "jsonrpc": "2.0",
-                "method": "notifications/message",
-                "params": {"level": "info", "data": "up"},
-            }
-            out.write(json.dumps(note, separators=(",", ":")).encode() + b"\n")
-        if (
-            server.legacy_defect == "list-changed-undeclared"
-            and isinstance(message, dict)
-            and message.get("method") == "notifications/initialized"
-        ):
-            changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
-            out.write(json.dumps(changed, separators=(",", ":")).encode() + b"\n")
+            out.write(json.dumps(after, separators=(",", ":")).encode() + b"\n")
         out.flush()
 
 
