@@ -175,13 +175,13 @@ def markdown(report: AnyReport) -> str:
     ]
     if unscored:
         out += [unscored_line(unscored) + ".", ""]
-    figures = official_lines(model.cases)
-    if figures:
-        out += ["## Official suite", "", *(f"- {_md(line)}" for line in figures), ""]
     if problems:
         out += ["## Problems", ""]
         for case in problems:
             out += _md_case(case)
+    figures = official_lines(model.cases)
+    if figures:
+        out += ["## Official suite", "", *(f"- {_md(line)}" for line in figures), ""]
     out += [
         "## Run",
         "",
