@@ -276,13 +276,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         "each official check, the rows judging it here, or why none does"
     )
     scenario = None
-    for entry in covered:
-        if entry.scenario != scenario:
-            scenario = entry.scenario
-            apart = f"  (not scored: {entry.not_scored})" if entry.not_scored else ""
+    for item in covered:
+        if item.scenario != scenario:
+            scenario = item.scenario
+            apart = f"  (not scored: {item.not_scored})" if item.not_scored else ""
             print(f"{scenario}{apart}")
-        judged = ", ".join(entry.rows) if entry.rows else f"not judged ({entry.reason}): {entry.why}"
-        print(f"  {entry.check:58} {judged}")
+        judged = ", ".join(item.rows) if item.rows else f"not judged ({item.reason}): {item.why}"
+        print(f"  {item.check:58} {judged}")
     print(official.counts_line(args.revision, covered))
     return EXIT_OK
 

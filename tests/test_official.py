@@ -18,7 +18,7 @@ import pytest
 
 from conformance import official
 from conformance.requirements import table
-from tests.conftest import cli
+from tests.conftest import REPO, cli
 
 OFFICIAL_DIR = os.environ.get("MCP_CONFORMANCE_OFFICIAL_DIR", "")
 
@@ -153,3 +153,13 @@ def test_the_scenario_sources_emit_no_server_check_the_data_lacks() -> None:
     assert emitted - every == set()
     quoted = set(re.findall(r"['`]([a-z][a-zA-Z0-9$-]*)['`]", text)) | {"ping"}
     assert every - quoted == set(), "an ID the data holds that the sources never write"
+
+
+def test_the_docs_quote_what_coverage_prints() -> None:
+    """docs/official-suite-coverage.md is the coverage command's output, and README quotes its counts."""
+    doc = (REPO / "docs" / "official-suite-coverage.md").read_text(encoding="utf-8")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for revision in official.REVISIONS:
+        printed = cli("coverage", "--revision", revision).stdout.splitlines()
+        assert "\n".join(printed[1:]) in doc, revision
+        assert printed[-1] in readme, revision
