@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from conformance import cli_authority, cli_reports, packs
+from conformance.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.protocol.versions import TESTED_REVISIONS
 from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
@@ -157,6 +158,17 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list suites, checks and requirement IDs")
     lst.add_argument("--suite", action="append", choices=all_suites)
+    lst.add_argument(
+        "--official",
+        action="store_true",
+        help="add the official suite's check IDs judging each row's sentence",
+    )
+
+    coverage = sub.add_parser(
+        "coverage",
+        help="the official suite's server checks of a revision: which rows judge each, or why none does",
+    )
+    coverage.add_argument("--revision", required=True, choices=OFFICIAL_REVISIONS)
 
     explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
     explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
@@ -194,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_list(args)
         if args.command == "explain":
             return cmd_explain(args)
+        if args.command == "coverage":
+            return cmd_coverage(args)
         if args.command == "vectors":
             return cmd_vectors_lint(args)
         if args.command in cli_reports.COMMANDS:
@@ -232,7 +246,44 @@ def cmd_list(args: argparse.Namespace) -> int:
             judged = list(check.revisions)
             level, more = _level_shown(req, judged)
             shown = _revisions_shown(judged)
+            if args.official and req.official_checks:
+                more += f"  [official: {', '.join(req.official_checks)}]"
             print(f"{check.id:45} {check.requirement:16} {level:10} {shown:23} {check.title}{more}")
+    return EXIT_OK
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """Each server check of the official suite's frozen set for the revision: the rows judging it at that
+    revision (those with a check that judges it, from the catalog), or why none does; then one line of
+    counts. A report of a run at that revision counts the same checks (`official.summary`)."""
+    from conformance import official
+    from conformance.catalog import catalog
+
+    known = catalog(packs.names())
+    rows_at: dict[str, list[str]] = {}
+    for entries in known.checks.values():
+        for entry in entries:
+            row = known.rows[entry.requirement]
+            if args.revision not in entry.revisions:
+                continue
+            for check in row.official_checks:
+                if row.id not in rows_at.setdefault(check, []):
+                    rows_at[check].append(row.id)
+    data = official.load()
+    covered = official.check_coverage(args.revision, rows_at)
+    print(
+        f"{data.label} (commit {data.release['commit'][:12]}), server set of {args.revision}: "
+        "each official check, the rows judging it here, or why none does"
+    )
+    scenario = None
+    for item in covered:
+        if item.scenario != scenario:
+            scenario = item.scenario
+            apart = f"  (not scored: {item.not_scored})" if item.not_scored else ""
+            print(f"{scenario}{apart}")
+        judged = ", ".join(item.rows) if item.rows else f"not judged ({item.reason}): {item.why}"
+        print(f"  {item.check:58} {judged}")
+    print(official.counts_line(args.revision, covered))
     return EXIT_OK
 
 
@@ -301,6 +352,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print(f"{row.id}  ({said or row.level})  {row.title}\n")
     print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}")
     print(f"Checks:  {', '.join(checks) or '-'}")
+    if row.official_checks:
+        from conformance import official
+
+        data = official.load()
+        print(f"Official: {', '.join(data.qualified(row.official_checks))}  ({data.label})")
     if row.track != "stable":
         print(
             f"Track:   {row.track}: its cases show their true verdict, and fail no run"

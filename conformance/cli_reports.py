@@ -43,6 +43,13 @@ def add_parsers(sub: Any) -> None:
         "--out", required=True, metavar="FILE", help="baseline file to write (reasons of entries kept)"
     )
     update.add_argument("--include-warn", action="store_true", help="list WARN cases too")
+    official = baseline_sub.add_parser(
+        "import-official",
+        help="turn an official expected-failures YAML (server: scenario or scenario:check-id) into"
+        " a baseline",
+    )
+    official.add_argument("file", metavar="FILE", help="the official suite's expected-failures YAML")
+    official.add_argument("--out", required=True, metavar="OUT", help="baseline file to write")
 
     diff = sub.add_parser("diff", help="compare two reports: new failures, fixed, changed, added, removed")
     diff.add_argument("before", metavar="A", help="the older report.json or its folder")
@@ -81,7 +88,7 @@ def add_parsers(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     command = {
-        "baseline": cmd_baseline_update,
+        "baseline": cmd_baseline,
         "diff": cmd_diff,
         "merge": cmd_merge,
         "compare": cmd_compare,
@@ -105,6 +112,44 @@ def _load(path: str) -> Report:
         raise ReportUsageError(f"no report at {path}") from None
     except (OSError, ValueError) as exc:
         raise ReportUsageError(f"cannot read the report {path}: {exc}") from None
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    if args.baseline_command == "import-official":
+        return cmd_baseline_import_official(args)
+    return cmd_baseline_update(args)
+
+
+def cmd_baseline_import_official(args: argparse.Namespace) -> int:
+    """The official file's server entries as a baseline of the checks of the rows they cover, with a
+    line for each entry that maps to no check here."""
+    from conformance import official, packs
+    from conformance.catalog import catalog
+    from conformance.reporting import canonical
+    from conformance.reporting.official_baseline import OfficialBaselineError, import_entries, parse
+
+    try:
+        sections = parse(Path(args.file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportUsageError(f"cannot read {args.file}: {exc}") from None
+    except (OfficialBaselineError, UnicodeDecodeError) as exc:
+        raise ReportUsageError(f"{args.file}: {exc}") from None
+    known = catalog(packs.names())
+    every = [entry for entries in known.checks.values() for entry in entries]
+    data, unmapped = import_entries(sections, official.load(), known.rows, every)
+    for line in unmapped:
+        print(f"not mapped: {line}")
+    out = Path(args.out)
+    try:
+        canonical.write_json_atomic(out, data)
+    except OSError as exc:
+        raise ReportUsageError(f"cannot write {out}: {exc}") from None
+    entries = sum(len(v) for v in sections.values())
+    print(
+        f"baseline: {out}  ({len(data['expected_failures'])} checks from {entries - len(unmapped)} of "
+        f"{entries} official entries; {len(unmapped)} not mapped)"
+    )
+    return EXIT_OK
 
 
 def cmd_baseline_update(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ What a miss at a row's level is (FAIL, WARN, under `--strict`) is a verdict rule
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
@@ -35,6 +35,13 @@ class Requirement:
     test: str
     track: Track = "stable"
     by_revision: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+    #: The official suite's checks judging the same sentence (`{"checks": [...]}`, `conformance.official`).
+    official: Mapping[str, Sequence[str]] = field(default_factory=dict, compare=False)
+
+    @property
+    def official_checks(self) -> tuple[str, ...]:
+        """The official check IDs of the row (empty: no official check judges its sentence)."""
+        return tuple(self.official.get("checks", ()))
 
     def at(self, revision: str | None) -> Requirement:
         """The row as `revision` reads it: its own level, quote, source and track where it names
@@ -62,12 +69,14 @@ class Requirement:
             data["track"] = self.track
         if self.by_revision:
             data["by_revision"] = {rev: dict(values) for rev, values in self.by_revision.items()}
+        if self.official_checks:
+            data["official"] = {"checks": list(self.official_checks)}
         return data
 
 
 @cache
 def table() -> dict[str, Requirement]:
-    from conformance import packs
+    from conformance import official, packs
 
     sources = [("core", packs.core_requirement_rows())]
     sources += [(name, pack.requirement_rows()) for name, pack in packs.installed().items()]
@@ -80,6 +89,10 @@ def table() -> dict[str, Requirement]:
                     f"suite {suite!r}: requirement {row['id']} is already defined by {owner!r}"
                 )
             rows[row["id"]] = Requirement(suite=suite, **row)
+    try:  # a row's official checks must be checks of the pinned release, and not listed as unjudged
+        official.check_rows(rows.values())
+    except official.OfficialError as exc:
+        raise packs.PackError(str(exc)) from None
     return rows
 
 

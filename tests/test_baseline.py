@@ -161,3 +161,85 @@ def test_update_keeps_reasons_and_narrows_to_keys_when_a_check_fails_only_somewh
     assert entries["s.a.c"] == "kept reason"
     with_warn = baseline.update(copy.deepcopy(report), previous, include_warn=True)
     assert "s.a.e" in {e["case"] for e in with_warn["expected_failures"]}
+
+
+#: An official expected-failures file as server teams keep them (the official suite's format): a whole
+#: scenario, a scenario:check-id, a fixture-only check, an unknown scenario, and a client entry.
+OFFICIAL_EXPECTED = """\
+# expected failures of my server (official suite)
+server:
+  - server-stateless:sep-2575-server-implements-discover   # discover lacks supportedVersions
+  - 'tools-call-error'
+  - no-such-scenario
+client:
+  - initialize
+"""
+
+
+def test_import_official_gates_a_run_like_any_baseline(tmp_path: Path) -> None:
+    """The imported entries cover the rows judging their checks: the mutant's FAIL of that row is XFAIL
+    (the run passes), the reference's PASS is XPASS (the stale entry fails the run); each entry that maps
+    to nothing is one line."""
+    source = tmp_path / "expected-failures.yml"
+    source.write_text(OFFICIAL_EXPECTED, encoding="utf-8")
+    done = cli("baseline", "import-official", str(source), "--out", str(tmp_path / "baseline.json"))
+    assert done.returncode == 0, done.stderr
+    unmapped = [line for line in done.stdout.splitlines() if line.startswith("not mapped: ")]
+    assert unmapped == [
+        "not mapped: client:initialize: judges a client, not a server",
+        "not mapped: tools-call-error: no row judges it here (fixture-only)",
+        "not mapped: no-such-scenario: no server scenario of @modelcontextprotocol/conformance"
+        " 0.2.0-alpha.11 is named 'no-such-scenario'",
+    ]
+    written = baseline.load(tmp_path / "baseline.json")
+    assert written.entries == {
+        "base.discover.shape": "official expected failure: "
+        + "server-stateless:sep-2575-server-implements-discover"
+    }
+    args = ("--suite", "base", "-k", "discover", "--quiet", "--baseline", str(tmp_path / "baseline.json"))
+    mutant = cli(
+        "run",
+        "--server",
+        stdio(RAW, "--defect", "discover-no-versions"),
+        *args,
+        "--report-dir",
+        str(tmp_path / "mutant"),
+    )
+    report = json.loads((tmp_path / "mutant" / "report.json").read_text(encoding="utf-8"))
+    assert mutant.returncode == 0, mutant.stdout
+    assert [(c["check"], c["verdict"]) for c in report["cases"] if c["check"] != "base.connect"] == [
+        ("base.discover.shape", "XFAIL")
+    ]
+    reference = cli("run", "--server", stdio(RAW), *args, "--report-dir", str(tmp_path / "reference"))
+    report = json.loads((tmp_path / "reference" / "report.json").read_text(encoding="utf-8"))
+    assert reference.returncode == 1
+    assert [c["verdict"] for c in report["cases"] if c["check"] == "base.discover.shape"] == ["XPASS"]
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("server:\n  - tools-list: tools-name-format\n", "no space after the colon"),
+        ("servers:\n  - tools-list\n", "unknown key 'servers'"),
+        ("server:\n  - [tools-list]\n", "is not a scenario"),
+        ("server: tools-list\n", "line 1: not an expected-failures line"),
+        ("server:\n  - tools-list\nserver:\n  - ping\n", "'server' appears twice"),
+    ],
+)
+def test_import_official_refuses_what_is_not_the_format(tmp_path: Path, content: str, needle: str) -> None:
+    source = tmp_path / "expected-failures.yml"
+    source.write_text(content, encoding="utf-8")
+    done = cli("baseline", "import-official", str(source), "--out", str(tmp_path / "baseline.json"))
+    assert done.returncode == 2 and needle in done.stderr, done.stderr
+    assert not (tmp_path / "baseline.json").exists()
+
+
+def test_the_subset_parser_reads_what_yaml_reads() -> None:
+    """The subset the import parses without a YAML library gives what PyYAML (a test dependency) gives."""
+    import yaml
+
+    from conformance.reporting.official_baseline import parse
+
+    text = OFFICIAL_EXPECTED + "  - \"quoted:check\"  # comment\n  - 'it''s'\n"
+    assert parse(text) == yaml.safe_load(text)
+    assert parse("server: []\nclient:\n") == {"server": [], "client": []}

@@ -29,6 +29,9 @@ class CaseResult:
     #: The row's track when it keeps this case from failing the run (`verdicts.unscored`): the case
     #: judges an experimental feature or an extension nobody claimed. Absent from the report when None.
     unscored: str | None = None
+    #: The official suite's check IDs judging the same sentence as the case's row (`official.checks`),
+    #: so each verdict reads in the IDs SDK teams are tiered by. Absent from the report when None.
+    official: list[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -38,6 +41,8 @@ class CaseResult:
             del data["blocked_by"]
         if data["unscored"] is None:
             del data["unscored"]
+        if data["official"] is None:
+            del data["official"]
         return data
 
 

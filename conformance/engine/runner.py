@@ -382,6 +382,7 @@ class Runner:
                 duration=0.0,
                 evidence=evidence,
                 transcript=entries,
+                official=list(req.official_checks) or None,
             ),
             slot,
         )
@@ -659,6 +660,7 @@ def _case_result(
         transcript=transcript or [],
         blocked_by=blocked_by,
         unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
+        official=list(row.official_checks) or None,
     )
 
 

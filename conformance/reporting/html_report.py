@@ -451,6 +451,12 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
             f"<p>Baseline entry <code>{_e(b.entry)}</code> (the check said {_e(b.verdict)}): "
             f"{_e(b.reason)}</p>"
         )
+    if case.official:
+        parts.append(
+            '<p class="official">Official checks: '
+            + ", ".join(f"<code>{_e(check)}</code>" for check in case.official)
+            + "</p>"
+        )
     if case.unscored:
         parts.append(
             f"<p>Not scored: its row judges an {_e(case.unscored)} feature that the run did not claim "
@@ -472,6 +478,25 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
     return "".join(parts)
 
 
+def _official(cases: Sequence[Case]) -> str:
+    """The official suite's figure per revision (`conformance.official.summary`), beside ours: of the
+    official checks judged here at that revision, how many passed, the not-scored ones apart."""
+    from conformance import official
+
+    label = official.load().label
+    lines = [entry.line(label) for entry in official.summary(cases)]
+    if not lines:
+        return ""
+    return '<ul class="official">' + "".join(f"<li>{_e(line)}</li>" for line in lines) + "</ul>"
+
+
+def _official_ids(case: Case) -> str:
+    """The official check IDs of a PASS case's row, under its requirement ID (empty when none)."""
+    if not case.official:
+        return ""
+    return f'<div class="meta">official: {_e(", ".join(case.official))}</div>'
+
+
 def _passed(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
     """The PASS cases, folded away (a closed `<details>` with the count): a table row each."""
     if not cases:
@@ -481,7 +506,7 @@ def _passed(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
         attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
         rows.append(
             f'<tr class="case" id="{_e(anchors[case.key])}" {attrs}><td>{_verdict(case.verdict)}</td>'
-            f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}</td>"
+            f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}{_official_ids(case)}</td>"
             f'<td class="hide-narrow">{_e(case.level)}</td>'
             f'<td class="hide-narrow">{_e(case.first_line(240))}</td>'
             f'<td class="n hide-narrow">{case.duration * 1000:.0f}</td></tr>'
@@ -614,6 +639,7 @@ def render(report: Report | Mapping[str, Any]) -> str:
         out.append(
             f"<p>Baseline {_e(b.path)} ({_e(b.entries)} entries; matching no case: {_e(unmatched)})</p>"
         )
+    out.append(_official(cases))
     out.append("</section>")
     out.append('<section id="cases"><h2>Cases that did not pass, worst first</h2><div id="filters">')
     out.append("<fieldset><legend>Verdict</legend>")

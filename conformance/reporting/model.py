@@ -160,6 +160,8 @@ class Case:
     blocked_by: str | None = None
     #: The track (experimental, extension) that keeps this case from failing the run, when unclaimed.
     unscored: str | None = None
+    #: The official suite's check IDs for the case's row (`conformance.official`); empty when none.
+    official: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Case:
@@ -182,6 +184,7 @@ class Case:
             baseline=CaseBaseline(mark["entry"], mark["reason"], Verdict(mark["verdict"])) if mark else None,
             blocked_by=data.get("blocked_by"),
             unscored=data.get("unscored"),
+            official=tuple(data.get("official") or ()),
         )
 
     @property

@@ -6,7 +6,8 @@ The mapping:
 - `tool.driver`: `mcp-conformance` and the harness version of the report; `rules` are the requirement
   rows the report's cases reference (id = requirement ID, name and shortDescription = its title,
   fullDescription and help = the quoted requirement and its source, `properties.level` = MUST, SHOULD,
-  ...; `defaultConfiguration.level` error for a level whose miss FAILs, warning otherwise).
+  ...; `properties.official` = the official suite's check IDs for the same sentence, when the row names
+  any; `defaultConfiguration.level` error for a level whose miss FAILs, warning otherwise).
 - `results`: FAIL, ERROR and XPASS are `error` (each fails the run), WARN is `warning`, XFAIL is a
   `note` carrying an external suppression with the baseline entry's reason (a known failure stays
   visible, as suppressed, instead of vanishing). PASS and SKIP are left out: a SKIP judged nothing about
@@ -80,7 +81,7 @@ def _rule(case: Case) -> dict[str, Any]:
     quote, source = _requirement(req_id)
     full = f'{level}: "{quote}" ({source})' if quote else f"{level}: {title}"
     help_text = f'{title}. Requirement {req_id} ({level}): "{quote}" Source: {source}.' if quote else full
-    return {
+    rule: dict[str, Any] = {
         "id": req_id,
         "name": _plain(title),
         "shortDescription": {"text": _plain(title)},
@@ -93,6 +94,9 @@ def _rule(case: Case) -> dict[str, Any]:
             "tags": ["mcp-conformance", case.suite],
         },
     }
+    if case.official:  # the official suite's check IDs judging the same sentence
+        rule["properties"]["official"] = list(case.official)
+    return rule
 
 
 def target_files(report: Report) -> dict[int, str]:

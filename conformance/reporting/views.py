@@ -12,7 +12,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
     if unscored:
         lines.append(_t(unscored_line(unscored)))
+    lines.extend(_t(line) for line in official_lines(model.cases))
     if model.nothing_judged:
         lines.append(
             f"nothing was judged: all {len(model.cases)} cases are SKIP (see their reasons above), "
@@ -79,6 +80,16 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
     lines.append(_t(outcome(model).line))
     return "\n".join(lines)
+
+
+def official_lines(cases: Sequence[Case]) -> list[str]:
+    """Per revision the official suite freezes a server set for, the figure an SDK team is tiered by,
+    read from these cases: of the official checks judged here at that revision, how many passed, the
+    not-scored scenarios' checks apart (`conformance.official.summary`)."""
+    from conformance import official
+
+    label = official.load().label
+    return [entry.line(label) for entry in official.summary(cases)]
 
 
 def unscored_line(unscored: Mapping[str, int]) -> str:
@@ -121,6 +132,8 @@ def _md_case(case: Case) -> list[str]:
     )
     if case.blocked_by:
         out += ["", f"Blocked by {_md(case.blocked_by)}: its verdict left this case nothing to judge."]
+    if case.official:
+        out += ["", f"Official checks: {_md(', '.join(case.official))}"]
     if case.unscored:
         out += ["", f"Not scored: its row judges an {case.unscored} feature nobody claimed (--experimental)."]
     if case.baseline:
@@ -166,6 +179,9 @@ def markdown(report: AnyReport) -> str:
         out += ["## Problems", ""]
         for case in problems:
             out += _md_case(case)
+    figures = official_lines(model.cases)
+    if figures:
+        out += ["## Official suite", "", *(f"- {_md(line)}" for line in figures), ""]
     out += [
         "## Run",
         "",
@@ -242,9 +258,12 @@ def junit_xml(report: AnyReport) -> bytes:
             message = _x(case.message[:500])
             # An unscored FAIL shows as a WARN does (system-out), its own verdict named there.
             verdict, shown_as = case.verdict, JUNIT_ELEMENT[case.gating]
-            if case.unscored:
+            if case.unscored or case.official:
                 properties = ET.SubElement(tc, "properties")
-                ET.SubElement(properties, "property", name="unscored", value=case.unscored)
+                if case.unscored:
+                    ET.SubElement(properties, "property", name="unscored", value=case.unscored)
+                if case.official:  # the official suite's check IDs for the same sentence
+                    ET.SubElement(properties, "property", name="official", value=_x(",".join(case.official)))
             if shown_as == "failure":
                 ET.SubElement(tc, "failure", message=message, type=verdict).text = detail
             elif shown_as == "error":

@@ -1,0 +1,265 @@
+"""The official conformance suite (`@modelcontextprotocol/conformance`) in this harness's terms.
+
+SDK teams are tiered by the official suite and talk in its scenario and check IDs, so every verdict here
+should be readable in those IDs too. The data is split so that each fact is said once:
+
+- a requirement row names the official checks that judge its sentence (`official.checks` of the row,
+  validated by `requirements.schema.json`);
+- `official.json` (validated by `official.schema.json` when read) pins the release the IDs were read
+  from, the frozen server set of each revision (`requirements/<revision>.yaml` of that release), every
+  server check of those scenarios (read from `src/scenarios/server/`), and why a check no row names is
+  not judged here.
+
+From the two, `coverage` says for a revision which rows judge each official check, or why none does, and
+`summary` reads a report the same way: of the official checks judged at a revision, how many passed.
+Both share `check_coverage`, so the coverage command and a report's summary count the same checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+OFFICIAL_ID = "urn:mcp-conformance:official:1"
+#: The revisions the official suite freezes a server set for (`requirements/<revision>.yaml`).
+REVISIONS = ("2025-11-25", "2026-07-28")
+
+
+class OfficialError(ValueError):
+    """`official.json`, or a row's `official` field, that does not hold together (one line)."""
+
+
+@dataclass(frozen=True)
+class NotJudged:
+    """Why no row judges an official check: its reason class and, in a few words, what it needs."""
+
+    reason: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Official:
+    """The pinned release and what it names, as `official.json` says it."""
+
+    release: Mapping[str, Any]
+    #: revision -> the scored server scenarios, in the release's order.
+    scored: Mapping[str, tuple[str, ...]]
+    #: revision -> scenario -> the release's reason it runs but is not scored.
+    not_scored: Mapping[str, Mapping[str, str]]
+    #: scenario -> its check IDs.
+    scenarios: Mapping[str, tuple[str, ...]]
+    not_judged: Mapping[str, NotJudged]
+
+    @property
+    def label(self) -> str:
+        """`@modelcontextprotocol/conformance 0.2.0-alpha.11`: the release every figure is of."""
+        return f"{self.release['package']} {self.release['version']}"
+
+    def scenarios_of(self, check: str) -> tuple[str, ...]:
+        """The scenarios that emit `check` (a check ID is normally one scenario's own)."""
+        return tuple(name for name, checks in self.scenarios.items() if check in checks)
+
+    def qualified(self, checks: Iterable[str]) -> list[str]:
+        """`scenario:check` for each check, the form an official expected-failures file uses."""
+        return [f"{scenario}:{check}" for check in checks for scenario in self.scenarios_of(check)]
+
+    def revision_scenarios(self, revision: str) -> list[tuple[str, str | None]]:
+        """(scenario, None) for each scored scenario of `revision`, then (scenario, reason) for each
+        one the release runs but does not score."""
+        out: list[tuple[str, str | None]] = [(name, None) for name in self.scored.get(revision, ())]
+        out += list(self.not_scored.get(revision, {}).items())
+        return out
+
+
+@cache
+def load() -> Official:
+    """`official.json`, validated against its schema and checked for consistency (every scenario a
+    revision names has its checks listed; every check listed as not judged is a check of the release)."""
+    from conformance import schemas
+
+    data = json.loads(resources.files("conformance").joinpath("official.json").read_text(encoding="utf-8"))
+    problems = schemas.errors(OFFICIAL_ID, None, data, limit=1)
+    if problems:
+        raise OfficialError(f"official.json breaks its schema at {problems[0]}")
+    scenarios = {name: tuple(checks) for name, checks in data["scenarios"].items()}
+    every = {check for checks in scenarios.values() for check in checks}
+    for revision, sets in data["revisions"].items():
+        for name in [*sets["server"], *sets["not_scored"]]:
+            if name not in scenarios:
+                raise OfficialError(
+                    f"official.json: {revision} names scenario {name!r}, whose checks it does not list"
+                )
+    for check in data["not_judged"]:
+        if check not in every:
+            raise OfficialError(f"official.json: not_judged names {check!r}, which no scenario emits")
+    return Official(
+        release=data["release"],
+        scored={rev: tuple(sets["server"]) for rev, sets in data["revisions"].items()},
+        not_scored={rev: dict(sets["not_scored"]) for rev, sets in data["revisions"].items()},
+        scenarios=scenarios,
+        not_judged={check: NotJudged(**why) for check, why in data["not_judged"].items()},
+    )
+
+
+def check_rows(rows: Iterable[Any]) -> None:
+    """Refuse a row that names a check the release does not emit, or one `official.json` says no row
+    judges: a mapping must be to a real ID, and a check is either judged or listed as not judged."""
+    official = load()
+    every = {check for checks in official.scenarios.values() for check in checks}
+    for row in rows:
+        for check in row.official_checks:
+            if check not in every:
+                raise OfficialError(
+                    f"requirement {row.id}: official check {check!r} is not a server check of "
+                    + official.label
+                )
+            if check in official.not_judged:
+                raise OfficialError(
+                    f"requirement {row.id}: official check {check!r} is also listed as not judged"
+                    " in official.json"
+                )
+
+
+@dataclass(frozen=True)
+class CheckCoverage:
+    """One official check of a revision's server set, as this harness stands to it."""
+
+    scenario: str
+    check: str
+    #: None for a scored scenario, else the release's reason it is not scored (extension, pending, ...).
+    not_scored: str | None
+    #: The rows that judge it at this revision (empty: not judged here).
+    rows: tuple[str, ...]
+    #: Why not, when `rows` is empty: `official.json`'s reason, or `other-revisions` for a check whose
+    #: rows judge other revisions only.
+    reason: str = ""
+    why: str = ""
+
+
+def check_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[CheckCoverage]:
+    """Every check of `revision`'s server set (scored first, then not scored), with the rows that judge
+    it at that revision. `rows_at` is check -> rows judging it at `revision`, from the catalog (the
+    coverage command) or a report's cases (its summary): the one difference between the two."""
+    official = load()
+    out = []
+    for scenario, not_scored in official.revision_scenarios(revision):
+        for check in official.scenarios[scenario]:
+            rows = tuple(rows_at.get(check, ()))
+            if rows:
+                out.append(CheckCoverage(scenario, check, not_scored, rows))
+            elif check in official.not_judged:
+                why = official.not_judged[check]
+                out.append(CheckCoverage(scenario, check, not_scored, (), why.reason, why.why))
+            else:
+                out.append(
+                    CheckCoverage(
+                        scenario,
+                        check,
+                        not_scored,
+                        (),
+                        "other-revisions",
+                        f"its rows judge other revisions than {revision}",
+                    )
+                )
+    return out
+
+
+def rows_by_check(rows: Iterable[Any]) -> dict[str, list[str]]:
+    """check -> the IDs of the `rows` (requirement rows) naming it, in the order given."""
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        for check in row.official_checks:
+            out.setdefault(check, []).append(row.id)
+    return out
+
+
+def counts_line(revision: str, entries: Sequence[CheckCoverage]) -> str:
+    """The one line `coverage` ends with: of the revision's scored checks, how many a row judges and why
+    the others are not; the not-scored scenarios' checks apart."""
+    scored = [e for e in entries if e.not_scored is None]
+    apart = [e for e in entries if e.not_scored is not None]
+    reasons: dict[str, int] = {}
+    for entry in scored:
+        if not entry.rows:
+            reasons[entry.reason] = reasons.get(entry.reason, 0) + 1
+    why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    scenarios = len({e.scenario for e in scored})
+    judged = sum(1 for e in scored if e.rows)
+    return (
+        f"{revision}: {len(scored)} official server checks in {scenarios} scored scenarios, "
+        f"{judged} judged here, {len(scored) - judged} not"
+        f"{' (' + why + ')' if why else ''}; not scored: {len(apart)} checks in "
+        f"{len({e.scenario for e in apart})} scenarios, {sum(1 for e in apart if e.rows)} judged here"
+    )
+
+
+#: How a check's cases at a revision add up: any FAIL or ERROR fails it; else a PASS or WARN passes it
+#: (a WARN is a SHOULD missed, which fails no official tier either); else (every case SKIP) it was not
+#: judged on this server.
+def check_verdict(verdicts: Iterable[str]) -> str:
+    seen = set(verdicts)
+    if seen & {"FAIL", "ERROR"}:
+        return "failed"
+    if seen & {"PASS", "WARN"}:
+        return "passed"
+    return "skipped"
+
+
+@dataclass(frozen=True)
+class RevisionSummary:
+    """A report's official view of one revision: the scored checks judged there, by outcome, and the
+    not-scored ones apart."""
+
+    revision: str
+    judged: int
+    passed: int
+    failed: int
+    skipped: int
+    apart_judged: int
+    apart_passed: int
+
+    def line(self, label: str) -> str:
+        return (
+            f"official {self.revision} ({label}): {self.passed} of {self.judged} official checks judged here "
+            f"passed, {self.failed} failed, {self.skipped} skipped; not scored: {self.apart_passed} of "
+            f"{self.apart_judged} passed"
+        )
+
+
+def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
+    """Per official revision the report has cases at, the official view of them. `cases` are the
+    report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`)."""
+    by_revision: dict[str, dict[str, list[str]]] = {}
+    rows_at: dict[str, dict[str, list[str]]] = {}
+    for case in cases:
+        if case.revision not in REVISIONS or not case.official:
+            continue
+        for check in case.official:
+            by_revision.setdefault(case.revision, {}).setdefault(check, []).append(str(case.own_verdict))
+            rows = rows_at.setdefault(case.revision, {}).setdefault(check, [])
+            if case.requirement not in rows:
+                rows.append(case.requirement)
+    out = []
+    for revision in REVISIONS:
+        if revision not in by_revision:
+            continue
+        entries = [e for e in check_coverage(revision, rows_at[revision]) if e.rows]
+        outcome = {e.check: check_verdict(by_revision[revision][e.check]) for e in entries}
+        scored = [e.check for e in entries if e.not_scored is None]
+        apart = [e.check for e in entries if e.not_scored is not None]
+        out.append(
+            RevisionSummary(
+                revision,
+                judged=len(scored),
+                passed=sum(outcome[c] == "passed" for c in scored),
+                failed=sum(outcome[c] == "failed" for c in scored),
+                skipped=sum(outcome[c] == "skipped" for c in scored),
+                apart_judged=len(apart),
+                apart_passed=sum(outcome[c] == "passed" for c in apart),
+            )
+        )
+    return out

@@ -1,0 +1,148 @@
+"""`baseline import-official FILE`: an official expected-failures file turned into this harness's baseline.
+
+Server teams keep their known failures in the official suite's format (`server:` and `client:` lists of
+`scenario` or `scenario:check-id` entries). The import maps each server entry to the rows that judge its
+checks (`official.checks` of a row), and those rows to their checks here, so the result is a baseline like
+any other (`conformance.reporting.baseline`): a listed case that passes is XPASS and fails the run, so a
+stale entry cannot hide. An entry that maps to nothing (an unknown scenario or check, a check no row
+judges, a client entry) is said in one line each, and left out.
+
+The file is read by a parser of the format's small YAML subset (block lists of plain or quoted scalars
+under the two keys, comments), not by a YAML library: PyYAML is no dependency of the harness, and
+anything outside the subset is refused with its line number rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from conformance.reporting.baseline import FORMAT, FORMAT_VERSION
+
+SECTIONS = ("server", "client")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]*(\[[ \t]*\])?[ \t]*(#.*)?")
+_ITEM = re.compile(r"[ \t]*-(?:[ \t]+(.*))?")
+
+
+class OfficialBaselineError(ValueError):
+    """The file is not the expected-failures subset (one line, with the line number)."""
+
+
+def parse(text: str) -> dict[str, list[str]]:
+    """The sections of an expected-failures file: section -> its entries as written."""
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("#") or (line == "---" and not sections):
+            continue
+        key = _KEY.fullmatch(line)
+        if key:
+            name = key.group(1)
+            if name not in SECTIONS:
+                raise OfficialBaselineError(f"line {number}: unknown key {name!r} (expected server, client)")
+            if name in sections:
+                raise OfficialBaselineError(f"line {number}: {name!r} appears twice")
+            sections[name], current = [], (None if key.group(2) else name)
+            continue
+        item = _ITEM.fullmatch(line)
+        if item and current is not None:
+            sections[current].append(_scalar(item.group(1) or "", number))
+            continue
+        raise OfficialBaselineError(
+            f"line {number}: not an expected-failures line (`server:`, then `- scenario` or"
+            f" `- scenario:check-id`): {raw.strip()[:80]!r}"
+        )
+    return sections
+
+
+def _scalar(text: str, number: int) -> str:
+    """One entry: a quoted or plain scalar, a trailing comment allowed; refused when YAML would read a
+    mapping (`- scenario: check`, a space after the colon) or anything but a string."""
+    if text[:1] in ("'", '"'):
+        quote = text[0]
+        end = 1
+        value = []
+        while end < len(text):
+            ch = text[end]
+            if ch == quote and quote == "'" and text[end + 1 : end + 2] == "'":
+                value.append("'")
+                end += 2
+                continue
+            if ch == quote:
+                break
+            if ch == "\\" and quote == '"':
+                raise OfficialBaselineError(f"line {number}: escapes in a quoted entry are not supported")
+            value.append(ch)
+            end += 1
+        else:
+            raise OfficialBaselineError(f"line {number}: unterminated quoted entry")
+        rest = text[end + 1 :].strip()
+        if rest and not rest.startswith("#"):
+            raise OfficialBaselineError(f"line {number}: text after a quoted entry: {rest[:40]!r}")
+        entry = "".join(value)
+    else:
+        entry = re.split(r"[ \t]+#", text, maxsplit=1)[0].strip()
+        if ": " in entry or entry.endswith(":"):
+            raise OfficialBaselineError(
+                f"line {number}: {entry!r} reads as a mapping; a per-check entry takes no space after"
+                " the colon (`scenario:check-id`)"
+            )
+        if entry[:1] in tuple("[]{}&*!|>%@`,?-") or entry in ("", "~", "null"):
+            raise OfficialBaselineError(f"line {number}: {entry!r} is not a scenario or scenario:check-id")
+    if not entry or entry.startswith(":") or entry.endswith(":"):
+        raise OfficialBaselineError(f"line {number}: empty scenario or check in {entry!r}")
+    return entry
+
+
+def import_entries(
+    sections: Mapping[str, Sequence[str]],
+    official: Any,
+    rows: Mapping[str, Any],
+    checks: Iterable[Any],
+) -> tuple[dict[str, Any], list[str]]:
+    """(baseline data, one line per entry not mapped). `official` is `conformance.official.load()`,
+    `rows` the requirement rows by ID and `checks` every check of the installed suites (catalog entries:
+    `id`, `requirement`)."""
+    own: dict[str, list[str]] = {}  # row ID -> our check IDs
+    for entry in checks:
+        own.setdefault(entry.requirement, []).append(entry.id)
+    by_check: dict[str, list[str]] = {}
+    for row in rows.values():
+        for check in row.official_checks:
+            by_check.setdefault(check, []).append(row.id)
+    reasons: dict[str, list[str]] = {}
+    unmapped = [f"client:{entry}: judges a client, not a server" for entry in sections.get("client", ())]
+    for entry in sections.get("server", ()):
+        scenario, _, check = entry.partition(":")
+        if scenario not in official.scenarios:
+            unmapped.append(f"{entry}: no server scenario of {official.label} is named {scenario!r}")
+            continue
+        wanted = [check] if check else list(official.scenarios[scenario])
+        if check and check not in official.scenarios[scenario]:
+            unmapped.append(f"{entry}: {scenario!r} emits no check {check!r} in {official.label}")
+            continue
+        ours = [c for name in wanted for row in by_check.get(name, ()) for c in own.get(row, ())]
+        if not ours:
+            unmapped.append(f"{entry}: {_why_not(wanted, official)}")
+            continue
+        for ours_id in ours:
+            reasons.setdefault(ours_id, [])
+            if entry not in reasons[ours_id]:
+                reasons[ours_id].append(entry)
+    data = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "expected_failures": [
+            {"case": case, "reason": "official expected failure: " + ", ".join(entries)}
+            for case, entries in sorted(reasons.items())
+        ],
+    }
+    return data, unmapped
+
+
+def _why_not(checks: Sequence[str], official: Any) -> str:
+    """Why no row judges these official checks: official.json's reasons, or none."""
+    said = sorted({f"{official.not_judged[c].reason}" for c in checks if c in official.not_judged})
+    return "no row judges it here (" + (", ".join(said) or "no row names its checks") + ")"
