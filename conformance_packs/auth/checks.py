@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn, cast
 
-from conformance.engine.checks import blocked, check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
+from conformance.pack_api import Call, CaseContext, blocked, check, missed, skip
 from conformance_packs.auth import discovery
 
 LATER_DISCOVERY = ("2025-11-25", "2026-07-28")
