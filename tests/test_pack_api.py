@@ -16,6 +16,7 @@ import ast
 import importlib
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -58,6 +59,16 @@ def _strays(root: Path) -> list[str]:
 
 def test_packs_import_only_the_pack_api() -> None:
     assert _strays(PACKS) == []
+
+
+def test_the_docs_pack_example_imports_only_the_pack_api() -> None:
+    """The "Writing a pack" example of docs/ARCHITECTURE.md is what a newcomer copies."""
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text[text.index("## Writing a pack") :]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) >= 2, "the declaration and the check module"
+    imported = [module for block in blocks for _, module in _core_imports(ast.parse(block))]
+    assert imported and set(imported) == {API}, imported
 
 
 def test_the_walk_finds_every_form_of_a_core_import(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """The check registry: each check is an async function tied to one requirement ID.
 
-Suites register checks with the `check` decorator at import time. A check ends by returning (PASS),
-or by raising one of the outcomes below; the runner turns a miss into FAIL or WARN from the
-requirement's level, so a check never decides that by itself, and names the blocking case of a
-`blocked` SKIP.
+Packs register checks with the `check` decorator at import time (through `conformance.pack_api`). A
+check ends by returning (PASS), or by raising one of the outcomes below; the runner turns a miss into
+FAIL or WARN from the requirement's level, so a check never decides that by itself, and names the
+blocking case of a `blocked` SKIP.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def check(
     last: bool = False,
     ends_session: bool = False,
 ) -> Callable[[CheckFunc], CheckFunc]:
-    """Register `func` as check `check_id` (its suite is the part before the first dot)."""
+    """Register `func` as check `check_id` (its pack is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
     if revisions is None:
         from conformance import packs

@@ -59,7 +59,7 @@ async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awa
 
     Without this, every check that needs the same hanging call would wait out its own timeout.
     """
-    return await ctx.once(key, owner, factory)
+    return await ctx.remember_once(key, owner, factory)
 
 
 def find_trace(text: str) -> str | None:

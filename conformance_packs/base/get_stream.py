@@ -115,7 +115,7 @@ async def _held_stream(ctx: CaseContext) -> HeldStream:
 
 async def _get_stream(ctx: CaseContext) -> HeldStream:
     """The held GET stream of this (target, revision), observed once for BASE-HTTP-019 and -022."""
-    held = await ctx.once(
+    held = await ctx.remember_once(
         "base:held-get-stream", "a GET stream held open in a session of its own", lambda: _held_stream(ctx)
     )
     _no_stream(held)
