@@ -75,17 +75,17 @@ def test_the_walk_finds_every_form_of_a_core_import(tmp_path: Path) -> None:
     """The mutant: a pack module that reaches the core four other ways is caught four times."""
     (tmp_path / "stray.py").write_text(
         "from conformance.pack_api import check\n"
-        "from conformance import vectors\n"
+        "from conformance import schemas\n"
         "import conformance.engine.runner\n"
         "def f():\n    from conformance.brand_new_room import thing\n"
-        "if True:\n    from conformance.jcs import sha256_hex\n",
+        "if True:\n    from conformance.protocol.jsonrpc import Frame\n",
         encoding="utf-8",
     )
     assert [s.split(": ")[1] for s in _strays(tmp_path)] == [
-        "conformance.vectors",
+        "conformance.schemas",
         "conformance.engine.runner",
         "conformance.brand_new_room",
-        "conformance.jcs",
+        "conformance.protocol.jsonrpc",
     ]
 
 
