@@ -27,8 +27,8 @@ from conformance.adapters.base import Transcript
 from conformance.engine.context import RunOptions
 from conformance.engine.sessions import launched, open_session
 from conformance.fixtures.client import ControllerClient, ControllerConfig
-from conformance.outcomes import classify
 from conformance.protocol.session import Session
+from conformance.statuses import classify
 from conformance.targets import Target
 
 SERVER = (sys.executable, "-m", "conformance_reference.map_server")

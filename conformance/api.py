@@ -14,7 +14,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.engine.checks import Check, load_suite
+from conformance import packs
+from conformance.engine.checks import Check, load_pack
 from conformance.engine.context import RunOptions
 from conformance.engine.events import Fanout, Sink
 from conformance.engine.runner import Runner, run_all
@@ -24,7 +25,7 @@ from conformance.targets import Target, parse_targets, reference_targets
 
 
 def select_checks(suites: Sequence[str], select: str | None = None) -> list[Check]:
-    checks = [c for suite in suites for c in load_suite(suite)]
+    checks = [c for suite in suites for c in load_pack(suite)]
     if select:
         words = [w.strip() for w in select.split(",") if w.strip()]
         checks = [c for c in checks if any(w in c.id or w in c.requirement for w in words)]
@@ -109,7 +110,7 @@ def finish(builder: ReportBuilder, *, interrupted: bool = False) -> dict[str, An
 
 def run_report(
     servers: Sequence[str | Target] | None = None,
-    suites: Sequence[str] = ("base",),
+    suites: Sequence[str] | None = None,
     *,
     select: str | None = None,
     options: RunOptions | None = None,
@@ -121,6 +122,8 @@ def run_report(
     `header` adds to the report's header (the pytest plugin records its command line and options
     there, as the CLI does); `budgets` are a user's (request, start, target) budgets, over a target file's.
     """
+    if suites is None:  # the packs that declare themselves the default (the base protocol's)
+        suites = packs.defaults_for_servers()
     checks = select_checks(suites, select)
     plan = with_budgets(build_plan(servers, suites, checks), *budgets)
     builder = new_builder(plan, header)

@@ -229,14 +229,14 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 def _add(stored: dict[str, Any], suites: Sequence[str]) -> None:
     """Import `suites`' checks and add their entries, and the rows they name, to `stored`."""
-    from conformance.engine.checks import load_suite
+    from conformance.engine.checks import load_pack
     from conformance.engine.runner import CONNECT_REQUIREMENT
     from conformance.requirements import get
 
     stored["connect"] = CONNECT_REQUIREMENT
     wanted = [CONNECT_REQUIREMENT]
     for suite in suites:
-        checks = load_suite(suite)
+        checks = load_pack(suite)
         stored["suites"][suite] = [[c.id, c.requirement, c.title, c.revisions_judged()] for c in checks]
         wanted += [c.requirement for c in checks]
     for requirement in wanted:

@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
 from importlib.resources.abc import Traversable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    from conformance.targets import Target
 
 ENTRY_POINT_GROUP = "mcp_conformance.suites"
 #: The core's own requirement rows (the connect case of every suite), beside this module.
@@ -33,6 +36,22 @@ CORE_PACKAGE = "conformance"
 
 class PackError(Exception):
     """A pack that cannot be used: the message is one line naming the pack and what is wrong."""
+
+
+class PrepareHook(Protocol):
+    """`Pack.prepare`: called once a target's URL is known (after its launch) and before it is probed;
+    returns the target to run, with what the pack's checks need added (credentials as `headers` and
+    `secrets`, so they are masked from the first byte recorded). Raise ValueError with a one-line
+    reason when the target cannot be prepared (the target is then unreachable, with that reason)."""
+
+    async def __call__(self, target: Target) -> Target: ...
+
+
+class ReferenceSetupHook(Protocol):
+    """`Pack.reference_setup`: the embedded reference's extra command-line arguments and target
+    settings for transport `kind` ("stdio" or "http"), given a temporary folder of the run."""
+
+    def __call__(self, kind: str, folder: str) -> tuple[tuple[str, ...], Mapping[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,8 @@ class PackOption:
     #: Called on the parsed value (or the default) once per run, to settle it: the fuzz seed is drawn
     #: here when none is given, so the report records the seed that reproduces the run.
     settle: Callable[[Any], Any] | None = None
+    #: The value is the run's generator seed: `certify` records it as the bundle's seed.
+    seed: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,12 +107,19 @@ class Pack:
     settings: Mapping[str, str] = field(default_factory=dict)
     #: Where the pack stands in `list`, `run` and the reports: lower first, then by name.
     order: int = 100
-    #: `module:function` of `async prepare(target) -> Target`, run once a target's URL is known (after
-    #: its launch) and before it is probed: a pack that needs credentials (the authorization suite's
-    #: tokens) adds them as headers and `secrets`, so they are masked from the first byte recorded.
+    #: Per transport, the check that judges the rule an answer to a request can break there (over HTTP:
+    #: a content type other than JSON or SSE) and that rule's requirement ID: `{"http": (check ID,
+    #: requirement ID)}`. The engine runs that check last in each revision and names it in the cases
+    #: whose verdict rested on such an answer (`conformance.engine.blocking`); the core names no pack.
+    transport_judges: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    #: `module:function` of `async prepare(target) -> Target` (`PrepareHook`), run once a target's URL
+    #: is known (after its launch) and before it is probed: a pack that needs credentials (the
+    #: authorization pack's tokens) adds them as headers and `secrets`, so they are masked from the
+    #: first byte recorded.
     prepare: str | None = None
-    #: `module:function` of `setup(kind, folder) -> (args, settings)`: the embedded reference's extra
-    #: command-line arguments and target settings for transport `kind`, given a temporary folder.
+    #: `module:function` of `setup(kind, folder) -> (args, settings)` (`ReferenceSetupHook`): the
+    #: embedded reference's extra command-line arguments and target settings for transport `kind`,
+    #: given a temporary folder.
     reference_setup: str | None = None
     #: The transports the embedded default serves the reference over.
     reference_transports: tuple[str, ...] = ("stdio", "http")
@@ -154,6 +182,14 @@ class Pack:
             return cast(Callable[..., Any], getattr(importlib.import_module(module), name))
         except (ImportError, AttributeError) as exc:
             raise PackError(f"suite {self.name!r}: cannot load its hook {spec!r}: {exc}") from None
+
+    def prepare_hook(self) -> PrepareHook | None:
+        """The `prepare` hook, typed, or None when the pack names none."""
+        return cast(PrepareHook, self.hook(self.prepare)) if self.prepare else None
+
+    def reference_setup_hook(self) -> ReferenceSetupHook | None:
+        """The `reference_setup` hook, typed, or None when the pack names none."""
+        return cast(ReferenceSetupHook, self.hook(self.reference_setup)) if self.reference_setup else None
 
     def controller_command(self) -> list[str] | None:
         return self._command(self.controller) if self.controller else None
@@ -270,6 +306,22 @@ def get(name: str) -> Pack:
     except KeyError:
         known = ", ".join(installed()) or "none"
         raise PackError(f"unknown suite {name!r} (installed: {known})") from None
+
+
+@cache
+def transport_judges() -> dict[str, tuple[str, str]]:
+    """Per transport, the (check ID, requirement ID) an installed pack declares as the judge of the
+    rule an answer to a request can break there (`Pack.transport_judges`); one pack per transport."""
+    judges: dict[str, tuple[str, str]] = {}
+    for name, pack in installed().items():
+        for transport, judge in pack.transport_judges.items():
+            if transport in judges and judges[transport] != judge:
+                raise PackError(
+                    f"suite {name!r} declares {judge[0]} the judge of {transport} answers, which "
+                    f"{judges[transport][0]} already is"
+                )
+            judges[transport] = (judge[0], judge[1])
+    return judges
 
 
 def defaults_for_servers() -> tuple[str, ...]:

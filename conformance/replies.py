@@ -1,5 +1,5 @@
 """A request answered and read by the catalog's conventions: the profiles' one way to send a call, time it
-and classify its outcome (C-1, `conformance.outcomes.classify`).
+and classify its outcome (C-1, `conformance.statuses.classify`).
 
 The MAP and UW profiles both send `tools/call` (UW `resources/read` too), compare when each was sent and
 answered (the races), and judge the C-1 outcome; this is that mechanism once, so one reply is never
@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from conformance.engine.checks import unjudgeable
-from conformance.outcomes import Outcome, classify, first_json_text
+from conformance.engine.checks import Evidence, unjudgeable
 from conformance.protocol.session import Call, Session
+from conformance.statuses import Classification, classify, first_json_text
 
 if TYPE_CHECKING:
     from conformance.engine.context import CaseContext
@@ -25,7 +25,7 @@ class Reply:
     """One request with its C-1 outcome and when it was sent and answered (monotonic seconds)."""
 
     call: Call
-    outcome: Outcome
+    outcome: Classification
     sent: float
     received: float
 
@@ -66,7 +66,7 @@ class Reply:
             if isinstance(block, dict) and block.get("type") == "resource_link"
         ]
 
-    def excerpt(self) -> dict[str, Any]:
+    def excerpt(self) -> Evidence:
         return {**self.call.excerpt(), "outcome": self.outcome.describe()}
 
 

@@ -159,7 +159,7 @@ def normalise(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def record(
     servers: Sequence[str | Target] | None = None,
-    suites: Sequence[str] = ("base",),
+    suites: Sequence[str] | None = None,
     *,
     select: str | None = None,
     options: RunOptions | None = None,

@@ -446,8 +446,9 @@ def reference_targets(suite: str) -> list[Target]:
         for kind in state:
             db = ("--db", os.path.join(folder, f"{suite}-{kind}.db"))
             state[kind] = (db, {"controller": {"command": [*controller, *db]}})
-    if pack.reference_setup:
-        setup, folder = pack.hook(pack.reference_setup), _state_folder()
+    setup = pack.reference_setup_hook()
+    if setup is not None:
+        folder = _state_folder()
         for kind in state:
             args, settings = setup(kind, folder)
             state[kind] = ((*state[kind][0], *args), {**state[kind][1], **settings})

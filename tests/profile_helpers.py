@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from conformance import api
-from conformance.engine.checks import Check, load_suite
+from conformance.engine.checks import Check, load_pack
 from conformance.engine.context import RunOptions
 from conformance.targets import Target
 from tests.conftest import server_argv
@@ -98,7 +98,7 @@ class StatefulProfile:
 
     def checks(self, only: Iterable[str] | None = None, without: Iterable[str] = ()) -> list[Check]:
         """The suite's checks, narrowed to `only` (ids that must exist) and without `without`."""
-        chosen = load_suite(self.suite)
+        chosen = load_pack(self.suite)
         if only is not None:
             wanted = set(only)
             unknown = wanted - {c.id for c in chosen}

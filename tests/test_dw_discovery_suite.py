@@ -22,7 +22,7 @@ import pytest
 
 from conformance.api import run_report
 from conformance.cli import build_parser
-from conformance.engine.checks import load_suite
+from conformance.engine.checks import load_pack
 from conformance.engine.context import RunOptions
 from conformance.targets import Target, load_target_file
 from conformance_reference.dw_server import DwReference
@@ -53,7 +53,7 @@ def _run(target: Target, options: RunOptions = ONE_REVISION) -> dict[str, Any]:
 
 
 def test_every_check_runs_once_and_names_a_catalog_row() -> None:
-    checks = load_suite(SUITE)
+    checks = load_pack(SUITE)
     assert len(checks) == 26 and all(c.once for c in checks)
     rows = {
         r["id"]

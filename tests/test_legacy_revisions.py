@@ -187,11 +187,11 @@ def test_a_case_carries_the_level_its_revision_gives_the_row() -> None:
 def _judged_revisions() -> dict[str, set[str]]:
     """The revisions each requirement row's checks judge, over every installed pack."""
     from conformance import packs
-    from conformance.engine.checks import load_suite
+    from conformance.engine.checks import load_pack
 
     judged: dict[str, set[str]] = {}
     for name in packs.names():
-        for check in load_suite(name):
+        for check in load_pack(name):
             judged.setdefault(check.requirement, set()).update(check.revisions_judged())
     return judged
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conformance import api, vectors
-from conformance.engine.checks import load_suite
+from conformance.engine.checks import load_pack
 from conformance.engine.context import RunOptions
 from conformance.targets import reference_targets
 from conformance_reference import map_server
@@ -57,14 +57,14 @@ def test_every_map_row_is_checked_on_both_transports(default_report: dict[str, A
     rows = {row["id"] for row in REQUIREMENTS["requirements"]}
     # The catalog's 47, plus MAP-PROFILE-001 (a claimed profile not shown) and MAP-DEC-020 (G-M3).
     assert len(rows) == 49 and all(r.startswith("MAP-") for r in rows)
-    assert {c.requirement for c in load_suite("map-review")} == rows
+    assert {c.requirement for c in load_pack("map-review")} == rows
     for transport in ("stdio", "http"):
         assert {c["requirement"] for c in default_report["cases"] if c["transport"] == transport} == rows
 
 
 @pytest.mark.slow
 def test_races_run_full_strength_and_overlap(default_report: dict[str, Any]) -> None:
-    once = {c.id for c in load_suite("map-review") if c.once}
+    once = {c.id for c in load_pack("map-review") if c.once}
     for check_id in once:
         runs = [c for c in default_report["cases"] if c["check"] == check_id]
         assert [c["transport"] for c in runs] == ["stdio", "http"], check_id  # once per target

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance import schemas, vectors
-from conformance.outcomes import classify, map_code
+from conformance.statuses import classify, map_code
 from conformance_packs.map_review import jcs
 from conformance_packs.map_review.digest import MAP_DIGEST
 from conformance_packs.map_review.surface import first_difference, normalise

@@ -105,9 +105,9 @@ GOOD_ROW = {
     "test": "send tools/list and read the answer",
 }
 
+# What a pack imports from the core: conformance.pack_api, and nothing else (tests/test_pack_api.py).
 CHECKS = """
-from conformance.engine.checks import check, missed
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, check, missed
 
 
 @check("{suite}.tools-answered", "{requirement}", "tools/list is answered with a result")
@@ -120,7 +120,7 @@ async def tools_answered(ctx: CaseContext) -> None:
 
 def _declaration(suite: str) -> str:
     return textwrap.dedent(f"""
-        from conformance.packs import Pack
+        from conformance.pack_api import Pack
 
         PACK = Pack(
             name={suite!r},

@@ -128,10 +128,10 @@ def test_the_banner_says_the_result_and_what_the_exit_code_means(report_dir: Pat
     assert page.index('id="outcome"') < page.index('id="cases"') < page.index('id="matrix"')
 
 
-def _outcome(report: dict[str, Any], edit: Any) -> html_report.Outcome:
+def _outcome(report: dict[str, Any], edit: Any) -> html_report.Headline:
     data = copy.deepcopy(report)
     edit(data)
-    return html_report.outcome(data)
+    return html_report.headline(data)
 
 
 def test_every_way_a_run_ends_has_its_words_and_exit_code(report: dict[str, Any]) -> None:

@@ -100,7 +100,7 @@ def test_exit_codes_follow_the_verdicts(report: dict[str, Any]) -> None:
 def test_markdown_leads_with_the_result_totals_and_the_problems_worst_first(report: dict[str, Any]) -> None:
     text = views.markdown(report)
     lines = text.splitlines()
-    assert lines[2] == "Result: FAILED. " + html_report.outcome(report).why
+    assert lines[2] == "Result: FAILED. " + html_report.headline(report).why
     assert lines[4] == f"Exit code 1: {EXIT_MEANING[1]}."
     assert lines[6].startswith("| PASS | FAIL | WARN | SKIP | ERROR | cases |")
     assert lines[10] == "## Problems"
@@ -127,7 +127,7 @@ def test_the_terminal_summary_ends_with_the_result_and_what_the_exit_code_means(
     report: dict[str, Any],
 ) -> None:
     lines = views.summary_text(report).splitlines()
-    assert lines[-1] == f"FAILED: {html_report.outcome(report).why} Exit code 1: {EXIT_MEANING[1]}."
+    assert lines[-1] == f"FAILED: {html_report.headline(report).why} Exit code 1: {EXIT_MEANING[1]}."
     listed = [line.split()[0] for line in lines if line.startswith("  ")]
     assert listed == sorted(listed, key=["FAIL", "ERROR", "XPASS", "WARN", "XFAIL", "SKIP"].index)
     clean = json.loads(json.dumps(report))

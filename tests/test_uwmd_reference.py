@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conformance import api, vectors
-from conformance.engine.checks import load_suite
+from conformance.engine.checks import load_pack
 from conformance.engine.context import RunOptions
 from conformance.requirements import table
 from conformance.targets import reference_targets
@@ -53,7 +53,7 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
     assert len(rows) == 64 and all(r.startswith("UWMD-") for r in rows)
     info = {r for r, level in rows.items() if level == "info"}
     assert info == {"UWMD-CTX-001", "UWMD-CTX-002"}
-    checked = {c.requirement for c in load_suite("uwmd")}
+    checked = {c.requirement for c in load_pack("uwmd")}
     assert checked == set(rows) - info
     for transport in ("stdio", "http"):
         seen = {c["requirement"] for c in default_report["cases"] if c["transport"] == transport}
@@ -73,7 +73,7 @@ def test_levels_are_the_catalogs() -> None:
 
 @pytest.mark.slow
 def test_once_checks_run_once_per_target_and_races_at_full_strength(default_report: dict[str, Any]) -> None:
-    once = {c.id for c in load_suite("uwmd") if c.once}
+    once = {c.id for c in load_pack("uwmd") if c.once}
     assert {"uwmd.conc.race-2", "uwmd.conc.race-8", "uwmd.sec.xml-entities"} <= once
     for check_id in once:
         runs = [c for c in default_report["cases"] if c["check"] == check_id]

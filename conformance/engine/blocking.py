@@ -8,8 +8,10 @@ JSON-RPC error shape, say) have nothing to judge: they are SKIP, naming the case
 the harness did observe what happened.
 
 The judging case runs last in its revision, so it sees every violation the other cases met; it
-reads them from `ctx.shared[SHARED_KEY]`. When it is not part of the run (`-k`, a profile suite on
-its own), such a case is ERROR, naming the rule, so a gate still does not pass.
+reads them from `ctx.shared[SHARED_KEY]` (`recorded`). Which check judges a transport's rule is the
+pack's to say (`Pack.transport_judges`: the base pack names its HTTP check); the engine names no pack.
+When that check is not part of the run (`-k`, a profile pack on its own), such a case is ERROR, naming
+the rule, so a gate still does not pass.
 
 A check can also say it is blocked itself (`checks.blocked(check_id, reason)`: the document it reads
 is not served, say); `Plan.key_of` turns the check ID into the case key the report names.
@@ -20,14 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import packs
 from conformance.adapters.base import TransportError, TransportViolation
 from conformance.engine.checks import Check
 from conformance.engine.context import CaseContext, Violation
 from conformance.engine.results import case_key
 from conformance.verdicts import Verdict
 
-#: Per transport: the check that judges the rule an answer to a request can break, and that rule.
-JUDGES: dict[str, tuple[str, str]] = {"http": ("base.http.request-answer", "BASE-HTTP-005")}
 #: Where the runner keeps the violations of one (target, revision) for the judging check.
 SHARED_KEY = "engine:transport-violations"
 
@@ -54,7 +55,9 @@ class Plan:
 
 
 def judge_of(transport: str) -> tuple[str, str] | None:
-    return JUDGES.get(transport)
+    """(check ID, requirement ID) of the check that judges the rule an answer to a request can break on
+    `transport`, as an installed pack declares it, or None when none does."""
+    return packs.transport_judges().get(transport)
 
 
 def judge_last(checks: list[Check], transport: str) -> list[Check]:

@@ -1,9 +1,9 @@
 """The check registry: each check is an async function tied to one requirement ID.
 
-Suites register checks with the `check` decorator at import time. A check ends by returning (PASS),
-or by raising one of the outcomes below; the runner turns a miss into FAIL or WARN from the
-requirement's level, so a check never decides that by itself, and names the blocking case of a
-`blocked` SKIP.
+Packs register checks with the `check` decorator at import time (through `conformance.pack_api`). A
+check ends by returning (PASS), or by raising one of the outcomes below; the runner turns a miss into
+FAIL or WARN from the requirement's level, so a check never decides that by itself, and names the
+blocking case of a `blocked` SKIP.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import functools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from conformance.protocol.session import Exchange
 from conformance.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -22,14 +23,41 @@ if TYPE_CHECKING:
 CheckFunc = Callable[["CaseContext"], Awaitable[None]]
 
 
+class Evidence(Exchange, total=False):
+    """What a case shows beside its message: the report's `evidence` object, in the order the check
+    gave it (the report keeps that order, so a report's bytes never depend on this type).
+
+    The fields below are the ones checks and the engine use across packs, typed; a check may add keys
+    of its own (`jobs`, `listed`, `rounds`: what its rule is about), which reach the report as given.
+    The exchange (`request` .. `body`) is what `Call.excerpt()` gives; `outcome` is the C-1
+    classification a profile reply adds (`Reply.excerpt()`).
+    """
+
+    #: How a profile reply was classified by the catalog's C-1 rules (`Classification.describe()`).
+    outcome: str
+    #: What the transport or the process said when a request failed (an adapter's evidence).
+    diagnostics: str
+    #: The tail of the server's stderr, when it bears on the verdict.
+    stderr: str
+    #: The verdict a case had before the engine found it rested on a transport violation.
+    unblocked: str
+    #: The server's messages a check judged, read from the wire log.
+    messages: list[Any]
+    #: The answers that broke a transport rule, as the transport's judging check read them.
+    violations: list[Any]
+
+
 class Outcome(Exception):
+    """How a check ends other than by returning (PASS): the one `Outcome` family of the code. The
+    runner turns it into the case's verdict and message, and keeps its evidence in the report."""
+
     #: The verdict this outcome always is; None when the runner decides it (a `Missed`).
     verdict: Verdict | None = None
 
-    def __init__(self, message: str, evidence: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, evidence: dict[str, Any] | Evidence | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.evidence = evidence or {}
+        self.evidence: Evidence = cast(Evidence, evidence or {})
 
 
 class Missed(Outcome):
@@ -46,6 +74,8 @@ class Weak(Outcome):
 
 
 class Skipped(Outcome):
+    """Nothing to judge (a capability, a fixture hook or the thing the row is about is absent): SKIP."""
+
     verdict = Verdict.SKIP
 
 
@@ -151,7 +181,7 @@ def check(
     last: bool = False,
     ends_session: bool = False,
 ) -> Callable[[CheckFunc], CheckFunc]:
-    """Register `func` as check `check_id` (its suite is the part before the first dot)."""
+    """Register `func` as check `check_id` (its pack is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
     if revisions is None:
         from conformance import packs
@@ -223,7 +253,7 @@ def profile_checks(
     return profile_check_decorator
 
 
-def load_suite(name: str) -> list[Check]:
+def load_pack(name: str) -> list[Check]:
     """Import a suite's modules (which register its checks) and return its checks in definition order."""
     from conformance import packs
 
@@ -240,4 +270,10 @@ def load_suite(name: str) -> list[Check]:
     checks = list(_REGISTRY.get(name, []))
     if not checks:
         raise packs.PackError(f"suite {name!r} registers no check (its modules: {', '.join(pack.checks)})")
+    for transport, (check_id, requirement) in pack.transport_judges.items():
+        if not any(c.id == check_id and c.requirement == requirement for c in checks):
+            raise packs.PackError(
+                f"suite {name!r}: the judge of {transport} answers, {check_id} ({requirement}), is not "
+                "one of its checks"
+            )
     return checks

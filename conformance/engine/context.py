@@ -18,7 +18,7 @@ from conformance.adapters.base import (
     TransportViolation,
 )
 from conformance.engine import policy
-from conformance.engine.checks import missed, skip, weak
+from conformance.engine.checks import missed
 from conformance.engine.listing import Listing, cached_listing, fetch_listing
 from conformance.engine.memo import guarded, remember
 from conformance.engine.sections import Section
@@ -92,8 +92,8 @@ class TargetShared:
     memo: dict[str, Any] = field(default_factory=dict)
     #: The target's reader-writer section (`CaseContext.exclusive`, `CaseContext.shared_section`).
     section: Section = field(default_factory=Section)
-    #: Exchanges that failed in one revision and are not waited for again in another (`CaseContext.once`
-    #: and `CaseContext.guard` with `across_revisions`), by key.
+    #: Exchanges that failed in one revision and are not waited for again in another
+    #: (`CaseContext.remember_once` and `CaseContext.guard` with `across_revisions`), by key.
     failures: dict[str, Any] = field(default_factory=dict)
     #: One lock per such exchange: revisions that run at once (`-j`) send it one at a time.
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
@@ -154,7 +154,7 @@ class CaseContext:
         """Facts shared by the cases of one target across its revisions (`shared` is per revision)."""
         return self.per_target.memo
 
-    async def once(
+    async def remember_once(
         self, key: str, owner: str, factory: Callable[[], Awaitable[T]], *, across_revisions: bool = False
     ) -> T:
         """`factory()` computed once per (target, revision) and kept in `shared` under `key`.
@@ -409,16 +409,3 @@ class CaseContext:
         happens. `soft_warn` is for what `--strict` leaves a WARN (evidence the harness cannot verify).
         """
         self.should_misses.append(text)
-
-    def expect(self, condition: object, message: str, call: Call | None = None) -> None:
-        if not condition:
-            missed(message, **(call.excerpt() if call else {}))
-
-    def missed(self, message: str, call: Call | None = None) -> None:
-        missed(message, **(call.excerpt() if call else {}))
-
-    def weak(self, message: str, call: Call | None = None) -> None:
-        weak(message, **(call.excerpt() if call else {}))
-
-    def skip(self, reason: str) -> None:
-        skip(reason)

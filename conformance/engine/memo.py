@@ -80,7 +80,7 @@ async def remember(
     also: dict[str, Any] | None = None,
 ) -> T:
     """`store[key]`, computed by `factory` the first time; a transport failure is remembered too, in
-    `also` as well when given (a failure of the target, not of one revision: `CaseContext.once`)."""
+    `also` as well when given (a failure of the target, not of one revision: `CaseContext.remember_once`)."""
     if key in store:
         value = store[key]
         if isinstance(value, Failed):

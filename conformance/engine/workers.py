@@ -272,7 +272,7 @@ def _stop_when_stdin_closes() -> None:
 
 def main() -> int:
     from conformance import api
-    from conformance.engine.checks import load_suite
+    from conformance.engine.checks import load_pack
 
     # Started from a job that ignores SIGINT (a background shell job, nohup), a worker would inherit
     # that and never stop: its stop signal is SIGINT (`_stop_when_stdin_closes`), so it is always heard.
@@ -285,7 +285,7 @@ def main() -> int:
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    by_id = {c.id: c for suite in suites for c in load_suite(suite)}
+    by_id = {c.id: c for suite in suites for c in load_pack(suite)}
     plan = [(target, [by_id[check] for check in check_ids])]
     builder = api.new_builder(plan)
     interrupted = False

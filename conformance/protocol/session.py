@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from conformance import __version__
 from conformance.adapters.base import (
@@ -55,6 +55,22 @@ PROBE_GRACE_MAX = 1.0
 def probe_grace(round_trip: float) -> float:
     """The grace after a sentinel answered in `round_trip` seconds: it scales with the machine's pace."""
     return min(PROBE_GRACE_MAX, max(PROBE_GRACE_MIN, PROBE_GRACE_FACTOR * round_trip))
+
+
+class Exchange(TypedDict, total=False):
+    """One request and what answered it, as a report's evidence shows it (`Call.excerpt()`): the
+    common part of every check's evidence (`conformance.engine.checks.Evidence`)."""
+
+    #: The request sent, cut to a limit (text; bytes shown with escapes).
+    request: str
+    #: The JSON-RPC answer, cut to a limit, or "(no response)".
+    response: str
+    #: The HTTP status of the answer (Streamable HTTP and SSE transports).
+    http_status: int
+    #: The content type of an HTTP answer that carried no JSON-RPC message.
+    content_type: str
+    #: The start of such an answer's body.
+    body: str
 
 
 @dataclass
@@ -104,11 +120,11 @@ class Call:
         error = self.error
         return error.get("code") if isinstance(error, dict) else None
 
-    def excerpt(self, limit: int = 1500) -> dict[str, Any]:
+    def excerpt(self, limit: int = 1500) -> Exchange:
         """Request and response as evidence for a report, the response cut to `limit` characters; with
         no JSON-RPC answer, what came instead (an HTTP answer's content type and body)."""
         frame = self.reply.response
-        out: dict[str, Any] = {
+        out: Exchange = {
             "request": _head(self.sent, limit, more=""),
             "response": _head(frame.raw, limit) if frame is not None else "(no response)",
         }

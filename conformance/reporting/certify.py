@@ -76,9 +76,14 @@ def material(suites: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _seed(report: Report) -> Any:
-    """The generator seed of the run: the fuzz suite records it as `options.fuzz_seed`."""
+    """The generator seed of the run: an option a pack declares as its seed (`PackOption.seed`: the fuzz
+    pack's `--fuzz-seed`), recorded in the header's options under its `dest`."""
+    from conformance import packs
+
     options = report.header.options
-    return report.header.extra.get("seed", options.get("fuzz_seed", options.get("seed")))
+    declared = [o.dest for pack in packs.installed().values() for o in pack.options if o.seed]
+    seed = next((options[dest] for dest in declared if dest in options), options.get("seed"))
+    return report.header.extra.get("seed", seed)
 
 
 def _targets(report: Report) -> list[dict[str, Any]]:

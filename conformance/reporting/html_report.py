@@ -257,7 +257,7 @@ def _large(text: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Headline:
     """The run's result in a word, its exit code and what that code means, and one sentence of why
     (plain text: each view escapes it). The HTML banner, the Markdown's first lines and the terminal
     summary's last line all say this."""
@@ -283,7 +283,7 @@ def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
     return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
 
 
-def outcome(report: Report | Mapping[str, Any]) -> Outcome:
+def headline(report: Report | Mapping[str, Any]) -> Headline:
     """The run's outcome (`verdicts.result`), read from the report alone: interrupted when the run
     stamped 130 (143: terminated) or its footer says so, else the exit code recomputed from the cases."""
     model = coerce(report)
@@ -338,7 +338,7 @@ def outcome(report: Report | Mapping[str, Any]) -> Outcome:
             f" {sum(apart.values())} more not scored (experimental or extension; --experimental claims them):"
             f" {_tally(apart, VERDICTS)}."
         )
-    return Outcome(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)
+    return Headline(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)
 
 
 # --- ordering: problems first ----------------------------------------------------------------------
@@ -594,7 +594,7 @@ def render(report: Report | Mapping[str, Any]) -> str:
     ordered = problems_first(cases)
     not_passed = [c for c in ordered if c.verdict != Verdict.PASS]
     passed = [c for c in ordered if c.verdict == Verdict.PASS]
-    end = outcome(model)
+    end = headline(model)
     state = "complete" if footer.complete else f"INCOMPLETE ({footer.reason})"
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',

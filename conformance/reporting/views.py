@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.reporting import html_report, sarif
-from conformance.reporting.html_report import PROBLEMS, evidence_items, outcome, problems_first
+from conformance.reporting.html_report import PROBLEMS, evidence_items, headline, problems_first
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
 from conformance.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
@@ -78,7 +78,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     base = model.footer.baseline
     if base and base.unmatched:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
-    lines.append(_t(outcome(model).line))
+    lines.append(_t(headline(model).line))
     return "\n".join(lines)
 
 
@@ -154,7 +154,7 @@ def markdown(report: AnyReport) -> str:
     model = coerce(report)
     head, footer = model.header, model.footer
     totals, unscored = model.apart()
-    end = outcome(model)
+    end = headline(model)
     ordered = problems_first(model.cases)
     problems = [c for c in ordered if c.verdict in PROBLEMS]
     others = [c for c in ordered if c.verdict not in PROBLEMS and c.verdict != Verdict.PASS]

@@ -5,7 +5,7 @@ suite mints its tokens with the key of the harness's test authorization server (
 which the target must trust, or takes a real token from the environment (`[auth]`, docs/auth.md).
 """
 
-from conformance.packs import Pack
+from conformance.pack_api import Pack
 
 PACK = Pack(
     name="auth",

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn, cast
 
-from conformance.engine.checks import blocked, check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
+from conformance.pack_api import Call, CaseContext, blocked, check, missed, skip
 from conformance_packs.auth import discovery
 
 LATER_DISCOVERY = ("2025-11-25", "2026-07-28")
@@ -39,7 +37,7 @@ async def _attempt(ctx: CaseContext, authorization: str | None) -> Call:
 
 
 async def _without_token(ctx: CaseContext) -> Call:
-    return await ctx.once("auth:no-token", "a request without a token", lambda: _attempt(ctx, None))
+    return await ctx.remember_once("auth:no-token", "a request without a token", lambda: _attempt(ctx, None))
 
 
 async def _token_needed(ctx: CaseContext) -> None:
@@ -164,7 +162,7 @@ async def _protected_resource_metadata(ctx: CaseContext) -> tuple[discovery.Fetc
                     return fetched, identifier, tried
         return None, "", tried
 
-    return await ctx.once("auth:prm", "the protected resource metadata", find)
+    return await ctx.remember_once("auth:prm", "the protected resource metadata", find)
 
 
 @check(
@@ -268,7 +266,7 @@ async def _server_metadata(ctx: CaseContext) -> list[tuple[str, discovery.Fetche
                 out.append((issuer, meta, tried))
         return out
 
-    return await ctx.once("auth:as-metadata", "the authorization servers' metadata", fetch)
+    return await ctx.remember_once("auth:as-metadata", "the authorization servers' metadata", fetch)
 
 
 @check(
@@ -367,7 +365,7 @@ async def _small_scope(ctx: CaseContext) -> Call:
     if token is None:
         skip("no token of too small a scope (give [auth] small_scope_token_env, or key_file)")
     await _token_needed(ctx)
-    return await ctx.once(
+    return await ctx.remember_once(
         "auth:small-scope", "a request with too small a scope", lambda: _attempt(ctx, "Bearer " + token)
     )
 

@@ -17,9 +17,7 @@ from typing import Any
 
 from joserfc import jwt
 
-from conformance.authority import ALGORITHM, mint, new_key, token_set
-from conformance.authority import load_key as load_authority_key
-from conformance.targets import Target
+from conformance.pack_api import ALGORITHM, Target, load_authority_key, mint, new_key, token_set
 from conformance_packs.auth import discovery
 
 #: Seconds for each metadata GET made while preparing a target.

@@ -3,8 +3,7 @@
 stdio hygiene comes last because it judges everything the server wrote to stdout before it.
 """
 
-from conformance.packs import Pack, PackOption
-from conformance.protocol.client_input import parse_features
+from conformance.pack_api import Pack, PackOption, parse_features
 
 PACK = Pack(
     name="base",
@@ -53,6 +52,9 @@ PACK = Pack(
         ),
     ),
     settings={"client": "urn:mcp-conformance:base-client-target:1"},
+    # Over HTTP an answer in a content type other than JSON or SSE is judged once, by this check, run
+    # last in each revision; the cases that needed that answer are SKIP blocked by it.
+    transport_judges={"http": ("base.http.request-answer", "BASE-HTTP-005")},
     default_for_servers=True,
     order=0,
 )

@@ -9,11 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
+from conformance.pack_api import (
+    LEGACY_REVISIONS,
+    MODERN_REVISIONS,
+    Call,
+    CaseContext,
+    check,
+    jsonrpc,
+    missed,
+    skip,
+    unjudgeable,
+)
 from conformance_packs.base.wirelog import excerpt, read_log
 
 #: 2025-03-26 added the completions capability (2024-11-05 had completion/complete without one).

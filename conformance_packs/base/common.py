@@ -9,12 +9,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from conformance.arguments.pacing import Paced, paced
-from conformance.engine.api import TransportTimeout
-from conformance.engine.checks import Blocked, Skipped, blocked, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
-from conformance.protocol.versions import FIRST_TOOL_ANNOTATIONS, at_least
+from conformance.pack_api import (
+    FIRST_TOOL_ANNOTATIONS,
+    Blocked,
+    Call,
+    CaseContext,
+    Paced,
+    Skipped,
+    TransportTimeout,
+    at_least,
+    blocked,
+    missed,
+    paced,
+    skip,
+)
 
 T = TypeVar("T")
 
@@ -51,7 +59,7 @@ async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awa
 
     Without this, every check that needs the same hanging call would wait out its own timeout.
     """
-    return await ctx.once(key, owner, factory)
+    return await ctx.remember_once(key, owner, factory)
 
 
 def find_trace(text: str) -> str | None:
@@ -289,7 +297,7 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
 
     async def sweep() -> Sweep:
         # hypothesis is imported only when a tool is to be called: a run that calls none stays light.
-        from conformance.arguments.candidates import drawing
+        from conformance.pack_api import drawing
 
         listed = await tools(ctx)
         chosen = ctx.callable_tools(listed)

@@ -12,11 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import at_least
+from conformance.pack_api import Call, CaseContext, at_least, check, jsonrpc, missed, skip
 from conformance_packs.base.common import memo
 from conformance_packs.base.prompting import arguments_of, shape_errors
 

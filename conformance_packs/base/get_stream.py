@@ -17,10 +17,17 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol.jsonrpc import Frame
-from conformance.protocol.session import Call, Session, probe_grace
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    Frame,
+    Session,
+    check,
+    missed,
+    probe_grace,
+    skip,
+    unjudgeable,
+)
 from conformance_packs.base.http import LEGACY_GET, LEGACY_GET_WHAT
 
 #: The revisions with a GET stream and resumable SSE streams.
@@ -108,7 +115,7 @@ async def _held_stream(ctx: CaseContext) -> HeldStream:
 
 async def _get_stream(ctx: CaseContext) -> HeldStream:
     """The held GET stream of this (target, revision), observed once for BASE-HTTP-019 and -022."""
-    held = await ctx.once(
+    held = await ctx.remember_once(
         "base:held-get-stream", "a GET stream held open in a session of its own", lambda: _held_stream(ctx)
     )
     _no_stream(held)

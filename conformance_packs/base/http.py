@@ -6,13 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine import blocking
-from conformance.engine.api import TransportTimeout, TransportViolation
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import LEGACY_REVISIONS, META_PROTOCOL_VERSION
+from conformance.pack_api import (
+    LEGACY_REVISIONS,
+    META_PROTOCOL_VERSION,
+    Call,
+    CaseContext,
+    TransportTimeout,
+    TransportViolation,
+    check,
+    jsonrpc,
+    missed,
+    recorded_violations,
+    skip,
+    unjudgeable,
+)
 
 #: The verdict needs only the status and content type of a GET; a stream is read this long, then closed.
 GET_WINDOW = 0.05
@@ -215,7 +222,7 @@ ANSWER_PROBES = ("tools/list", "conformance/no-such-method")
 async def request_answer(ctx: CaseContext) -> None:
     """Judge the answers of this check's own probes and every answer an earlier case of this revision
     met (the runner runs this check last and names it in the cases it blocked)."""
-    earlier = blocking.recorded(ctx)
+    earlier = recorded_violations(ctx)
     # One line per (method, why): the same answer met by five cases is one defect, not five.
     problems: dict[tuple[str, str], list[str]] = {}
     for seen in earlier:

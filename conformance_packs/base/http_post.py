@@ -7,11 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine.checks import check, missed, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import META_PROTOCOL_VERSION
+from conformance.pack_api import META_PROTOCOL_VERSION, Call, CaseContext, check, jsonrpc, missed, unjudgeable
 
 #: Revisions with a Streamable HTTP POST rule for notifications and responses (2024-11-05 has none).
 STREAMABLE_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")

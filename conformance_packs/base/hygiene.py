@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.engine.api import NotSent, TransportTimeout
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, NotSent, TransportTimeout, check, missed, skip
 from conformance_packs.base.common import SWEEP_TIMEOUTS, error_texts, find_trace, list_all
 
 

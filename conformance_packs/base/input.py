@@ -14,16 +14,19 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.client_input import (
+from conformance.pack_api import (
     ELICITATION,
     FIRST_INPUT_MODES,
     INPUT_METHODS,
+    MODERN_REVISIONS,
     SAMPLING,
+    CaseContext,
     ServerAsk,
+    at_least,
+    check,
+    missed,
+    skip,
 )
-from conformance.protocol.versions import MODERN_REVISIONS, at_least
 from conformance_packs.base.common import Sources, answered_calls, no_callable_reason
 from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, Round, input_sweep, is_input_required
 from conformance_packs.base.wirelog import read_log

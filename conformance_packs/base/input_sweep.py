@@ -17,17 +17,21 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.api import TransportError, TransportTimeout
-from conformance.engine.context import CaseContext
-from conformance.protocol.client_input import (
+from conformance.pack_api import (
     DEFAULT_FEATURES,
+    META_CLIENT_CAPABILITIES,
+    Call,
+    CaseContext,
     ClientInput,
     ServerAsk,
+    Session,
+    TransportError,
+    TransportTimeout,
     capabilities_for,
+    era_of,
     parse_features,
+    probe_grace,
 )
-from conformance.protocol.session import Call, Session, probe_grace
-from conformance.protocol.versions import META_CLIENT_CAPABILITIES, era_of
 from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, memo, sized_first, tools
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
@@ -107,7 +111,7 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
     """Call each callable tool once as a client declaring the run's capabilities (once per revision)."""
 
     async def sweep() -> InputSweep:
-        from conformance.arguments.candidates import candidates
+        from conformance.pack_api import candidates
 
         features = run_features(ctx)
         caps = capabilities_for(features, ctx.revision)

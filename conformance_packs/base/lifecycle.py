@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from conformance.engine.checks import check, missed, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import CLIENT_INFO, Call, result_of
-from conformance.protocol.versions import MODERN_REVISIONS, is_known
-from conformance.schemas import shape_errors
+from conformance.pack_api import (
+    CLIENT_INFO,
+    MODERN_REVISIONS,
+    Call,
+    CaseContext,
+    check,
+    is_known,
+    missed,
+    result_of,
+    shape_errors,
+    unjudgeable,
+)
 
 
 @check("base.lifecycle.initialize-shape", "BASE-LIFE-002", "initialize result shape", eras=("legacy",))

@@ -7,13 +7,22 @@ notification sends a response to a request nobody made, which a client cannot pl
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from conformance.engine.api import TransportClosed, TransportError, TransportTimeout
-from conformance.engine.checks import blocked, check, missed, weak
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import CLIENT_INFO, NO_RESPONSE
+from conformance.pack_api import (
+    CLIENT_INFO,
+    NO_RESPONSE,
+    CaseContext,
+    TransportClosed,
+    TransportError,
+    TransportTimeout,
+    blocked,
+    check,
+    jsonrpc,
+    missed,
+    weak,
+)
 from conformance_packs.base.wirelog import Seen, excerpt, server_messages
 
 
@@ -22,7 +31,7 @@ def _is_empty(result: Any) -> bool:
     return isinstance(result, dict) and all(key == "_meta" for key in result)
 
 
-def _empty(response: Any, what: str, evidence: dict[str, Any]) -> None:
+def _empty(response: Any, what: str, evidence: Mapping[str, Any]) -> None:
     """The answer to a ping must be an empty result (the schema's EmptyResult: nothing but `_meta`)."""
     result = response.get("result") if isinstance(response, dict) else None
     if not isinstance(result, dict):
@@ -199,7 +208,7 @@ async def ping_during_initialize(ctx: CaseContext) -> None:
 
 
 def _never_answered(
-    entries: list[dict[str, Any]], init_id: int, ended: TransportError, early: dict[str, Any]
+    entries: list[dict[str, Any]], init_id: int, ended: TransportError, early: Mapping[str, Any]
 ) -> None:
     """The early ping was never answered and the server ended its stream or stopped answering: "The
     receiver MUST respond promptly", broken whatever it took the ping for. The exit status and stderr

@@ -10,11 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import MODERN_REVISIONS
+from conformance.pack_api import MODERN_REVISIONS, Call, CaseContext, check, jsonrpc, missed, skip
 from conformance_packs.base.common import Sources, answered_calls, call_sweep, memo
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
 from conformance_packs.base.wirelog import excerpt, read_log

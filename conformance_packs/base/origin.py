@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.api import TransportError, TransportViolation
-from conformance.engine.checks import check, missed, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    TransportError,
+    TransportViolation,
+    check,
+    missed,
+    unjudgeable,
+)
 
 #: The foreign origin of the probe (RFC 2606 reserves `.example`: it names no real site).
 FOREIGN_ORIGIN = "http://evil.example"

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
+from conformance.pack_api import Call, CaseContext, check, jsonrpc, missed, skip
 from conformance_packs.base.wirelog import excerpt, read_log
 
 #: (capability, method, key) of each paginated list method.

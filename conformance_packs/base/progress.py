@@ -13,13 +13,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from conformance.arguments.pacing import Paced, paced
-from conformance.engine.api import TransportError, TransportTimeout
-from conformance.engine.checks import blocked, check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.jsonrpc import Frame
-from conformance.protocol.session import Call
-from conformance.protocol.versions import MODERN_REVISIONS
+from conformance.pack_api import (
+    MODERN_REVISIONS,
+    Call,
+    CaseContext,
+    Frame,
+    Paced,
+    TransportError,
+    TransportTimeout,
+    blocked,
+    check,
+    missed,
+    paced,
+    skip,
+)
 from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, memo, no_callable_reason, succeeded
 from conformance_packs.base.received import (
     Received,

@@ -6,11 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.checks import skip
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
-from conformance.protocol.versions import TESTED_REVISIONS, era_of
-from conformance.schemas import errors, schema
+from conformance.pack_api import TESTED_REVISIONS, Call, CaseContext, era_of, schema, skip
+from conformance.pack_api import schema_errors as errors
 from conformance_packs.base.common import memo
 
 PROMPTS_SCHEMA = "urn:mcp-conformance:base-prompts:1"

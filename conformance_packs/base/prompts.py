@@ -11,10 +11,7 @@ import binascii
 import re
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.versions import at_least
+from conformance.pack_api import CaseContext, at_least, check, jsonrpc, missed, skip
 from conformance_packs.base.common import list_all
 from conformance_packs.base.prompting import arguments_of, got_prompts, prompts, shape_errors
 

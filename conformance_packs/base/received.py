@@ -12,9 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call, Session
+from conformance.pack_api import Call, CaseContext, Session, jsonrpc
 
 #: The _meta key of 2026-07-28 that ties a notification to its subscriptions/listen request.
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"

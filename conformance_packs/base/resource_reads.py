@@ -9,12 +9,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call
-from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
-from conformance.schemas import shape_errors
+from conformance.pack_api import (
+    LEGACY_REVISIONS,
+    MODERN_REVISIONS,
+    Call,
+    CaseContext,
+    check,
+    jsonrpc,
+    missed,
+    shape_errors,
+    skip,
+)
 from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.resources import UNKNOWN_URI
 from conformance_packs.base.uritemplate import expand, template_problem

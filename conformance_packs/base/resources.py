@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.engine.checks import check, missed, skip, weak
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.schemas import shape_errors
+from conformance.pack_api import CaseContext, check, jsonrpc, missed, shape_errors, skip, weak
 from conformance_packs.base.common import list_all
 
 UNKNOWN_URI = "conformance://no-such-resource/7f3a"

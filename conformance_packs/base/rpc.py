@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import vectors
-from conformance.engine.api import TransportError
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call, Probe
-from conformance.schemas import shape_errors
-from conformance.text import bytes_text
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    Probe,
+    TransportError,
+    bytes_text,
+    check,
+    jsonrpc,
+    load_vectors,
+    missed,
+    shape_errors,
+    skip,
+    unjudgeable,
+)
 
 
 async def _sample(ctx: CaseContext) -> list[Call]:
@@ -172,7 +178,7 @@ def _note_exit(ctx: CaseContext, probe: Probe, vector: dict[str, Any]) -> None:
 
 
 def _probes(requirement: str) -> list[dict[str, Any]]:
-    return [v for v in vectors.load("base", "envelope-probes.json") if v["requirement"] == requirement]
+    return [v for v in load_vectors("base", "envelope-probes.json") if v["requirement"] == requirement]
 
 
 async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Probe, bytes]:

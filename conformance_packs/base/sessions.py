@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import blocked, check, missed, skip, unjudgeable, weak
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Session
+from conformance.pack_api import CaseContext, Session, blocked, check, missed, skip, unjudgeable, weak
 
 SESSION_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 

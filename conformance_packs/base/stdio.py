@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import base64
 
-from conformance.engine.api import TransportError
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol.jsonrpc import classify
-from conformance.protocol.versions import BATCH_REVISIONS
-from conformance.text import bytes_text
+from conformance.pack_api import (
+    BATCH_REVISIONS,
+    CaseContext,
+    TransportError,
+    bytes_text,
+    check,
+    classify,
+    missed,
+    skip,
+    unjudgeable,
+)
 
 
 @check(

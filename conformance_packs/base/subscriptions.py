@@ -13,12 +13,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.api import TransportTimeout
-from conformance.engine.checks import blocked, check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call, probe_grace
-from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
+from conformance.pack_api import (
+    LEGACY_REVISIONS,
+    MODERN_REVISIONS,
+    Call,
+    CaseContext,
+    TransportTimeout,
+    blocked,
+    check,
+    jsonrpc,
+    missed,
+    probe_grace,
+    skip,
+    unjudgeable,
+)
 from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.received import Received, raw_request, received_since, sentinel
 

@@ -18,10 +18,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.api import NotSent
-from conformance.engine.checks import blocked, check, missed, skip, weak
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Call
+from conformance.pack_api import Call, CaseContext, NotSent, blocked, check, missed, skip, weak
 from conformance_packs.base.common import (
     call_sweep,
     declares_tasks,
@@ -209,7 +206,7 @@ async def _task_tool(ctx: CaseContext) -> tuple[dict[str, Any], dict[str, Any]] 
 
 
 async def first_candidate(tool: dict[str, Any]) -> dict[str, Any] | None:
-    from conformance.arguments.candidates import drawing
+    from conformance.pack_api import drawing
 
     drawn = drawing(tool.get("inputSchema", {}))
     text = await asyncio.to_thread(drawn.get, 0)

@@ -12,18 +12,22 @@ from typing import Any, NoReturn
 
 from jsonschema import validators
 
-from conformance.engine.checks import check, missed, skip, weak
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.versions import (
+from conformance.pack_api import (
     FIRST_DEFAULT_DIALECT,
     FIRST_STRUCTURED_OUTPUT,
     FIRST_TOOL_NAME_RULES,
+    CaseContext,
+    EcmaDraft202012Validator,
     at_least,
+    check,
+    jsonrpc,
+    meta,
+    missed,
+    shape_errors,
     since,
+    skip,
+    weak,
 )
-from conformance.schemas import meta, shape_errors
-from conformance.schemas.ecma_regex import EcmaDraft202012Validator
 from conformance_packs.base.common import (
     call_sweep,
     json_text_blocks,

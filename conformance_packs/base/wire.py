@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
-from conformance.schemas import shape_errors
+from conformance.pack_api import CaseContext, check, missed, shape_errors, skip
 from conformance_packs.base.wirelog import Seen, excerpt, read_log
 
 #: The shape (a definition of the project's shape file) of each method's result; a method not here,
@@ -47,7 +45,7 @@ RETIRED_CODES = {-32002: "resource not found (2025-11-25 and earlier)", -32042: 
 
 def _defined(definition: str, revision: str) -> str | None:
     """The definition's shape in `revision`, or None when the shape file has no such definition."""
-    from conformance.schemas import SHAPES_ID, schema, shape_name
+    from conformance.pack_api import SHAPES_ID, schema, shape_name
 
     name = shape_name(definition, revision)
     return name if name in schema(SHAPES_ID)["$defs"] else None

@@ -14,10 +14,10 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from conformance.protocol import jsonrpc
+from conformance.pack_api import jsonrpc
 
 if TYPE_CHECKING:
-    from conformance.engine.context import CaseContext
+    from conformance.pack_api import CaseContext
 
 #: Where `read_log` keeps the parsed messages of a revision.
 CACHE_KEY = "surface:server-messages"

@@ -6,7 +6,7 @@ previews. Every check runs once per target (`once=True`): the document does not 
 revision. Settings come from the `[dw-discovery]` table of a TOML target file; see `locate`.
 """
 
-from conformance.packs import Pack
+from conformance.pack_api import Pack
 
 PACK = Pack(
     name="dw-discovery",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import blocked, missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, blocked, missed, skip
 from conformance_packs.dw_discovery.document import Violation, describe, tools_of, validate, violations_of
 from conformance_packs.dw_discovery.locate import Found, find_document
 

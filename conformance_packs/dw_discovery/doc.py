@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from jsonschema import validators
 
-from conformance.engine.checks import blocked, check, missed, skip, weak
-from conformance.engine.context import CaseContext
-from conformance.schemas import meta
+from conformance.pack_api import CaseContext, blocked, check, meta, missed, skip, weak
 from conformance_packs.dw_discovery.common import REQUIRED, SERVE, fail_on, judged, with_tools
 from conformance_packs.dw_discovery.document import (
     TOOL_RESULTS_ID,

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 
-from conformance import schemas
-from conformance.schemas.ecma_regex import EcmaDraft202012Validator
+from conformance.pack_api import EcmaDraft202012Validator, schema_registry
+from conformance.pack_api import schema as core_schema
 
 SCHEMA_ID = "durable-workflow.v2.mcp-discovery"
 #: The `$id` of the tool-result envelope schema, which `output_schema` names (plural, G-D2).
@@ -61,7 +61,7 @@ class Violation:
 
 @cache
 def schema() -> dict[str, Any]:
-    return schemas.schema(SCHEMA_ID)
+    return core_schema(SCHEMA_ID)
 
 
 def catalog_version() -> int:
@@ -72,7 +72,7 @@ def catalog_version() -> int:
 def validator_for(schema_doc: dict[str, Any]) -> Validator:
     """A format-checking 2020-12 validator (ECMA patterns) for any schema, resolved in the registry."""
     return EcmaDraft202012Validator(
-        schema_doc, registry=schemas.registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
+        schema_doc, registry=schema_registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
 
 
@@ -294,7 +294,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def validate_with(schema_id: str, instance: Any) -> list[Violation]:
     """Violations of any registry schema (e.g. the tool-result envelope), with pointer/keyword/path."""
-    root = schemas.schema(schema_id)
+    root = core_schema(schema_id)
     return sorted(
         (
             Violation(

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine.checks import check, missed, skip, unjudgeable, weak
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, check, missed, skip, unjudgeable, weak
 from conformance_packs.dw_discovery.common import judged, with_tools
 from conformance_packs.dw_discovery.document import (
     TOOL_RESULTS_ID,

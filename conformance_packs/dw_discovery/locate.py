@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 from urllib.parse import urlsplit
 
-from conformance.engine import policy
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext
+from conformance.pack_api import read_only as core_read_only
 from conformance_packs.dw_discovery.document import SCHEMA_ID, is_json_mime
 
 TABLE = "dw-discovery"
@@ -159,7 +159,7 @@ async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[dict[s
 
 def read_only(tool: dict[str, Any]) -> bool:
     """Annotated `readOnlyHint: true` (the engine's reading, `conformance.engine.policy`)."""
-    return policy.read_only(tool)
+    return core_read_only(tool)
 
 
 def may_call(ctx: CaseContext, tool: dict[str, Any]) -> bool:
@@ -237,7 +237,7 @@ async def fetch(ctx: CaseContext, source: Source) -> tuple[str | None, Any, str 
     if source.kind == "resource":
         call = await ctx.request("resources/read", {"uri": source.where})
         text, problem = _resource_text(call.result, call.error_code)
-        return text, None, problem, call.excerpt()
+        return text, None, problem, dict(call.excerpt())
     if source.kind == "tool":
         call = await ctx.request("tools/call", {"name": source.where, "arguments": source.arguments})
         if not isinstance(call.result, dict):
@@ -245,12 +245,12 @@ async def fetch(ctx: CaseContext, source: Source) -> tuple[str | None, Any, str 
                 None,
                 None,
                 f"tools/call {source.where!r} failed (error {call.error_code!r})",
-                call.excerpt(),
+                dict(call.excerpt()),
             )
         if call.result.get("isError") is True:
-            return None, None, f"tools/call {source.where!r} returned isError: true", call.excerpt()
+            return None, None, f"tools/call {source.where!r} returned isError: true", dict(call.excerpt())
         value, problem = tool_payload(call.result)
-        return None, value, problem, call.excerpt()
+        return None, value, problem, dict(call.excerpt())
     if source.kind == "url":
         return await _fetch_url(ctx, source.where)
     return _read_file(ctx, source.where)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance.engine.checks import check, missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, check, missed, skip
 from conformance_packs.dw_discovery.previews import (
     Preview,
     byte_count,

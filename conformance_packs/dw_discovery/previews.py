@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.checks import Outcome, skip, unjudgeable
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, Outcome, skip, unjudgeable
 from conformance_packs.dw_discovery.document import pointer
 from conformance_packs.dw_discovery.locate import (
     Refused,

@@ -5,8 +5,7 @@ artifact is missing, and a run that SKIPs every row for it must not exit 0."""
 
 from __future__ import annotations
 
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, check, missed, skip, unjudgeable
 from conformance_packs.dw_discovery.document import SCHEMA_ID
 from conformance_packs.dw_discovery.locate import find_document
 

@@ -4,7 +4,7 @@ Its checks run in report order: valid inputs first (their exploration runs once 
 checks), then invalid inputs, then error hygiene over both.
 """
 
-from conformance.packs import Pack, PackOption
+from conformance.pack_api import Pack, PackOption
 from conformance_packs.fuzz import options
 
 PACK = Pack(
@@ -31,6 +31,7 @@ PACK = Pack(
             None,
             "N",
             settle=options.seed,
+            seed=True,
         ),
         PackOption(
             "--fuzz-budget",

@@ -14,9 +14,17 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from conformance.arguments.strategies import Model, Mutation, Unsupported, build
-from conformance.engine.checks import check, missed, skip, unjudgeable
-from conformance.engine.context import CaseContext
+from conformance.pack_api import (
+    CaseContext,
+    Model,
+    Mutation,
+    Unsupported,
+    build,
+    check,
+    missed,
+    skip,
+    unjudgeable,
+)
 from conformance_packs.base.common import no_callable_reason, tools
 from conformance_packs.fuzz.explore import (
     TRANSPORT_KINDS,

@@ -26,12 +26,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.arguments.home import hypothesis_home
-from conformance.arguments.strategies import Model, Mutation
-from conformance.engine.api import NotSent, TransportError, TransportTimeout
-from conformance.engine.context import CaseContext
-from conformance.protocol import jsonrpc
-from conformance.protocol.session import Call, HandshakeFailed, Session
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    HandshakeFailed,
+    Model,
+    Mutation,
+    NotSent,
+    Session,
+    TransportError,
+    TransportTimeout,
+    hypothesis_home,
+    jsonrpc,
+)
 from conformance_packs.base.common import error_texts, find_trace
 
 #: Times one tool may break the session (hang, crash) before it is no longer called.
@@ -329,7 +336,7 @@ class ToolFuzzer:
             excerpt["diagnostics"] = exc.evidence
             await self._broke()
         else:
-            excerpt = call.excerpt()
+            excerpt = dict(call.excerpt())
             findings, code = judge(self.run.mode, call, arguments, mutation)
             try:
                 await session.request("ping")

@@ -4,7 +4,7 @@ Its check modules, in report order: the tool surface, reads, digests, decisions,
 races and the seed's golden p7 exchange last (the exchange resets the service's state).
 """
 
-from conformance.packs import Pack
+from conformance.pack_api import Pack
 
 PACK = Pack(
     name="map-review",

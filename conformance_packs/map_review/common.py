@@ -14,12 +14,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from conformance import schemas
-from conformance.engine.checks import CheckFunc, missed, profile_checks, skip
-from conformance.engine.context import CaseContext
-from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
-from conformance.protocol.session import Call, Session
-from conformance.replies import Reply, classified
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    CheckFunc,
+    Fixtures,
+    Reply,
+    Session,
+    classified,
+    fixtures,
+    missed,
+    optional_fixtures,
+    profile_checks,
+    schema,
+    skip,
+)
+from conformance.pack_api import schema_errors as core_schema_errors
 
 SCHEMA_ID: Final = "urn:mcp-conformance:map-review:1"
 SUITE: Final = "map-review"
@@ -34,7 +44,7 @@ PROFILE_CHECK: Final = "map-review.profile.shown"
 
 
 def contract() -> dict[str, Any]:
-    return schemas.schema(SCHEMA_ID)
+    return schema(SCHEMA_ID)
 
 
 def seed_tool(name: str) -> dict[str, Any]:
@@ -52,7 +62,7 @@ def seed_tool(name: str) -> dict[str, Any]:
 
 def schema_errors(definition: str, instance: Any, limit: int = 5) -> list[str]:
     """Violations of one definition of the MAP schema (format assertion on: C-6)."""
-    return schemas.errors(SCHEMA_ID, definition, instance, limit)
+    return core_schema_errors(SCHEMA_ID, definition, instance, limit)
 
 
 # --------------------------------------------------------------------------- listing

@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from conformance import vectors
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
-from conformance.fixtures.context import Fixtures
+from conformance.pack_api import CaseContext, Fixtures, load_vectors, missed, skip
 from conformance_packs.map_review.common import (
     CLOSED_STATES,
     DECIDE,
@@ -41,7 +38,7 @@ NEVER_ISSUED = "never-issued-xyz"
 
 
 def comment_vector(vector_id: str) -> dict[str, Any]:
-    for vector in vectors.load(SUITE, "comment-rule.json"):
+    for vector in load_vectors(SUITE, "comment-rule.json"):
         if vector["id"] == vector_id:
             return vector
     raise LookupError(vector_id)

@@ -7,9 +7,7 @@ import json
 import re
 from typing import Any, Final
 
-from conformance import vectors
-from conformance.engine.checks import missed
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, load_vectors, missed
 from conformance_packs.map_review import jcs
 from conformance_packs.map_review.common import (
     SUITE,
@@ -35,7 +33,7 @@ def content_digest(text: str) -> str:
 def digest_vectors(requirement: str | None = None) -> list[dict[str, Any]]:
     return [
         v
-        for v in vectors.load(SUITE, "digests.json")
+        for v in load_vectors(SUITE, "digests.json")
         if v["kind"] == "digest" and (requirement is None or v["requirement"] == requirement)
     ]
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance import vectors
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, load_vectors, missed, skip
 from conformance_packs.map_review.common import (
     SUITE,
     Review,
@@ -31,7 +29,7 @@ from conformance_packs.map_review.common import (
 
 
 def exchange(vector_id: str) -> dict[str, Any]:
-    for vector in vectors.load(SUITE, "p7-exchange.json"):
+    for vector in load_vectors(SUITE, "p7-exchange.json"):
         if vector["id"] == vector_id:
             return vector
     raise LookupError(vector_id)

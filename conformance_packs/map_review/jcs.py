@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.jcs import sha256_hex
+from conformance.pack_api import sha256_hex
 
 
 def digest(value: Any) -> str:

@@ -17,10 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance.engine.checks import missed, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.fixtures.context import Fixtures
-from conformance.protocol.session import Session
+from conformance.pack_api import CaseContext, Fixtures, Session, missed, unjudgeable
 from conformance_packs.map_review.common import (
     Reply,
     Review,

@@ -8,9 +8,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from conformance import vectors
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, load_vectors, missed, skip
 from conformance_packs.map_review import jcs
 from conformance_packs.map_review.common import (
     DECISIONS,
@@ -35,7 +33,7 @@ ASSERTED_FORMATS = ("uri", "date-time")
 
 
 def pinned_contract() -> dict[str, Any]:
-    for vector in vectors.load(SUITE, "contract-digest.json"):
+    for vector in load_vectors(SUITE, "contract-digest.json"):
         if vector["kind"] == "contract-pin":
             pin: dict[str, Any] = vector["contract"]
             return pin

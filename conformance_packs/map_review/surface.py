@@ -7,9 +7,7 @@ from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 
-from conformance.engine.checks import missed, skip, weak
-from conformance.engine.context import CaseContext
-from conformance.schemas import meta
+from conformance.pack_api import CaseContext, meta, missed, skip, weak
 from conformance_packs.map_review.common import (
     DECIDE,
     PROFILE_CHECK,

@@ -6,7 +6,7 @@ errors, concurrency (the races last of it), then the security probes (hostile in
 they break takes the later rows of its target with it).
 """
 
-from conformance.packs import Pack
+from conformance.pack_api import Pack
 
 PACK = Pack(
     name="uwmd",

@@ -21,13 +21,25 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeVar
 from urllib.parse import quote
 
-from conformance import schemas, vectors
-from conformance.engine.api import TransportError, TransportTimeout
-from conformance.engine.checks import CheckFunc, missed, profile_checks, skip, unjudgeable
-from conformance.engine.context import CaseContext
-from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
-from conformance.protocol.session import Call, Session
-from conformance.replies import Reply, classified
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    CheckFunc,
+    Fixtures,
+    Reply,
+    Session,
+    TransportError,
+    TransportTimeout,
+    classified,
+    fixtures,
+    load_vectors,
+    missed,
+    optional_fixtures,
+    profile_checks,
+    schema_errors,
+    skip,
+    unjudgeable,
+)
 from conformance_packs.uwmd import jcs
 
 T = TypeVar("T")
@@ -231,7 +243,7 @@ def deal_vectors() -> dict[str, dict[str, Any]]:
     """The project's example deals by short name (harbor, saguaro, mesa-canary, copper-defect, ...)."""
     return {
         v["id"].removeprefix("uwmd.deal."): v
-        for v in vectors.load("uwmd", "deals.json")
+        for v in load_vectors("uwmd", "deals.json")
         if v["kind"] == "deal"
     }
 
@@ -566,7 +578,7 @@ class Tally:
     def add(self, problem: str, reply: Reply | None = None) -> None:
         self.problems.append(problem)
         if reply is not None and not self.evidence:
-            self.evidence = reply.excerpt()
+            self.evidence = dict(reply.excerpt())
 
     def judge(self, ctx: CaseContext, probes: int) -> None:
         if self.problems:
@@ -584,4 +596,4 @@ def fail(message: str, **evidence: Any) -> NoReturn:
 
 
 def schema_problems(definition: str, instance: Any) -> list[str]:
-    return schemas.errors(SCHEMA_ID, definition, instance)
+    return schema_errors(SCHEMA_ID, definition, instance)

@@ -15,10 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from conformance import vectors
-from conformance.engine.checks import blocked, missed
-from conformance.engine.context import CaseContext
-from conformance.protocol.session import Session
+from conformance.pack_api import CaseContext, Session, blocked, load_vectors, missed
 from conformance_packs.uwmd.common import (
     SUITE,
     ZERO_TAG,
@@ -94,7 +91,7 @@ def supersede_operation() -> dict[str, Any]:
     assigns the next version (UWMD-TOOL-016, the Tier-2 editor the binding MUST use), so applying the
     same operation again changes the document whatever the resolution of the server's timestamps.
     """
-    for vector in vectors.load(SUITE, "edit-operations.json"):
+    for vector in load_vectors(SUITE, "edit-operations.json"):
         if vector["id"] == "uwmd.edit-op.section-supersede":
             operation: dict[str, Any] = copy.deepcopy(vector["operation"])
             return operation

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.engine.checks import missed
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, missed
 from conformance_packs.uwmd.common import (
     CANARY,
     CONVERT,

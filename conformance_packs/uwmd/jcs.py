@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from conformance.jcs import CanonicalError, sha256_hex
+from conformance.pack_api import CanonicalError, sha256_hex
 
 __all__ = ["VOLATILE", "CanonicalError", "semantic_digest"]
 

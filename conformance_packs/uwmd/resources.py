@@ -16,9 +16,7 @@ import zipfile
 from typing import Any
 from xml.etree import ElementTree
 
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
-from conformance.text import bytes_text
+from conformance.pack_api import CaseContext, bytes_text, missed, skip
 from conformance_packs.uwmd import jcs
 from conformance_packs.uwmd.common import (
     CSV_MEDIA,

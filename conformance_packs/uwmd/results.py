@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, missed, skip
 from conformance_packs.uwmd.common import (
     CONVERT,
     EDIT,

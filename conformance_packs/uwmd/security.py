@@ -20,11 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from conformance import vectors
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
-from conformance.fixtures.context import Fixtures
-from conformance.protocol.session import Session
+from conformance.pack_api import CaseContext, Fixtures, Session, load_vectors, missed, skip
 from conformance_packs.uwmd.common import (
     CONVERT,
     GET,
@@ -179,7 +175,7 @@ async def link_replay(ctx: CaseContext) -> None:
 async def no_file_paths(ctx: CaseContext) -> None:
     tally = Tally()
     count = 0
-    for vector in vectors.load(SUITE, "security.json"):
+    for vector in load_vectors(SUITE, "security.json"):
         if vector["kind"] != "path-probe":
             continue
         markers = vector["markers"]
@@ -211,7 +207,7 @@ async def no_file_paths(ctx: CaseContext) -> None:
 
 def hostile_vectors(check_name: str) -> list[dict[str, Any]]:
     return [
-        v for v in vectors.load(SUITE, "security.json") if v["kind"] == "hostile" and v["check"] == check_name
+        v for v in load_vectors(SUITE, "security.json") if v["kind"] == "hostile" and v["check"] == check_name
     ]
 
 

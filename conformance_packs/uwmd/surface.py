@@ -11,8 +11,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import SchemaError
 
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, missed, skip
 from conformance_packs.uwmd.common import (
     EDIT,
     LIST,

@@ -11,9 +11,7 @@ import json
 import re
 from typing import Any
 
-from conformance import vectors
-from conformance.engine.checks import missed, skip
-from conformance.engine.context import CaseContext
+from conformance.pack_api import CaseContext, load_vectors, missed, skip
 from conformance_packs.uwmd import jcs
 from conformance_packs.uwmd.common import (
     CONVERT,
@@ -325,7 +323,7 @@ async def apply_edit_requires(ctx: CaseContext) -> None:
 
 
 def operation_vectors(valid: bool) -> list[dict[str, Any]]:
-    return [v for v in vectors.load(SUITE, "edit-operations.json") if v["valid"] is valid]
+    return [v for v in load_vectors(SUITE, "edit-operations.json") if v["valid"] is valid]
 
 
 @uwmd_check(

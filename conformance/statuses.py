@@ -66,7 +66,7 @@ TEXT_RULES: Final[tuple[tuple[re.Pattern[str], int], ...]] = tuple(
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Classification:
     """One classified reply: what kind, which status (when one maps), and how it was found."""
 
     kind: Kind
@@ -136,30 +136,30 @@ def all_text(result: dict[str, Any]) -> str:
     )
 
 
-def classify(response: Any) -> Outcome:
+def classify(response: Any) -> Classification:
     """Classify a JSON-RPC response to `tools/call` by C-1 (rules 1 to 3) and C-2."""
     if not isinstance(response, dict):
-        return Outcome("NO_RESULT", channel="no response")
+        return Classification("NO_RESULT", channel="no response")
     error = response.get("error")
     if isinstance(error, dict):
         data = error.get("data")
         for key in ("status", "http_status", "code"):
             status = map_code(_at(data, (key,)))
             if status is not None:
-                return Outcome(
+                return Classification(
                     "STATUS", status, _code_text(_at(data, ("code",))), channel="JSON-RPC error data"
                 )
         code = error.get("code")
         if code == -32602:
-            return Outcome("REJECTED_INPUT", code=str(code), channel="JSON-RPC error")
+            return Classification("REJECTED_INPUT", code=str(code), channel="JSON-RPC error")
         if code == -32601:
-            return Outcome("UNKNOWN_TOOL", code=str(code), channel="JSON-RPC error")
-        return Outcome("ERROR_UNCLASSIFIED", code=str(code), channel="JSON-RPC error")
+            return Classification("UNKNOWN_TOOL", code=str(code), channel="JSON-RPC error")
+        return Classification("ERROR_UNCLASSIFIED", code=str(code), channel="JSON-RPC error")
     result = response.get("result")
     if not isinstance(result, dict):
-        return Outcome("NO_RESULT", channel="neither result nor error")
+        return Classification("NO_RESULT", channel="neither result nor error")
     if result.get("isError") is not True:
-        return Outcome("SUCCESS", channel="result")
+        return Classification("SUCCESS", channel="result")
     for source, where in (
         (result.get("structuredContent"), "structuredContent"),
         (first_json_text(result), "text JSON"),
@@ -170,13 +170,13 @@ def classify(response: Any) -> Outcome:
             status = map_code(_at(source, path))
             if status is not None:
                 code = _code_text(_at(source, ("code",))) or _code_text(_at(source, ("error", "code")))
-                return Outcome("STATUS", status, code, channel=f"isError {where} {'.'.join(path)}")
+                return Classification("STATUS", status, code, channel=f"isError {where} {'.'.join(path)}")
     text = all_text(result)
     for pattern, status in TEXT_RULES:
         match = pattern.search(text)
         if match:
-            return Outcome("STATUS", status, match.group(0), weak=True, channel="isError text")
-    return Outcome("ERROR_UNCLASSIFIED", channel="isError result")
+            return Classification("STATUS", status, match.group(0), weak=True, channel="isError text")
+    return Classification("ERROR_UNCLASSIFIED", channel="isError result")
 
 
 def _code_text(value: Any) -> str | None:
