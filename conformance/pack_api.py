@@ -199,3 +199,8 @@ __all__ = [
     "versions",
     "weak",
 ]
+
+# for the tasks pack
+from conformance.arguments.candidates import drawing  # noqa: E402  (the careful arguments of a tool's inputSchema)
+
+__all__ += ["drawing"]
