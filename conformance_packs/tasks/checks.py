@@ -286,6 +286,23 @@ def gets(run: Followed) -> list[Call]:
     return [run.first_get, *run.polls, *([run.again] if run.again is not None else [])]
 
 
+async def terminal(ctx: CaseContext) -> Followed:
+    """The followed task once it reported a terminal status: blocked by TASKS-003's case when its
+    tasks/get was an error, SKIP when it stayed non-terminal within the polls (a long task breaks no
+    rule)."""
+    run = await followed(ctx)
+    if run.terminal is None or run.again is None:
+        last = gets(run)[-1]
+        if last.error is not None:
+            blocked(
+                "tasks.create.durable", f"tasks/get of the task {run.task_id!r} drew error {last.error_code}"
+            )
+        skip(
+            f"the task did not become terminal within {len(gets(run))} tasks/get (a long task breaks no rule)"
+        )
+    return run
+
+
 # ------------------------------------------------------------------------------------------- the rows
 
 
@@ -430,16 +447,8 @@ async def get_shape(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def terminal_kept(ctx: CaseContext) -> None:
-    run = await followed(ctx)
-    if run.terminal is None or run.again is None:
-        last = gets(run)[-1]
-        if last.error is not None:
-            blocked(
-                "tasks.create.durable", f"tasks/get of the task {run.task_id!r} drew error {last.error_code}"
-            )
-        skip(
-            f"the task did not become terminal within {len(gets(run))} tasks/get (a long task breaks no rule)"
-        )
+    run = await terminal(ctx)
+    assert run.terminal is not None and run.again is not None
     first, then = status_of(run.terminal), status_of(run.again)
     ctx.note(f"terminal {first!r}, then {then!r}")
     if then != first:
@@ -457,10 +466,9 @@ async def terminal_kept(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def terminal_payload(ctx: CaseContext) -> None:
-    run = await followed(ctx)
+    run = await terminal(ctx)
     call = run.terminal
-    if call is None:
-        skip("the task did not become terminal within the polls (TASKS-006 says so)")
+    assert call is not None
     status, result = status_of(call), call.result
     ctx.note(f"the task ended {status!r}")
     if status == "completed":
@@ -527,9 +535,11 @@ async def cancel_ack(ctx: CaseContext) -> None:
         create = await ask(ctx, "tools/call", {"name": attempt.name, "arguments": attempt.arguments})
     except NotSent as exc:
         skip(f"tools/call of {attempt.name!r} was {exc}")
-    task_id = create.result.get("taskId") if is_task(create.result) else None
-    if not isinstance(task_id, str):
+    if not is_task(create.result):
         skip(f"a second call of {attempt.name!r} created no task to cancel")
+    task_id = create.result.get("taskId")
+    if not isinstance(task_id, str):
+        blocked("tasks.create.result-type", f"the second task of {attempt.name!r} carries no string taskId")
     call = await ask(ctx, "tasks/cancel", {"taskId": task_id})
     after = await ask(ctx, "tasks/get", {"taskId": task_id})
     ctx.note(
