@@ -155,3 +155,17 @@ def test_list_and_explain_show_the_rows() -> None:
         and "Quote:" in explained.stdout
         and "tasks.create.result-type" in explained.stdout
     )
+
+
+@pytest.mark.slow
+def test_a_server_without_2026_07_28_gets_no_tasks_case_unless_the_suite_is_named() -> None:
+    # Run by default, an extension's pack says nothing of a server that speaks none of its revisions;
+    # named, it says why nothing was judged (nothing judged is never PASS).
+    legacy = stdio("conformance_reference.tasks_server", "--era", "legacy")
+    unnamed = run([legacy], ("tasks",), select="tasks.errors.result-removed")
+    assert [c for c in unnamed["cases"] if c["suite"] == "tasks"] == []
+    named = run(
+        [legacy], ("tasks",), select="tasks.errors.result-removed", claimed_suites=frozenset({"tasks"})
+    )
+    (case,) = [c for c in named["cases"] if c["suite"] == "tasks"]
+    assert case["verdict"] == "SKIP" and "binds MCP 2026-07-28" in case["message"]

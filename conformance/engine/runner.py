@@ -257,13 +257,17 @@ class Runner:
         assigned: set[str],
         slot: Slot,
     ) -> None:
-        """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks."""
+        """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
+        extension's pack that runs by default and was not named says nothing there (the tasks extension
+        is 2026-07-28's: a SKIP on every server that speaks older revisions would be noise, not news)."""
         from conformance import packs
 
         for suite in sorted({c.suite for c in checks} - assigned):
             pack = packs.installed().get(suite)
             first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
+                continue
+            if pack is not None and pack.extension is not None and suite not in self.options.claimed_suites:
                 continue
             message = (
                 f"not judged: the {suite} suite binds MCP {first} and later, and the server speaks only "
