@@ -257,13 +257,17 @@ class Runner:
         assigned: set[str],
         slot: Slot,
     ) -> None:
-        """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks."""
+        """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
+        extension's pack that runs by default and was not named says nothing there (the tasks extension
+        is 2026-07-28's: a SKIP on every server that speaks older revisions would be noise, not news)."""
         from conformance import packs
 
         for suite in sorted({c.suite for c in checks} - assigned):
             pack = packs.installed().get(suite)
             first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
+                continue
+            if pack is not None and pack.extension is not None and suite not in self.options.claimed_suites:
                 continue
             message = (
                 f"not judged: the {suite} suite binds MCP {first} and later, and the server speaks only "
@@ -667,13 +671,16 @@ def _case_result(
 def claimed(options: RunOptions, target: Target, suite: str) -> bool:
     """Whether the user claimed the experimental features and extensions of `suite` on `target`:
     `--experimental`, the target's `experimental = true`, or the suite named with `--suite` when it is
-    a profile or extension (naming the base protocol's pack claims nothing)."""
+    a profile or extension (naming the base protocol's pack claims nothing; an extension's pack that runs
+    by default is claimed by naming it all the same)."""
     if options.experimental or target.experimental:
         return True
     from conformance import packs
 
     pack = packs.installed().get(suite)
-    return suite in options.claimed_suites and not (pack is not None and pack.default_for_servers)
+    if pack is None or pack.extension is not None:
+        return suite in options.claimed_suites
+    return suite in options.claimed_suites and not pack.default_for_servers
 
 
 async def _prepared(target: Target, suites: list[str]) -> Target:
