@@ -219,7 +219,7 @@ async def sweep(ctx: CaseContext) -> Sweep:
             )
         return found
 
-    return await ctx.once("tasks-sweep", "calling tools with the tasks extension declared", make)
+    return await ctx.remember_once("tasks-sweep", "calling tools with the tasks extension declared", make)
 
 
 async def creator(ctx: CaseContext) -> Attempt:
@@ -259,7 +259,7 @@ async def followed(ctx: CaseContext) -> Followed:
         await poll(ctx, run)
         return run
 
-    return await ctx.once("tasks-followed", "following the created task", make)
+    return await ctx.remember_once("tasks-followed", "following the created task", make)
 
 
 async def poll(ctx: CaseContext, run: Followed) -> None:
