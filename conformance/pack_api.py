@@ -199,3 +199,8 @@ __all__ = [
     "versions",
     "weak",
 ]
+
+# for the apps pack
+from conformance.arguments.candidates import candidates  # noqa: E402
+
+__all__ += ["candidates"]

@@ -75,9 +75,13 @@ class Pack:
     #: from 2025-06-18 on). None: every revision.
     since: str | None = None
     options: tuple[PackOption, ...] = ()
-    #: Whether `run --server` without `--suite` runs this pack (only the base protocol: a profile is
-    #: run when the server claims it).
+    #: Whether `run --server` without `--suite` runs this pack (the base protocol, and an extension pack
+    #: whose rows SKIP at no cost on a server without the extension: a profile is run when the server
+    #: claims it).
     default_for_servers: bool = False
+    #: The protocol extension the pack judges (its identifier, `io.modelcontextprotocol/ui`), if any:
+    #: naming such a pack with `--suite` claims its rows even when it runs by default.
+    extension: str | None = None
     #: The distribution requirement the reference server needs, said in one line when it is missing.
     reference_requires: str = "mcp-conformance[reference]"
     #: The target-file tables the pack's checks read (`Target.settings`): table name -> the `$id` of a

@@ -665,13 +665,16 @@ def _case_result(
 def claimed(options: RunOptions, target: Target, suite: str) -> bool:
     """Whether the user claimed the experimental features and extensions of `suite` on `target`:
     `--experimental`, the target's `experimental = true`, or the suite named with `--suite` when it is
-    a profile or extension (naming the base protocol's pack claims nothing)."""
+    a profile or extension (naming the base protocol's pack claims nothing; an extension's pack that runs
+    by default is claimed by naming it all the same)."""
     if options.experimental or target.experimental:
         return True
     from conformance import packs
 
     pack = packs.installed().get(suite)
-    return suite in options.claimed_suites and not (pack is not None and pack.default_for_servers)
+    if pack is None or pack.extension is not None:
+        return suite in options.claimed_suites
+    return suite in options.claimed_suites and not pack.default_for_servers
 
 
 async def _prepared(target: Target, suites: list[str]) -> Target:
