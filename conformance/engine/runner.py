@@ -363,8 +363,13 @@ class Runner:
         entries: list[dict[str, Any]],
         slot: Slot,
     ) -> None:
+        from conformance import packs
+
         req = requirement(req_id).at(revision)
         full_id = f"{suite}.{check_id}"
+        # A case of an extension's pack (its connect case too) counts only when the extension is claimed.
+        pack = packs.installed().get(suite)
+        track = "extension" if pack is not None and pack.extension is not None else req.track
         self._finished(
             target,
             CaseResult(
@@ -382,6 +387,7 @@ class Runner:
                 duration=0.0,
                 evidence=evidence,
                 transcript=entries,
+                unscored=unscored(track, claimed(self.options, target, suite)),
             ),
             slot,
         )
