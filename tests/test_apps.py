@@ -28,7 +28,8 @@ CLAIMED = RunOptions(claimed_suites=frozenset({SUITE}))
 P = "apps."
 BOTH = ("stdio", "http")
 
-#: Each mutant's non-PASS (check, verdict), on both transports; `unreadable` shows the blocked rows.
+#: Each mutant's non-PASS (check, verdict), on both transports; `unreadable` and `no-contents` show
+#: the rows blocked by a broken one.
 MUTANTS: dict[str, set[tuple[str, str]]] = {
     "no-extension": {(P + "extension.declared", "WARN")},
     "empty-without-apps": {(P + "fallback.content", "FAIL")},
@@ -50,7 +51,14 @@ MUTANTS: dict[str, set[tuple[str, str]]] = {
         (P + "content.text-or-blob", "SKIP"),
         (P + "content.html5", "SKIP"),
     },
+    "no-contents": {
+        (P + "content.text-or-blob", "FAIL"),
+        (P + "mime.read", "SKIP"),
+        (P + "content.html5", "SKIP"),
+    },
 }
+#: The case a mutant's SKIPs name as their blocker.
+BLOCKERS = {"unreadable": P + "link.exists", "no-contents": P + "content.text-or-blob"}
 
 
 def _targets(module: str, *args: str) -> list[Target]:
@@ -129,7 +137,7 @@ def test_mutant_fails_exactly_its_row(defect: str, mutant_reports: dict[str, dic
     ]
     for case in report["cases"]:
         if case["verdict"] == "SKIP":
-            assert case["blocked_by"].startswith(P + "link.exists["), case["message"]
+            assert case["blocked_by"].startswith(BLOCKERS[defect] + "["), case["message"]
 
 
 def test_a_server_without_ui_skips_every_row_for_one_reason_and_sends_only_the_listings() -> None:

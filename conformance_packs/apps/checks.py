@@ -266,6 +266,8 @@ def _served(view: AppsView) -> list[tuple[Read, dict[str, Any]]]:
     ]
     if good:
         return good
+    if _empty(view):
+        blocked("apps.content.text-or-blob", "no UI resource read served a content item")
     linked = {t.uri for t in view.tools}
     if any(r.failure() for u, r in view.reads.items() if u in linked):
         blocked("apps.link.exists", "no linked UI resource could be read")
@@ -303,6 +305,11 @@ async def mime_listed(ctx: CaseContext) -> None:
         missed(f"listed UI resource(s) with another mimeType than {APP_MIME}: {_listed(bad)}")
 
 
+def _empty(view: AppsView) -> list[str]:
+    """The reads answered with a result that holds no content item: the resource exists, serving nothing."""
+    return [f"{r.uri}: no content item" for r in view.reads.values() if not r.failure() and not r.contents()]
+
+
 def _html(item: dict[str, Any]) -> tuple[str | None, str]:
     """The content's HTML text, or None and why it has none (text, else a base64 blob)."""
     if isinstance(item.get("text"), str):
@@ -325,7 +332,9 @@ def _html(item: dict[str, Any]) -> tuple[str | None, str]:
 )
 async def content_text_or_blob(ctx: CaseContext) -> None:
     view = await offered(ctx)
-    bad = [f"{read.uri}: {why}" for read, item in _served(view) if (why := _html(item)[1])]
+    empty = _empty(view)
+    served = [] if empty and not any(r.contents() for r in view.reads.values()) else _served(view)
+    bad = empty + [f"{read.uri}: {why}" for read, item in served if (why := _html(item)[1])]
     if bad:
         missed(f"UI resource content neither text nor base64 blob: {_listed(bad)}")
 

@@ -77,6 +77,13 @@ class Unreadable(AppsReference):
         raise MCPError(code=-32002, message="Resource not found")
 
 
+class NoContents(AppsReference):
+    """Every read answers with an empty contents array: the resources exist but serve no document."""
+
+    def read_contents(self, contents: list[Any]) -> list[Any]:
+        return []
+
+
 DEFECTS: dict[str, Make] = {
     "no-extension": lambda: (AppsSpec(declare_extension=False), AppsReference),
     "empty-without-apps": lambda: (AppsSpec(), EmptyWithoutApps),
@@ -102,6 +109,7 @@ DEFECTS: dict[str, Make] = {
     "bad-visibility": lambda: (AppsSpec(visibility=("model", "user")), AppsReference),  # type: ignore[arg-type]
     "flat-key-only": lambda: (AppsSpec(compact_meta={"ui/resourceUri": COMPACT_URI}), AppsReference),
     "unreadable": lambda: (AppsSpec(), Unreadable),
+    "no-contents": lambda: (AppsSpec(), NoContents),
 }
 
 
