@@ -52,6 +52,7 @@ PRELOAD = (
     "conformance_reference.uwmd_controller",
     "conformance_reference.dw_server",
     "conformance_reference.auth_server",
+    "conformance_reference.apps_server",
     "conformance_reference.tasks_server",
 )
 #: The environment variable naming the fork server's socket.

@@ -48,8 +48,13 @@ def test_unreachable_url_exits_3_with_an_error_report(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert "Traceback" not in result.stdout + result.stderr
     report = report_of(tmp_path)
-    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "ERROR")]
-    assert "cannot connect" in report["cases"][0]["message"]
+    scored = [(c["check"], c["verdict"]) for c in report["cases"] if not c.get("unscored")]
+    assert scored == [("base.connect", "ERROR")]
+    # The extensions' packs that run by default (apps) say the same beside it, unscored.
+    assert {(c["check"], c["verdict"]) for c in report["cases"] if c.get("unscored")} == {
+        ("apps.connect", "ERROR")
+    }
+    assert all("cannot connect" in c["message"] for c in report["cases"])
 
 
 def test_missing_command_exits_3(tmp_path: Path) -> None:

@@ -367,8 +367,13 @@ class Runner:
         entries: list[dict[str, Any]],
         slot: Slot,
     ) -> None:
+        from conformance import packs
+
         req = requirement(req_id).at(revision)
         full_id = f"{suite}.{check_id}"
+        # A case of an extension's pack (its connect case too) counts only when the extension is claimed.
+        pack = packs.installed().get(suite)
+        track = "extension" if pack is not None and pack.extension is not None else req.track
         self._finished(
             target,
             CaseResult(
@@ -387,6 +392,7 @@ class Runner:
                 evidence=evidence,
                 transcript=entries,
                 official=list(req.official_checks) or None,
+                unscored=unscored(track, claimed(self.options, target, suite)),
             ),
             slot,
         )
