@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.api import run_report
-from conformance.engine.checks import load_suite
+from conformance.engine.checks import load_pack
 from conformance.engine.context import RunOptions
 from conformance.targets import Target
 from tests.conftest import server_argv
@@ -79,7 +79,7 @@ def _rows() -> dict[str, dict[str, Any]]:
 
 
 def test_every_row_has_one_check_and_is_an_extension_row() -> None:
-    checks = load_suite(SUITE)
+    checks = load_pack(SUITE)
     rows = _rows()
     assert sorted(c.requirement for c in checks) == sorted(rows)
     assert {r.get("track") for r in rows.values()} == {"extension"}

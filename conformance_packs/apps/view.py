@@ -179,7 +179,7 @@ async def offered(ctx: CaseContext) -> AppsView:
             "_meta.ui (or the flat ui/resourceUri) and no ui:// resource to a client that did not negotiate "
             "Apps (name --suite apps to ask as a client that negotiates it too)"
         )
-    view: AppsView = await ctx.once(
+    view: AppsView = await ctx.remember_once(
         "apps:view", "opening a session that negotiates MCP Apps", lambda: _open(ctx)
     )
     ctx.attach(view.entries)
