@@ -25,6 +25,7 @@ from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.protocol.session import Call, NotSent, ServerIdentity, Session
 from conformance.targets import Target
+from conformance.verdicts import Verdict
 
 if TYPE_CHECKING:
     from conformance.adapters.http import HttpAdapter
@@ -100,7 +101,7 @@ class TargetShared:
     #: The verdict of each case that has finished, by report key, and for a case that did not hold the
     #: verdict of a failure it met (a SKIP blocked by another, say), the case that does: a case that
     #: meets that failure again is blocked by a case whose verdict stands for it (`runner.holder_of`).
-    verdicts: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
     holders: dict[str, str] = field(default_factory=dict)
 
 

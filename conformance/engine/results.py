@@ -5,9 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conformance.verdicts import Verdict
+
 
 @dataclass
 class CaseResult:
+    """One case as the engine finishes it (mutable while the runner masks it). The one way into the
+    report is `as_dict` (the canonical report's case object); the one way back, for a case a worker
+    process relayed, is `from_dict`; a report read back is `reporting.model.Case`, never this."""
+
     key: str
     check: str
     suite: str
@@ -17,7 +23,7 @@ class CaseResult:
     target: int
     transport: str
     revision: str
-    verdict: str
+    verdict: Verdict
     message: str
     duration: float
     evidence: dict[str, Any] = field(default_factory=dict)
@@ -32,13 +38,18 @@ class CaseResult:
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["verdict"] = str(self.verdict)  # a plain string in the report, even given a `Verdict`
+        data["verdict"] = str(self.verdict)  # a plain string in the report
         data["duration"] = round(self.duration, 6)
         if data["blocked_by"] is None:
             del data["blocked_by"]
         if data["unscored"] is None:
             del data["unscored"]
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        """A case from its `as_dict` form (a worker's relayed case), its verdict a `Verdict` again."""
+        return cls(**{**data, "verdict": Verdict(data["verdict"])})
 
 
 def case_key(check_id: str, transport: str, revision: str, target: int) -> str:
