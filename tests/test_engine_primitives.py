@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.base import Transcript, TransportTimeout, TransportTooLarge
+from conformance.adapters.base import TransportTimeout, TransportTooLarge
+from conformance.adapters.transcript import Transcript
 from conformance.engine import policy
 from conformance.engine.listing import cached_listing, fetch_listing
 from conformance.engine.memo import remember

@@ -16,8 +16,9 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
+from conformance.adapters.base import TargetUnreachable, TransportError
 from conformance.adapters.stdio import become_subreaper
+from conformance.adapters.transcript import Transcript
 from conformance.engine import blocking
 from conformance.engine.checks import Blocked, Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions, TargetShared

@@ -6,8 +6,9 @@ on Ctrl-C and SIGTERM too, marked incomplete.
 It is bounded, whatever a server sends: each case's transcript, evidence and message are cut to a
 per-case budget (`CaseBudget`) drawn from a per-run budget (`RUN_BUDGET`), so a notification flood
 cannot grow the report past the figure README.md states. A cut transcript keeps its first and last
-entries around one marker entry (`dir: "event"`, `omitted: {"entries": N, "bytes": B}`) saying what
-was left out; a cut evidence value keeps its head and tail, with the same count in words.
+entries around one marker entry saying what was left out, the form the wire log's own cut leaves
+(`adapters.transcript.omitted_marker`); a cut evidence value keeps its head and tail, with the same
+count in words.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__, verdicts
+from conformance.adapters.transcript import omitted_marker, omitted_of
 from conformance.engine.events import (
     CaseFinished,
     Event,
@@ -182,12 +184,6 @@ def _entry_bytes(entry: dict[str, Any]) -> int:
     )
 
 
-def _omitted(entry: dict[str, Any]) -> dict[str, int]:
-    """The counts of an earlier cut's marker entry (cut again, its counts carry over), else {}."""
-    omitted = entry.get("omitted")
-    return omitted if isinstance(omitted, dict) else {}
-
-
 def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[dict[str, Any]]:
     """The entries within `budget`: the first and the last ones, each half of the budget, around one
     marker entry counting the entries (and their bytes) left out. An entry that is too large by itself
@@ -196,7 +192,7 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
         return entries
     limit = max(CASE_FLOOR_BYTES // 2, budget.transcript_bytes)
     per_entry = max(512, limit // 4)
-    markers = sum(1 for e in entries if "omitted" in e)  # an earlier cut's: not counted again
+    markers = sum(1 for e in entries if omitted_of(e))  # an earlier cut's: not counted again
     if len(entries) - markers <= budget.transcript_entries and _size(entries, limit) <= limit:
         return entries
 
@@ -234,23 +230,10 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
         return head + tail[::-1]
     count = size = 0
     for entry in left:  # one pass: a flood leaves hundreds of thousands here
-        if "omitted" in entry:
-            counts = _omitted(entry)
-            count += counts.get("entries", 1)
-            size += counts.get("bytes", 0)
-        else:
-            count += 1
-            size += _entry_bytes(entry)
-    omitted = {"entries": count, "bytes": size}
-    marker = {
-        "t": left[0].get("t", 0),
-        "dir": "event",
-        "note": (
-            f"report budget: {omitted['entries']} transcript entries ({omitted['bytes']} bytes) left out "
-            "here; the first and last entries are kept"
-        ),
-        "omitted": omitted,
-    }
+        counts = omitted_of(entry)  # an earlier cut's marker: the entries it stands for
+        count += counts[0] if counts else 1
+        size += counts[1] if counts else _entry_bytes(entry)
+    marker = omitted_marker(left[0].get("t", 0), count, size, kept="last", why="report budget")
     return [*head, marker, *tail[::-1]]
 
 
