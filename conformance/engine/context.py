@@ -36,6 +36,11 @@ T = TypeVar("T")
 DEFAULT_TARGET_BUDGET = 600.0
 
 
+class SettledPackOptions(dict[str, Any]):
+    """The packs' option values once settled (`RunOptions.__post_init__`): every option of every
+    installed pack, each default taken and each `settle` run."""
+
+
 @dataclass
 class RunOptions:
     #: Seconds per request, for targets whose file sets no `[timeouts] request`.
@@ -69,6 +74,10 @@ class RunOptions:
     pack_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Settle the packs' options, once: `dataclasses.replace` (a target's timeout, a worker's `-j`)
+        hands the settled values on, and they are not settled again (a seed is never drawn twice)."""
+        if isinstance(self.pack_options, SettledPackOptions):
+            return
         from conformance import packs
 
         given = dict(self.pack_options)
@@ -78,7 +87,7 @@ class RunOptions:
         for _, option in packs.all_options():
             value = given.get(option.dest, option.default)
             given[option.dest] = option.settle(value) if option.settle else value
-        self.pack_options = given
+        self.pack_options = SettledPackOptions(given)
 
     def pack_option(self, dest: str) -> Any:
         """The settled value of a pack's option (KeyError names an option no installed pack declares)."""

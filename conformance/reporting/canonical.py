@@ -21,6 +21,7 @@ import os
 import secrets
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from conformance.engine.events import (
 from conformance.text import Masker, masker, readable
 from conformance.verdicts import VERDICTS
 
+#: The report's format and its version: what this module writes and `model.Report` reads.
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
 
@@ -397,15 +399,17 @@ def unscored_totals(cases: list[dict[str, Any]]) -> dict[str, int]:
     return totals(apart) if apart else {}
 
 
-def nothing_judged(report: dict[str, Any]) -> bool:
+def nothing_judged(report: Mapping[str, Any]) -> bool:
     """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run
-    with no tool it may call, a profile the server does not show)."""
+    with no tool it may call, a profile the server does not show). The report being written and the
+    model read back (`model.Report.nothing_judged`) both ask here."""
     return verdicts.nothing_judged(case["verdict"] for case in report["cases"])
 
 
-def exit_code(report: dict[str, Any]) -> int:
+def exit_code(report: Mapping[str, Any]) -> int:
     """The report's exit code by the verdict module's rule (`verdicts.exit_code`): 0 passed, 1 a
-    blocking verdict, an incomplete run or nothing judged, 3 a target unreachable."""
+    blocking verdict, an incomplete run or nothing judged, 3 a target unreachable. The report being
+    written and the model read back (`model.Report.exit_code`) both ask here."""
     return verdicts.exit_code(
         unreachable=any(target.get("unreachable") for target in report["targets"]),
         complete=bool(report["footer"].get("complete")),

@@ -23,11 +23,11 @@ from types import MappingProxyType
 from typing import Any
 
 from conformance import verdicts
+from conformance.reporting import canonical
+from conformance.reporting.canonical import FORMAT, FORMAT_VERSION
 from conformance.text import readable
 from conformance.verdicts import Verdict
 
-FORMAT = "mcp-conformance-report"
-FORMAT_VERSION = 1
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -284,17 +284,15 @@ class Report:
 
     @property
     def nothing_judged(self) -> bool:
-        """Every case is a SKIP (the verdict module's rule): the run cannot vouch for the server."""
-        return verdicts.nothing_judged(case.verdict for case in self.cases)
+        """Every case is a SKIP: the run cannot vouch for the server (`canonical.nothing_judged`, the
+        one reading of the verdict module's rule for a report)."""
+        return canonical.nothing_judged(self.data)
 
     @property
     def exit_code(self) -> int:
-        """The exit code recomputed from the cases (`verdicts.exit_code`), never the footer's echo."""
-        return verdicts.exit_code(
-            unreachable=self.unreachable,
-            complete=self.footer.complete,
-            verdicts=(case.gating for case in self.cases),
-        )
+        """The exit code recomputed from the cases (`canonical.exit_code`, the one reading of
+        `verdicts.exit_code` for a report, which the run stamps with), never the footer's echo."""
+        return canonical.exit_code(self.data)
 
     def counts(self) -> dict[str, int]:
         """Cases by verdict, every verdict listed, plus `cases`: the footer's totals as they should be."""
