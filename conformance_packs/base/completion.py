@@ -17,7 +17,6 @@ from conformance.engine.context import CaseContext
 from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import at_least
-from conformance_packs.base.common import memo
 from conformance_packs.base.prompting import arguments_of, shape_errors
 
 #: The completions capability exists from this revision on (2025-03-26 server/utilities/completion).
@@ -100,7 +99,7 @@ async def completions(ctx: CaseContext) -> dict[str, Completed | None]:
             out["template"] = Completed(f"variable {var!r} of template {uri!r}", call)
         return out
 
-    return await memo(ctx, "completions", "asking completion/complete", ask)
+    return await ctx.once("completions", "asking completion/complete", ask)
 
 
 def answered(ctx: CaseContext, asked: Completed | None, absent: str) -> Completed:

@@ -28,7 +28,7 @@ from conformance.protocol.client_input import (
 )
 from conformance.protocol.session import Call, Session, probe_grace
 from conformance.protocol.versions import META_CLIENT_CAPABILITIES, era_of
-from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, memo, sized_first, tools
+from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, sized_first, tools
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
 MAX_ROUNDS = 3
@@ -139,7 +139,7 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         out.asks = client.asks
         return out
 
-    return await memo(ctx, "input-sweep", "calling each callable tool as a client that declared input", sweep)
+    return await ctx.once("input-sweep", "calling each callable tool as a client that declared input", sweep)
 
 
 @contextlib.asynccontextmanager

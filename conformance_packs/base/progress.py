@@ -20,7 +20,7 @@ from conformance.engine.context import CaseContext
 from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.session import Call
 from conformance.protocol.versions import MODERN_REVISIONS
-from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, memo, no_callable_reason, succeeded
+from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, no_callable_reason, succeeded
 from conformance_packs.base.received import (
     Received,
     ids_sent_before,
@@ -216,7 +216,7 @@ async def progress_calls(ctx: CaseContext) -> ProgressCalls:
             _name_slow(ctx, sweep, out)
         return out
 
-    return await memo(ctx, "progress-calls", "calling the tools with a progressToken", run)
+    return await ctx.once("progress-calls", "calling the tools with a progressToken", run)
 
 
 def _succeeded(entry: ProgressCall | None) -> bool:

@@ -11,7 +11,6 @@ from conformance.engine.context import CaseContext
 from conformance.protocol.session import Call
 from conformance.protocol.versions import TESTED_REVISIONS, era_of
 from conformance.schemas import errors, schema
-from conformance_packs.base.common import memo
 
 PROMPTS_SCHEMA = "urn:mcp-conformance:base-prompts:1"
 #: Prompts got with prompts/get per revision (a server may list hundreds).
@@ -89,7 +88,7 @@ async def prompt_gets(ctx: CaseContext) -> list[PromptGet]:
                 out.append(PromptGet(prompt, given, call))
         return out
 
-    return await memo(ctx, "prompt-gets", "getting each listed prompt", get_all)
+    return await ctx.once("prompt-gets", "getting each listed prompt", get_all)
 
 
 async def suggested(ctx: CaseContext, prompt: str, argument: str, resolved: dict[str, str]) -> str:

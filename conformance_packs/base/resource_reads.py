@@ -15,7 +15,6 @@ from conformance.protocol import jsonrpc
 from conformance.protocol.session import Call
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS
 from conformance.schemas import shape_errors
-from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.resources import UNKNOWN_URI
 from conformance_packs.base.uritemplate import expand, template_problem
 
@@ -47,7 +46,7 @@ class Reads:
 
 
 async def templates(ctx: CaseContext) -> list[dict[str, Any]]:
-    items, _, _ = await list_all(ctx, "resources/templates/list", "resourceTemplates")
+    items = (await ctx.list_all("resources/templates/list", "resourceTemplates")).items
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("uriTemplate"), str)]
 
 
@@ -57,7 +56,7 @@ async def reads(ctx: CaseContext) -> Reads:
 
     async def read_all() -> Reads:
         out = Reads()
-        items, _, _ = await list_all(ctx, "resources/list", "resources")
+        items = (await ctx.list_all("resources/list", "resources")).items
         uris = [r["uri"] for r in items if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         for uri in uris[:MAX_READS]:
             out.done.append((uri, await ctx.request("resources/read", {"uri": uri}), "listed"))
@@ -77,7 +76,7 @@ async def reads(ctx: CaseContext) -> Reads:
                     out.refused.append(uri)
         return out
 
-    return await memo(ctx, "resource-reads", "reading the listed resources", read_all)
+    return await ctx.once("resource-reads", "reading the listed resources", read_all)
 
 
 @check(
@@ -160,8 +159,7 @@ async def template_syntax(ctx: CaseContext) -> None:
 
 
 async def _unknown(ctx: CaseContext) -> Call:
-    return await memo(
-        ctx,
+    return await ctx.once(
         "resource-unknown",
         "reading an unknown resource",
         lambda: ctx.request("resources/read", {"uri": UNKNOWN_URI}),
