@@ -227,6 +227,7 @@ def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path
     a huge evidence value and a huge message, in a report under `REPORT_BOUND`."""
     from conformance.engine.events import CaseFinished
     from conformance.engine.results import CaseResult
+    from conformance.verdicts import Verdict
 
     entries = [{"t": i / 1000, "dir": "recv", "text": "\x1b" * 2000} for i in range(2_000)]
     builder = canonical.ReportBuilder("run-1", {"suites": ["base"]})
@@ -241,7 +242,7 @@ def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path
             target=0,
             transport="stdio",
             revision=REVISION,
-            verdict="ERROR",
+            verdict=Verdict.ERROR,
             message="\x00" * 50_000,
             duration=1.0,
             evidence={"why": "\x01" * 100_000, "frames": [{"a": "\x02" * 1000}] * 1000},

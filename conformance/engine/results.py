@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from conformance.verdicts import Verdict
 
 
-@dataclass
-class CaseResult:
-    """One case as the engine finishes it (mutable while the runner masks it). The one way into the
-    report is `as_dict` (the canonical report's case object); the one way back, for a case a worker
-    process relayed, is `from_dict`; a report read back is `reporting.model.Case`, never this."""
+@dataclass(frozen=True)
+class CaseRecord:
+    """One case, as the canonical report's case object holds it (its fields in the report's order): the
+    one field list of a case. The engine makes it (`CaseResult`, written with `as_dict`); a report read
+    back makes it again (`reporting.model.Case`, which adds what a baseline said of it)."""
 
     key: str
     check: str
@@ -26,8 +27,8 @@ class CaseResult:
     verdict: Verdict
     message: str
     duration: float
-    evidence: dict[str, Any] = field(default_factory=dict)
-    transcript: list[dict[str, Any]] = field(default_factory=list)
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    transcript: Sequence[Mapping[str, Any]] = field(default_factory=list)
     #: The key of the case whose verdict left this one nothing to judge (a SKIP): the server broke a
     #: transport rule in the very answer this case needed, or does not serve what the case reads.
     #: Absent from the report when None.
@@ -35,6 +36,12 @@ class CaseResult:
     #: The row's track when it keeps this case from failing the run (`verdicts.unscored`): the case
     #: judges an experimental feature or an extension nobody claimed. Absent from the report when None.
     unscored: str | None = None
+
+
+@dataclass(frozen=True)
+class CaseResult(CaseRecord):
+    """One case as the engine finishes it. The one way into the report is `as_dict` (the canonical
+    report's case object); the one way back, for a case a worker process relayed, is `from_dict`."""
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -417,8 +417,9 @@ class Runner:
     def _finished(self, target: Target, result: CaseResult, slot: Slot) -> None:
         """Emit a case with secrets masked in everything built from server text (messages, evidence)."""
         mask = masker(tuple(target.secrets))
-        result.message = mask.text(result.message)
-        result.evidence = mask.value(result.evidence)
+        result = dataclasses.replace(
+            result, message=mask.text(result.message), evidence=mask.value(result.evidence)
+        )
         self.ordered.emit(slot, CaseFinished(result))
 
     # ------------------------------------------------------------------ one revision, one case
@@ -489,8 +490,7 @@ class Runner:
             ctx.session_broken()  # cut mid-exchange: its answer may still come
             message = f"not finished: {run.budgets.spent}"
             result = self._unjudged(run.index, check, ctx, message, transcript.since(mark))
-            result.duration = time.monotonic() - began
-            return result
+            return dataclasses.replace(result, duration=time.monotonic() - began)
         finally:  # after the case's wire log is cut: closing is no part of its evidence
             CURRENT_CASE.reset(token)
             CURRENT_KEY.reset(key_token)

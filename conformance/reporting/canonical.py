@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from conformance import __version__, verdicts
 from conformance.adapters.transcript import omitted_marker, omitted_of
@@ -338,7 +338,8 @@ class ReportBuilder:
             result = event.result
             if len(result.transcript) > CASE_TRANSCRIPT_ENTRIES:
                 # Cut before `as_dict`, which copies every entry: a flood's thousands need no copy.
-                cut = bound_transcript(list(result.transcript), self.budget.next_case())
+                entries = cast(list[dict[str, Any]], list(result.transcript))  # the engine's own dicts
+                cut = bound_transcript(entries, self.budget.next_case())
                 result = dataclasses.replace(result, transcript=cut)
             self.report["cases"].append(self.budget.bound(mask_case(self.masker, result.as_dict())))
         elif isinstance(event, RunFinished):

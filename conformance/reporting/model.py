@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from conformance import verdicts
+from conformance.engine.results import CaseRecord
 from conformance.reporting import canonical
 from conformance.reporting.canonical import FORMAT, FORMAT_VERSION
 from conformance.text import readable
@@ -139,27 +140,11 @@ class CaseBaseline:
 
 
 @dataclass(frozen=True)
-class Case:
-    key: str
-    check: str
-    suite: str
-    requirement: str
-    level: str
-    title: str
-    target: int
-    transport: str
-    revision: str
-    verdict: Verdict
-    message: str
-    duration: float
-    #: Free-form JSON values by name, read-only at the top level.
-    evidence: Mapping[str, Any]
-    #: Wire transcript entries (`t`, `dir`, `text` or `base64`, ...), each read-only.
-    transcript: tuple[Mapping[str, Any], ...]
+class Case(CaseRecord):
+    """A case read back: the engine's one field list (`engine.results.CaseRecord`), its evidence and
+    each transcript entry read-only (`transcript` a tuple), and what a baseline said of it."""
+
     baseline: CaseBaseline | None = None
-    blocked_by: str | None = None
-    #: The track (experimental, extension) that keeps this case from failing the run, when unclaimed.
-    unscored: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Case:
