@@ -18,8 +18,8 @@ import sys
 import time
 
 from conformance import api
-from conformance.adapters.base import Transcript
 from conformance.adapters.stdio import StdioAdapter
+from conformance.adapters.transcript import Transcript
 from conformance.engine.context import RunOptions
 from conformance.protocol.session import Session
 

@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 
-from conformance.adapters.base import Transcript
 from conformance.adapters.stdio import StdioAdapter
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.session import Session
 
 SERVER = [sys.executable, "-m", "conformance_reference.base_server"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import api
-from conformance.adapters.base import Transcript
+from conformance.adapters.transcript import Transcript
 from conformance.engine.context import RunOptions
 from conformance.engine.sessions import launched, open_session
 from conformance.fixtures.client import ControllerClient, ControllerConfig

@@ -212,8 +212,8 @@ async def _harness(adapter: Any, calls: int, revision: str) -> list[float]:
 
 
 def harness_stdio(calls: int, revision: str) -> list[float]:
-    from conformance.adapters.base import Transcript
     from conformance.adapters.stdio import StdioAdapter
+    from conformance.adapters.transcript import Transcript
 
     return asyncio.run(_harness(StdioAdapter(SERVER, Transcript()), calls, revision))
 
@@ -336,8 +336,8 @@ def _body_message(resp: Any) -> str:
 
 
 def harness_http(url: str, calls: int, revision: str) -> list[float]:
-    from conformance.adapters.base import Transcript
     from conformance.adapters.http import HttpAdapter
+    from conformance.adapters.transcript import Transcript
 
     adapter = HttpAdapter(url, Transcript())
     times = asyncio.run(_harness(adapter, calls, revision))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance import packs
@@ -22,6 +22,62 @@ from conformance.engine.runner import Runner, run_all
 from conformance.reporting import canonical
 from conformance.reporting.canonical import ReportBuilder
 from conformance.targets import Target, parse_targets, reference_targets
+
+
+def run_options(
+    *,
+    timeout: float | None = None,
+    start_timeout: float | None = None,
+    target_budget: float | None = None,
+    protocol: str = "auto",
+    call_tools: str = "safe",
+    max_restarts: int = 8,
+    strict: bool = False,
+    experimental: bool = False,
+    named_suites: Sequence[str] = (),
+    jobs: int = 1,
+    pack_values: Mapping[str, Any] | None = None,
+) -> RunOptions:
+    """The run's options from a front end's values (the CLI's flags, the pytest plugin's `--mcp-*`),
+    so both judge alike: a budget not given takes RunOptions' default, a pack option not given
+    (None) its own, and the suites the user named are those a profile is claimed by."""
+    return RunOptions(
+        timeout=timeout or RunOptions.timeout,
+        start_timeout=start_timeout or RunOptions.start_timeout,
+        target_budget=target_budget or RunOptions.target_budget,
+        protocol=protocol,
+        call_tools=call_tools,
+        max_restarts=max_restarts,
+        strict=strict,
+        experimental=experimental,
+        claimed_suites=frozenset(named_suites),
+        jobs=jobs,
+        pack_options={dest: value for dest, value in (pack_values or {}).items() if value is not None},
+    )
+
+
+def header_options(options: RunOptions, suites: Sequence[str], select: str | None) -> dict[str, Any]:
+    """The run's options as the report's header records them (the CLI and the pytest plugin alike),
+    with the settled options of the packs that run (the fuzz seed drawn when none was given, so the
+    run can be repeated)."""
+    from conformance import packs
+
+    return {
+        "protocol": options.protocol,
+        "timeout": options.timeout,
+        "start_timeout": options.start_timeout,
+        "target_budget": options.target_budget,
+        "call_tools": options.call_tools,
+        "select": select or "",
+        "max_restarts": options.max_restarts,
+        "strict": options.strict,
+        "experimental": options.experimental,
+        **{
+            option.dest: options.pack_option(option.dest)
+            for pack, option in packs.all_options()
+            if pack.name in suites
+        },
+    }
 
 
 def select_checks(suites: Sequence[str], select: str | None = None) -> list[Check]:

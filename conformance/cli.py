@@ -16,19 +16,21 @@ from typing import Any, NoReturn
 from conformance import cli_authority, cli_reports, packs
 from conformance.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.protocol.versions import TESTED_REVISIONS
-from conformance.verdicts import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from conformance.verdicts import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_MEANING,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 
 #: `auto`, then every revision the harness judges, oldest first (plain data: importing it is cheap).
 PROTOCOLS = ("auto", *sorted(TESTED_REVISIONS))
 
 
-#: What `--help` says the exit codes mean (README.md, "Reports and exit codes", says the same).
-EXIT_CODES = (
-    "Exit codes: 0 every MUST-level check passed and something was judged; 1 a check FAILed or was an "
-    "ERROR, a baseline entry is stale (XPASS), or nothing was judged (every case SKIP); 2 usage or "
-    "configuration error (one line, no report); 3 a target could not be reached; 130 interrupted (Ctrl-C) "
-    "and 143 terminated (SIGTERM): the partial report is still written, marked incomplete."
-)
+#: What `--help` says the exit codes mean: the verdict module's sentences (README.md's table says the same).
+EXIT_CODES = "Exit codes. " + " ".join(f"{code}: {meaning}." for code, meaning in EXIT_MEANING.items())
 
 
 class Parser(argparse.ArgumentParser):
@@ -383,11 +385,50 @@ def cmd_vectors_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
-    import asyncio
+    """Plan the run from the options, run it with Ctrl-C and SIGTERM handled (`Stop`), then write the
+    report and its views."""
     from pathlib import Path
 
-    from conformance.targets import UsageError
+    from conformance import api
 
+    _check_run_options(args)
+    suites = _suites_of(args)
+    plan = _plan_of(args, suites)
+    expected = _baseline_of(args)
+    options = api.run_options(
+        timeout=args.timeout,
+        start_timeout=args.start_timeout,
+        target_budget=args.target_budget,
+        protocol=args.protocol,
+        call_tools=args.call_tools,
+        max_restarts=args.max_restarts,
+        strict=args.strict,
+        experimental=args.experimental,
+        named_suites=args.suite or (),
+        jobs=args.jobs,
+        pack_values={option.dest: getattr(args, option.dest) for _, option in packs.all_options()},
+    )
+    _warn_short_secrets(plan)
+    from conformance.text import masker
+
+    mask = masker(tuple(s for target, _ in plan for s in target.secrets))
+    header = {
+        "command": [mask.text(part) for part in command],
+        "options": api.header_options(options, suites, args.select),
+    }
+    builder = api.new_builder(plan, header)
+    run_id = builder.report["header"]["run_id"]
+    directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
+    report, code = _run_stoppable(plan, options, builder, directory / "report.json", quiet=args.quiet)
+    if expected is not None:
+        from conformance.reporting import baseline
+
+        baseline.apply(report, expected)
+    return _write_outputs(report, code, directory)
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """The `run` options argparse cannot check: a usage error names the first one out of range."""
     if args.timeout is not None and args.timeout <= 0:
         raise UsageProblem("--timeout must be positive")
     if args.start_timeout is not None and args.start_timeout <= 0:
@@ -398,10 +439,12 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         raise UsageProblem("--max-restarts must be 0 or more")
     if args.jobs < 1:
         raise UsageProblem("-j must be 1 or more")
-    from conformance import api
 
-    # Your own server gets the base suite unless you name a profile it claims; with no --server, every
-    # suite that has a reference server runs against it (a pack without one runs only with --server).
+
+def _suites_of(args: argparse.Namespace) -> list[str]:
+    """The suites to run. Your own server gets the base suite unless you name a profile it claims;
+    with no --server, every suite that has a reference server runs against it (a pack without one
+    runs only with --server)."""
     if args.server:
         default = packs.defaults_for_servers()
     else:
@@ -412,6 +455,16 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
             missing = packs.get(suite).reference_missing()
             if missing:
                 raise UsageProblem(missing)
+    return suites
+
+
+def _plan_of(args: argparse.Namespace, suites: list[str]) -> Any:
+    """Each target with its checks, the budgets given on the command line over a target file's
+    `[timeouts]`, which win over the defaults (the engine settles each target's figures and records
+    them in the report)."""
+    from conformance import api
+    from conformance.targets import UsageError
+
     checks = api.select_checks(suites, args.select)
     if not checks:
         raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
@@ -419,37 +472,26 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
         plan = api.build_plan(args.server, suites, checks)
     except UsageError as exc:
         raise UsageProblem(str(exc)) from None
-    # A budget given on the command line wins over a target file's `[timeouts]`, which wins over the
-    # defaults (RunOptions); the engine settles each target's figures and records them in the report.
-    plan = api.with_budgets(plan, args.timeout, args.start_timeout, args.target_budget)
-    expected = None
-    if args.baseline:
-        from conformance.reporting import baseline
+    return api.with_budgets(plan, args.timeout, args.start_timeout, args.target_budget)
 
-        try:  # read before the run: a bad baseline is a usage error, not a surprise after minutes of checks
-            expected = baseline.load(Path(args.baseline))
-        except baseline.BaselineError as exc:
-            raise UsageProblem(str(exc)) from None
 
-    from conformance.engine.context import RunOptions
-    from conformance.reporting import canonical, model, views
-    from conformance.reporting.progress import Progress
+def _baseline_of(args: argparse.Namespace) -> Any:
+    """The `--baseline`, read before the run: a bad baseline is a usage error, not a surprise after
+    minutes of checks."""
+    if not args.baseline:
+        return None
+    from pathlib import Path
 
-    defaults = RunOptions()
-    given = {option.dest: getattr(args, option.dest) for _, option in packs.all_options()}
-    options = RunOptions(
-        timeout=args.timeout or defaults.timeout,
-        start_timeout=args.start_timeout or defaults.start_timeout,
-        target_budget=args.target_budget or defaults.target_budget,
-        protocol=args.protocol,
-        call_tools=args.call_tools,
-        max_restarts=args.max_restarts,
-        strict=args.strict,
-        experimental=args.experimental,
-        claimed_suites=frozenset(args.suite or ()),
-        jobs=args.jobs,
-        pack_options={dest: value for dest, value in given.items() if value is not None},
-    )
+    from conformance.reporting import baseline
+
+    try:
+        return baseline.load(Path(args.baseline))
+    except baseline.BaselineError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _warn_short_secrets(plan: Any) -> None:
+    """Say which targets have secrets too short to mask (they are not masked)."""
     from conformance.text import MIN_SECRET_CHARS, masker
 
     for index, (target, _) in enumerate(plan):
@@ -461,30 +503,21 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
                 "so they are not masked",
                 file=sys.stderr,
             )
-    mask = masker(tuple(s for target, _ in plan for s in target.secrets))
-    builder = api.new_builder(
-        plan,
-        {
-            "command": [mask.text(part) for part in command],
-            "options": {
-                "protocol": args.protocol,
-                "timeout": options.timeout,
-                "start_timeout": options.start_timeout,
-                "target_budget": options.target_budget,
-                "call_tools": args.call_tools,
-                "select": args.select or "",
-                "max_restarts": args.max_restarts,
-                "strict": args.strict,
-                "experimental": args.experimental,
-                **pack_options_of(suites, options),
-            },
-        },
-    )
-    run_id = builder.report["header"]["run_id"]
-    directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
-    stop = Stop(builder, directory / "report.json")
+
+
+def _run_stoppable(
+    plan: Any, options: Any, builder: Any, path: Any, *, quiet: bool
+) -> tuple[dict[str, Any], int | None]:
+    """Run the plan with SIGINT and SIGTERM handled (`Stop`): the report as finished, and the exit
+    code of the signal that stopped it (None when none did: the report's own then)."""
+    import asyncio
+
+    from conformance import api
+    from conformance.reporting.progress import Progress
+
+    stop = Stop(builder, path)
     try:
-        asyncio.run(stop.run(api.run_plan_async(plan, options, builder, [Progress(quiet=args.quiet)])))
+        asyncio.run(stop.run(api.run_plan_async(plan, options, builder, [Progress(quiet=quiet)])))
     except (KeyboardInterrupt, asyncio.CancelledError):
         stop.reason = stop.reason or "interrupted"
     # asyncio may absorb the Ctrl-C into a cancelled run that still returns: the report says so.
@@ -493,16 +526,22 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     report = api.finish(builder, interrupted=bool(stop.reason))
     if stop.reason:
         builder.finish(False, stop.reason)
-    if expected is not None:
-        baseline.apply(report, expected)
-    code = stop.code if stop.reason else report["footer"]["exit_code"]
+    return report, (stop.code if stop.reason else None)
+
+
+def _write_outputs(report: dict[str, Any], code: int | None, directory: Any) -> int:
+    """Write the report with its exit code, then every view from the report as written (read back
+    through the typed model, validated), and print the summary."""
+    from conformance.reporting import canonical, model, views
+
+    code = report["footer"]["exit_code"] if code is None else code
     report["footer"]["exit_code"] = code
     try:
         canonical.write_json_atomic(directory / "report.json", report)
     except OSError as exc:
         print(f"mcp-conformance: cannot write the report to {directory}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    try:  # every view reads the report as written, through the typed model (validated)
+    try:
         written = model.load(directory / "report.json")
     except (OSError, ValueError) as exc:
         print(f"mcp-conformance: no view was written: {exc}", file=sys.stderr)
@@ -583,16 +622,6 @@ class Stop:
         # writing to sys.stderr, and a buffered stream refuses a reentrant write.
         with contextlib.suppress(OSError):
             os.write(2, said.encode("utf-8", "replace"))
-
-
-def pack_options_of(suites: Sequence[str], options: Any) -> dict[str, Any]:
-    """The settled options of the packs that run (the fuzz seed it drew when none was given, so the
-    run can be repeated), for the report header."""
-    return {
-        option.dest: options.pack_option(option.dest)
-        for pack, option in packs.all_options()
-        if pack.name in suites
-    }
 
 
 if __name__ == "__main__":

@@ -130,29 +130,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )
 
 
-def _options(config: pytest.Config) -> dict[str, Any]:
-    """The report header's options, with the same keys and meaning as the CLI writes."""
-    from conformance.engine.context import RunOptions
-
-    defaults = RunOptions()
-    return {
-        "protocol": config.getoption("mcp_protocol"),
-        "timeout": config.getoption("mcp_timeout") or defaults.timeout,
-        "start_timeout": config.getoption("mcp_start_timeout") or defaults.start_timeout,
-        "target_budget": config.getoption("mcp_target_budget") or defaults.target_budget,
-        "call_tools": config.getoption("mcp_call_tools"),
-        "select": config.getoption("mcp_select") or "",
-        "max_restarts": config.getoption("mcp_max_restarts"),
-        "strict": bool(config.getoption("mcp_strict")),
-        "experimental": bool(config.getoption("mcp_experimental")),
-    }
-
-
 def _run(config: pytest.Config) -> dict[str, Any]:
     """Run the suites once per session, exactly as `mcp-conformance run` would, and write the report."""
     from conformance import api, packs
-    from conformance.cli import pack_options_of
-    from conformance.engine.context import RunOptions
     from conformance.reporting import baseline as baselines
     from conformance.reporting import canonical, views
     from conformance.targets import UsageError
@@ -165,32 +145,32 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     unknown = [s for s in suites if s not in known]
     if unknown:
         raise pytest.UsageError(f"--mcp-suite {unknown[0]!r} is not a suite; choose from {', '.join(known)}")
-    options = _options(config)
     base = None
     if config.getoption("mcp_baseline"):
         try:
             base = baselines.load(Path(config.getoption("mcp_baseline")))
         except baselines.BaselineError as exc:
             raise pytest.UsageError(str(exc)) from None
-    given = {o.dest: config.getoption(f"mcp_{o.dest}") for _, o in packs.all_options()}
-    run_options = RunOptions(
-        timeout=options["timeout"],
-        start_timeout=options["start_timeout"],
-        target_budget=options["target_budget"],
-        protocol=options["protocol"],
-        call_tools=options["call_tools"],
-        max_restarts=options["max_restarts"],
-        strict=options["strict"],
-        experimental=options["experimental"],
-        claimed_suites=frozenset(config.getoption("mcp_suite") or ()),
-        pack_options={dest: value for dest, value in given.items() if value is not None},
+    run_options = api.run_options(
+        timeout=config.getoption("mcp_timeout"),
+        start_timeout=config.getoption("mcp_start_timeout"),
+        target_budget=config.getoption("mcp_target_budget"),
+        protocol=config.getoption("mcp_protocol"),
+        call_tools=config.getoption("mcp_call_tools"),
+        max_restarts=config.getoption("mcp_max_restarts"),
+        strict=bool(config.getoption("mcp_strict")),
+        experimental=bool(config.getoption("mcp_experimental")),
+        named_suites=config.getoption("mcp_suite") or (),
+        pack_values={o.dest: config.getoption(f"mcp_{o.dest}") for _, o in packs.all_options()},
     )
-    options.update(pack_options_of(suites, run_options))
+    select = config.getoption("mcp_select")
+    # The report's header records the options as the CLI does, with the same keys and meaning.
+    options = api.header_options(run_options, suites, select)
     try:
         report = api.run_report(
             config.getoption("mcp_server"),
             suites,
-            select=options["select"] or None,
+            select=select or None,
             options=run_options,
             header={"command": ["pytest", *config.invocation_params.args], "options": options},
             budgets=(

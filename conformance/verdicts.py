@@ -123,6 +123,21 @@ def should_miss_verdict(strict: bool) -> Verdict:
     return Verdict.FAIL if strict else Verdict.WARN
 
 
+def outcome_verdict(said: Verdict | None, level: str, strict: bool = False) -> Verdict:
+    """The verdict of a case its check ended with an outcome: the verdict the outcome always is (SKIP,
+    WARN for weak evidence, ERROR when nothing could be judged), or for a miss (`said` None) FAIL or
+    WARN by the row's `level` (`miss_verdict`)."""
+    return miss_verdict(level, strict) if said is None else said
+
+
+def finished_verdict(*, should_missed: bool, weak: bool, strict: bool = False) -> Verdict:
+    """The verdict of a case its check ended by returning: PASS, unless it missed a SHOULD-level
+    aspect on the way (`should_miss_verdict`) or judged on weak evidence (WARN)."""
+    if should_missed:
+        return should_miss_verdict(strict)
+    return Verdict.WARN if weak else Verdict.PASS
+
+
 def baselined(verdict: str) -> Verdict | None:
     """What a matching baseline entry makes of a check's verdict: XFAIL for an excusable one, XPASS
     for a PASS (the entry is stale), None (unchanged) for SKIP and ERROR."""

@@ -11,15 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.base import (
-    NO_RESPONSE,
-    Transcript,
-    TransportClosed,
-    TransportTimeout,
-    TransportTooLarge,
-)
+from conformance.adapters.base import NO_RESPONSE, TransportClosed, TransportTimeout, TransportTooLarge
 from conformance.adapters.sse_parse import SseParser
 from conformance.adapters.stdio import StdioAdapter
+from conformance.adapters.transcript import Transcript
 from tests.conftest import non_pass, run
 
 

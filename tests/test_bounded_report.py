@@ -179,10 +179,10 @@ def test_a_spent_transcript_keeps_each_cases_first_and_last_frames(monkeypatch: 
     """Unit: once the target's transcript budget is spent, each case (each mark) still keeps its first
     and last frames, around one marker counting the frames in between; memory grows per case, not per
     frame; and the report's own budget carries the count on."""
-    from conformance.adapters import base
+    from conformance.adapters import transcript as wire
 
-    monkeypatch.setattr(base, "TRANSCRIPT_BUDGET", 10_000)
-    transcript = base.Transcript()
+    monkeypatch.setattr(wire, "TRANSCRIPT_BUDGET", 10_000)
+    transcript = wire.Transcript()
     transcript.record("send", b"x" * 20_000)  # spends the budget
     cases = []
     for n in range(3):
@@ -196,7 +196,7 @@ def test_a_spent_transcript_keeps_each_cases_first_and_last_frames(monkeypatch: 
         assert first["text"].startswith(f'{{"case":{n},"frame":0}}')
         assert last["text"].startswith(f'{{"case":{n},"frame":4999}}')
         assert last["truncated_from"] == 5_000 + len(f'{{"case":{n},"frame":4999}}')
-        assert len(first["text"]) == base.SPENT_BYTES_PER_ENTRY, "past the budget an entry keeps less"
+        assert len(first["text"]) == wire.SPENT_BYTES_PER_ENTRY, "past the budget an entry keeps less"
         assert marker["dir"] == "event" and marker["omitted"]["entries"] == 4_998
         assert marker["omitted"]["bytes"] > 4_998 * 5_000
         assert "first and latest entries are kept" in marker["note"]
@@ -227,6 +227,7 @@ def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path
     a huge evidence value and a huge message, in a report under `REPORT_BOUND`."""
     from conformance.engine.events import CaseFinished
     from conformance.engine.results import CaseResult
+    from conformance.verdicts import Verdict
 
     entries = [{"t": i / 1000, "dir": "recv", "text": "\x1b" * 2000} for i in range(2_000)]
     builder = canonical.ReportBuilder("run-1", {"suites": ["base"]})
@@ -241,7 +242,7 @@ def test_a_thousand_flooded_cases_stay_under_the_documented_bound(tmp_path: Path
             target=0,
             transport="stdio",
             revision=REVISION,
-            verdict="ERROR",
+            verdict=Verdict.ERROR,
             message="\x00" * 50_000,
             duration=1.0,
             evidence={"why": "\x01" * 100_000, "frames": [{"a": "\x02" * 1000}] * 1000},

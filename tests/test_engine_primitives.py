@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.base import Transcript, TransportTimeout, TransportTooLarge
+from conformance.adapters.base import TransportTimeout, TransportTooLarge
+from conformance.adapters.transcript import Transcript
 from conformance.engine import policy
 from conformance.engine.listing import cached_listing, fetch_listing
 from conformance.engine.memo import remember
@@ -308,3 +309,39 @@ def test_the_verdict_of_a_failure_stays_with_one_case() -> None:
     shared.verdicts["second"], shared.holders["second"] = "SKIP", "first"
     assert holder_of(shared, "second", "third") == "first"
     assert holder_of(shared, "sweep", "fourth", take=False) == "first"
+
+
+def test_pack_options_are_settled_once_whatever_replaces_the_options() -> None:
+    """`RunOptions` settles the packs' options once (the fuzz seed drawn once): a `dataclasses.replace`
+    (a target's timeout, a worker's `-j`) hands the settled values on instead of settling them again,
+    and the CLI's and the pytest plugin's one builder (`api.run_options`) gives the same options."""
+    import dataclasses
+
+    from conformance import api
+    from conformance.engine.context import RunOptions
+
+    options = api.run_options(pack_values={"fuzz_seed": None, "fuzz_examples": 7})
+    replaced = dataclasses.replace(options, timeout=3.0, jobs=2)
+    assert replaced.pack_options is options.pack_options
+    assert replaced.pack_option("fuzz_seed") == options.pack_option("fuzz_seed")
+    assert options.pack_option("fuzz_examples") == 7
+
+    def plain(o: RunOptions) -> dict[str, Any]:
+        return {f.name: getattr(o, f.name) for f in dataclasses.fields(o) if f.name != "pack_options"}
+
+    assert plain(api.run_options()) == plain(RunOptions()), "nothing given: RunOptions' defaults"
+
+
+def test_a_case_verdict_is_read_by_the_verdict_modules_rules() -> None:
+    """The runner reads a case's verdict here: a miss by the row's level, an outcome's own verdict, a
+    returned check PASS unless it missed a SHOULD (WARN, FAIL under --strict) or judged weakly."""
+    from conformance.verdicts import Verdict, finished_verdict, outcome_verdict
+
+    assert outcome_verdict(None, "MUST") == Verdict.FAIL
+    assert outcome_verdict(None, "SHOULD") == Verdict.WARN
+    assert outcome_verdict(None, "SHOULD", strict=True) == Verdict.FAIL
+    assert outcome_verdict(Verdict.SKIP, "MUST") == Verdict.SKIP
+    assert finished_verdict(should_missed=False, weak=False) == Verdict.PASS
+    assert finished_verdict(should_missed=False, weak=True, strict=True) == Verdict.WARN
+    assert finished_verdict(should_missed=True, weak=True) == Verdict.WARN
+    assert finished_verdict(should_missed=True, weak=False, strict=True) == Verdict.FAIL

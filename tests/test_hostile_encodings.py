@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from conformance.adapters.base import Transcript, TransportTooLarge
+from conformance.adapters.base import TransportTooLarge
 from conformance.adapters.decoding import FACTORIES, BodyDecoder, RefusedEncoding, accept_encoding
 from conformance.adapters.http import HttpAdapter
+from conformance.adapters.transcript import Transcript
 from conformance.reporting import model
 from tests.conftest import PY, REPO, judged_non_pass
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after, process_tag

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from conformance.adapters.asyncio_net import READ_LIMIT, AsyncioBackend
-from conformance.adapters.base import TargetUnreachable, Transcript, TransportTimeout
+from conformance.adapters.base import TargetUnreachable, TransportTimeout
 from conformance.adapters.http import HttpAdapter
+from conformance.adapters.transcript import Transcript
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

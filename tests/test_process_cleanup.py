@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.base import Transcript
 from conformance.adapters.stdio import StdioAdapter
+from conformance.adapters.transcript import Transcript
 from conformance.reporting import model
 from tests.conftest import REPO, run
 from tests.hostile import PEAK_LIMIT_MB, harness, left_after, tagged

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from conformance.adapters.base import Transcript
 from conformance.adapters.stdio import StdioAdapter
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.session import Session
 from conformance.schemas import shape_errors
 

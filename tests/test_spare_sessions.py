@@ -16,7 +16,7 @@ import time
 import uuid
 from pathlib import Path
 
-from conformance.adapters.base import Transcript
+from conformance.adapters.transcript import Transcript
 from conformance.engine.sessions import SessionPool
 from conformance.targets import parse_target
 from tests.conftest import run, stdio

@@ -141,8 +141,8 @@ def test_merge_renumbers_the_blocking_case_with_its_target(blocked_report: dict[
 def test_which_answers_to_a_request_break_the_transport(
     status: int, content_type: str, session: bool, broken: bool
 ) -> None:
-    from conformance.adapters.base import Transcript
     from conformance.adapters.http import HttpAdapter
+    from conformance.adapters.transcript import Transcript
 
     adapter = HttpAdapter("http://127.0.0.1:9/mcp", Transcript())
     adapter.session_id = "s-1" if session else None

@@ -1,4 +1,4 @@
-"""The one small protocol every transport implements, and the transcript every transport records.
+"""The one small protocol every transport implements (the wire log it records: `transcript`).
 
 An adapter moves exact bytes and records them; it never judges them. A check asks the adapter to
 `exchange` one message and gets a `Reply` with every frame that arrived meanwhile, the response that
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import base64
 import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.jsonrpc import Frame
-from conformance.text import REDACTED, bytes_text, masker
+from conformance.text import bytes_text
 
 #: Extra HTTP headers of one request, or None.
 Headers = Mapping[str, str] | None
@@ -30,21 +30,11 @@ RequestAnswerer = Callable[[Frame], bytes]
 #: A sentinel for `exchange(expect_id=NO_RESPONSE)`: the message is a notification or a raw probe.
 NO_RESPONSE: Any = object()
 
-#: How many bytes of one message a transcript keeps; the rest is counted, not stored.
-TRANSCRIPT_BYTES_PER_ENTRY = 64 * 1024
-#: How many bytes one target's transcript keeps in all; past it each case (each `mark`) keeps only its
-#: first and its latest entry, around one marker entry counting the others, so a server that floods
-#: cannot exhaust the harness's memory.
-TRANSCRIPT_BUDGET = 48 * 1024 * 1024
-#: How many bytes of one message an entry keeps once the budget is spent (the first and last of a case).
-SPENT_BYTES_PER_ENTRY = 2 * 1024
 #: How many frames one reply keeps (a notification flood is counted past this).
 FRAMES_PER_REPLY = 500
 #: Bytes of received frames a stream adapter queues ahead of the harness; past it its reader waits (and
 #: so does a server writing faster), so a flood of large messages holds this much, not 10,000 of them.
 QUEUED_BYTES = 16 * 1024 * 1024
-
-SENSITIVE_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
 class TransportError(Exception):
@@ -130,145 +120,6 @@ class Reply:
     def unexpected(self) -> list[Frame]:
         """Frames that are neither the response nor a well-formed notification: evidence of misbehaviour."""
         return [f for f in self.frames if f is not self.response and f.kind != "notification"]
-
-
-class Transcript:
-    """An append-only wire log shared by all adapters of one target, with secrets masked on the way in.
-
-    Entries are plain dicts so the canonical report can embed them without conversion. Once
-    `TRANSCRIPT_BUDGET` is spent, what is recorded since the latest `mark` (a case's start) keeps its
-    first entry and its latest one, each cut to `SPENT_BYTES_PER_ENTRY`, around one marker entry
-    (`dir: "event"`, `omitted: {"entries": N, "bytes": B}`, the form the report's own budget uses)
-    counting those in between: memory grows with the cases run, never with what a server sends.
-    """
-
-    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
-        self.entries: list[dict[str, Any]] = []
-        self.kept_bytes = 0
-        #: Entries recorded past the budget and not kept (each counted by its case's marker).
-        self.dropped = 0
-        #: Where the latest `mark` was, and, past the budget, the marker and latest entry after it.
-        self._window = 0
-        self._marker: dict[str, Any] | None = None
-        self._latest: dict[str, Any] | None = None
-        self._latest_bytes = 0
-        self._t0 = time.monotonic()
-        #: Masks the target's secrets in every form a server can echo them in (`text.Masker`).
-        self.masker = masker(tuple(secrets))
-
-    def _now(self) -> float:
-        return round(time.monotonic() - self._t0, 6)
-
-    def mask(self, text: str) -> str:
-        return self.masker.text(text)
-
-    def mask_value(self, value: Any) -> Any:
-        """Mask secrets anywhere in a JSON-like value: server text reaches messages and evidence too."""
-        return self.masker.value(value)
-
-    def mask_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
-        """Headers as recorded: a credential header's value is never kept, any other masked (a server
-        may echo a secret in a header of its own, or in a header's name)."""
-        return {
-            self.mask(k): (REDACTED if k.lower() in SENSITIVE_HEADERS else self.mask(v))
-            for k, v in headers.items()
-        }
-
-    def mark(self) -> int:
-        """Position to slice from, so a case can attach exactly its own part of the log (past the
-        budget, the first and latest entries after it are kept)."""
-        self._window = len(self.entries)
-        self._marker = self._latest = None
-        return self._window
-
-    def _spent(self, entry: dict[str, Any], size: int) -> None:
-        """Keep `entry` past the budget: as the first entry since the latest mark, or as its latest
-        frame, the frame it replaces counted by the marker entry before it."""
-        entries = self.entries
-        latest = self._latest
-        if len(entries) == self._window or entry["dir"] in ("event", "send"):
-            # The first entry since the mark, or the harness's own word or message (a timeout, a
-            # request: one per exchange at most, never a server's flood): kept for good, so the
-            # checks that read the whole log can still match each response to its request.
-            entries.append(entry)
-            return
-        if latest is None or entries[-1] is not latest:
-            # The second entry since the mark (or one after another adapter's, or one kept while the
-            # budget lasted): the latest so far.
-            entries.append(entry)
-            self._latest, self._latest_bytes, self._marker = entry, size, None
-            return
-        self.dropped += 1
-        marker = self._marker
-        if marker is None:
-            marker = {"t": latest["t"], "dir": "event", "omitted": {"entries": 0, "bytes": 0}}
-            entries.insert(len(entries) - 1, marker)
-            self._marker = marker
-        marker["omitted"]["entries"] += 1
-        marker["omitted"]["bytes"] += self._latest_bytes
-        count = marker["omitted"]["entries"]
-        marker["note"] = (
-            f"transcript budget spent: {count} entries ({marker['omitted']['bytes']} bytes) left out "
-            "here; the first and latest entries are kept"
-        )
-        entries[-1] = self._latest = entry
-        self._latest_bytes = size
-
-    def since(self, mark: int) -> list[dict[str, Any]]:
-        return self.entries[mark:]
-
-    def record(
-        self,
-        direction: str,
-        data: bytes = b"",
-        *,
-        channel: str = "",
-        status: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        note: str = "",
-    ) -> None:
-        spent = self.kept_bytes > TRANSCRIPT_BUDGET
-        per_entry = SPENT_BYTES_PER_ENTRY if spent else TRANSCRIPT_BYTES_PER_ENTRY
-        entry: dict[str, Any] = {"t": self._now(), "dir": direction}
-        if channel:
-            # A server's words can be in it: an HTTP status line's reason phrase.
-            entry["channel"] = self.mask(channel)
-        if data:
-            kept = data[:per_entry]
-            self.kept_bytes += len(kept) + 64
-            # A secret the cut split in two is masked too (`Masker.cut`).
-            mask = self.masker.cut if len(data) > len(kept) else self.mask
-            try:
-                entry["text"] = mask(kept.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                if len(data) > len(kept) and exc.start >= len(kept) - 3:
-                    # The cut, not the server, split a character: keep the whole characters before it.
-                    entry["text"] = mask(kept[: exc.start].decode("utf-8"))
-                else:
-                    # Not UTF-8: masked as bytes (the bytes that are not UTF-8 kept), then encoded.
-                    masked = mask(kept.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-                    entry["base64"] = base64.b64encode(masked).decode("ascii")
-            if len(data) > len(kept):
-                entry["truncated_from"] = len(data)
-        if status is not None:
-            entry["status"] = status
-        if headers is not None:
-            entry["headers"] = self.mask_headers(headers)
-        if note:
-            entry["note"] = self.mask(note)
-        if spent:
-            self._spent(entry, len(data))
-        else:
-            self.entries.append(entry)
-
-    def absorb(self, other: Transcript) -> None:
-        """Take over `other`'s entries, stamped now: a transport started ahead of time (a spare
-        server process) shows its start in the case that uses it, not in whichever case was running."""
-        now = self._now()
-        for entry in other.entries:
-            self.entries.append({**entry, "t": now, "ahead": True})
-        self.kept_bytes += other.kept_bytes
-        self.dropped += other.dropped
 
 
 class Adapter(abc.ABC):
@@ -421,20 +272,11 @@ class StreamAdapter(Adapter):
                 break
             if expect_id is NO_RESPONSE or frame.kind not in ("response", "error", "invalid"):
                 continue
-            if frame.id is not None and frame.id in self._settled_ids and frame.id != expect_id:
-                frame.extra["stale"] = True
+            if self._late(frame, expect_id):
                 continue
             if expect_id is not None and frame.idless_reply:
-                # A reply without an id answers no numbered request (a notification, or a late probe
-                # with id null): kept among the frames, never this request's answer.
-                if self._late_null_answers:
-                    self._late_null_answers -= 1
-                    frame.extra["stale"] = True
-                continue
-            if frame.id is None and expect_id is not None and self._late_null_answers:
-                # The late answer to a probe we stopped waiting for (id null), not this request's.
-                self._late_null_answers -= 1
-                frame.extra["stale"] = True
+                # A reply without an id answers no numbered request (a notification): kept among the
+                # frames, never this request's answer.
                 continue
             # One request is outstanding per adapter, so the first answer-shaped frame with an id answers
             # it even when that id is wrong: the id-echo check must see that and say FAIL, not wait for
@@ -445,6 +287,21 @@ class StreamAdapter(Adapter):
             break
         reply.elapsed = time.monotonic() - started
         return reply
+
+    def _late(self, frame: Frame, expect_id: Any, *, own_id_late: bool = False) -> bool:
+        """Whether an answer-shaped `frame` is the late answer to an earlier request, not one to the
+        message awaited (its id `expect_id`, None for id null): the one rule of every wait here. Its
+        id was settled already (given up on, or answered; with `own_id_late` even when it is
+        `expect_id`, which a probe may repeat on purpose), or it has id null while an earlier probe
+        with id null still owes its answer (that debt is counted off). A late frame is marked stale."""
+        if frame.id is not None and frame.id in self._settled_ids and (own_id_late or frame.id != expect_id):
+            frame.extra["stale"] = True
+            return True
+        if frame.id is None and expect_id is not None and self._late_null_answers:
+            self._late_null_answers -= 1
+            frame.extra["stale"] = True
+            return True
+        return False
 
     async def _answer(self, frame: Frame, timeout: float) -> None:
         """Send the session's answer to a request the server made while ours was awaited.
@@ -566,12 +423,7 @@ class StreamAdapter(Adapter):
                 probe.dropped_frames += 1
             if probe.response is not None or frame.kind not in ("response", "error", "invalid"):
                 continue
-            if frame.id is not None and frame.id in self._settled_ids:
-                frame.extra["stale"] = True  # the late answer to an earlier request
-                continue
-            if frame.id is None and expect_id is not None and self._late_null_answers:
-                self._late_null_answers -= 1  # the late answer to an earlier probe with id null
-                frame.extra["stale"] = True
+            if self._late(frame, expect_id, own_id_late=True):
                 continue
             probe.response = frame
         for reply, wanted in ((probe, expect_id), (answer, sentinel_id)):

@@ -25,7 +25,6 @@ from conformance.adapters.base import (
     Headers,
     Reply,
     TargetUnreachable,
-    Transcript,
     TransportClosed,
     TransportError,
     TransportTimeout,
@@ -35,6 +34,7 @@ from conformance.adapters.base import (
 )
 from conformance.adapters.decoding import BodyDecoder
 from conformance.adapters.sse_parse import SseEvent, SseParser
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.jsonrpc import Frame, classify
 
 ACCEPT_BOTH = "application/json, text/event-stream"

@@ -23,12 +23,12 @@ from conformance.adapters.base import (
     Reply,
     StreamAdapter,
     TargetUnreachable,
-    Transcript,
     TransportClosed,
     TransportError,
 )
 from conformance.adapters.decoding import BodyDecoder
 from conformance.adapters.sse_parse import SseParser
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.jsonrpc import classify
 
 ENDPOINT_WAIT = 10.0

@@ -23,14 +23,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from conformance.adapters.base import (
-    NO_RESPONSE,
-    Headers,
-    Reply,
-    StreamAdapter,
-    TargetUnreachable,
-    Transcript,
-)
+from conformance.adapters.base import NO_RESPONSE, Headers, Reply, StreamAdapter, TargetUnreachable
+from conformance.adapters.transcript import Transcript
 from conformance.protocol.jsonrpc import Frame, classify
 
 STDERR_TAIL_BYTES = 8 * 1024

@@ -75,7 +75,7 @@ def judge_last(checks: list[Check], transport: str) -> list[Check]:
     )
 
 
-def rests_on(ctx: CaseContext, verdict: str, raised: TransportError | None) -> Violation | None:
+def rests_on(ctx: CaseContext, verdict: Verdict, raised: TransportError | None) -> Violation | None:
     """The violation this case's verdict rests on: the answer it ended on broke a transport rule and
     carried nothing to judge. A PASS rests on nothing of the kind (it judged what it needed)."""
     if not ctx.violations:
@@ -90,12 +90,12 @@ def rests_on(ctx: CaseContext, verdict: str, raised: TransportError | None) -> V
 
 def resolve(
     ctx: CaseContext,
-    verdict: str,
+    verdict: Verdict,
     message: str,
     raised: TransportError | None,
     judge_key: str | None,
     evidence: dict[str, Any],
-) -> tuple[str, str, str | None]:
+) -> tuple[Verdict, str, str | None]:
     """(verdict, message, blocked_by) of a case that is not the judging one: unchanged, unless its
     verdict rests on an answer that broke a transport rule. Then it is SKIP blocked by `judge_key`,
     or ERROR naming the rule when no case of this run judges it. `evidence` keeps what the check said

@@ -25,6 +25,7 @@ from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.protocol.session import Call, NotSent, ServerIdentity, Session
 from conformance.targets import Target
+from conformance.verdicts import Verdict
 
 if TYPE_CHECKING:
     from conformance.adapters.http import HttpAdapter
@@ -33,6 +34,11 @@ T = TypeVar("T")
 
 #: Default seconds of wall time one target may take (`--target-budget`).
 DEFAULT_TARGET_BUDGET = 600.0
+
+
+class SettledPackOptions(dict[str, Any]):
+    """The packs' option values once settled (`RunOptions.__post_init__`): every option of every
+    installed pack, each default taken and each `settle` run."""
 
 
 @dataclass
@@ -68,6 +74,10 @@ class RunOptions:
     pack_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Settle the packs' options, once: `dataclasses.replace` (a target's timeout, a worker's `-j`)
+        hands the settled values on, and they are not settled again (a seed is never drawn twice)."""
+        if isinstance(self.pack_options, SettledPackOptions):
+            return
         from conformance import packs
 
         given = dict(self.pack_options)
@@ -77,7 +87,7 @@ class RunOptions:
         for _, option in packs.all_options():
             value = given.get(option.dest, option.default)
             given[option.dest] = option.settle(value) if option.settle else value
-        self.pack_options = given
+        self.pack_options = SettledPackOptions(given)
 
     def pack_option(self, dest: str) -> Any:
         """The settled value of a pack's option (KeyError names an option no installed pack declares)."""
@@ -100,7 +110,7 @@ class TargetShared:
     #: The verdict of each case that has finished, by report key, and for a case that did not hold the
     #: verdict of a failure it met (a SKIP blocked by another, say), the case that does: a case that
     #: meets that failure again is blocked by a case whose verdict stands for it (`runner.holder_of`).
-    verdicts: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
     holders: dict[str, str] = field(default_factory=dict)
 
 

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapters.base import Transcript, TransportError
+from conformance.adapters.base import TransportError
+from conformance.adapters.transcript import Transcript
 from conformance.engine.memo import CURRENT_KEY, Failed
 from conformance.protocol.session import Call
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conformance.verdicts import Verdict
 
-@dataclass
-class CaseResult:
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """One case, as the canonical report's case object holds it (its fields in the report's order): the
+    one field list of a case. The engine makes it (`CaseResult`, written with `as_dict`); a report read
+    back makes it again (`reporting.model.Case`, which adds what a baseline said of it)."""
+
     key: str
     check: str
     suite: str
@@ -17,11 +24,11 @@ class CaseResult:
     target: int
     transport: str
     revision: str
-    verdict: str
+    verdict: Verdict
     message: str
     duration: float
-    evidence: dict[str, Any] = field(default_factory=dict)
-    transcript: list[dict[str, Any]] = field(default_factory=list)
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    transcript: Sequence[Mapping[str, Any]] = field(default_factory=list)
     #: The key of the case whose verdict left this one nothing to judge (a SKIP): the server broke a
     #: transport rule in the very answer this case needed, or does not serve what the case reads.
     #: Absent from the report when None.
@@ -31,11 +38,17 @@ class CaseResult:
     unscored: str | None = None
     #: The official suite's check IDs judging the same sentence as the case's row (`official.checks`),
     #: so each verdict reads in the IDs SDK teams are tiered by. Absent from the report when None.
-    official: list[str] | None = None
+    official: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class CaseResult(CaseRecord):
+    """One case as the engine finishes it. The one way into the report is `as_dict` (the canonical
+    report's case object); the one way back, for a case a worker process relayed, is `from_dict`."""
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["verdict"] = str(self.verdict)  # a plain string in the report, even given a `Verdict`
+        data["verdict"] = str(self.verdict)  # a plain string in the report
         data["duration"] = round(self.duration, 6)
         if data["blocked_by"] is None:
             del data["blocked_by"]
@@ -44,6 +57,11 @@ class CaseResult:
         if data["official"] is None:
             del data["official"]
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        """A case from its `as_dict` form (a worker's relayed case), its verdict a `Verdict` again."""
+        return cls(**{**data, "verdict": Verdict(data["verdict"])})
 
 
 def case_key(check_id: str, transport: str, revision: str, target: int) -> str:

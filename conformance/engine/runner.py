@@ -16,8 +16,9 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from conformance.adapters.base import TargetUnreachable, Transcript, TransportError
+from conformance.adapters.base import TargetUnreachable, TransportError
 from conformance.adapters.stdio import become_subreaper
+from conformance.adapters.transcript import Transcript
 from conformance.engine import blocking
 from conformance.engine.checks import Blocked, Check, Missed, Outcome
 from conformance.engine.context import CaseContext, RunOptions, TargetShared
@@ -46,7 +47,8 @@ from conformance.engine.sessions import (
 from conformance.protocol.versions import era_of
 from conformance.requirements import get as requirement
 from conformance.targets import Target
-from conformance.verdicts import Verdict, miss_verdict, should_miss_verdict, unscored
+from conformance.text import masker
+from conformance.verdicts import Verdict, finished_verdict, outcome_verdict, unscored
 
 T = TypeVar("T")
 
@@ -106,6 +108,88 @@ class OrderedEvents:
         return slot.closed
 
 
+@dataclass(frozen=True)
+class Budgets:
+    """One target's budgets, settled once so that every session (probes, restarts, fresh ones, a
+    suite's own) and every check reads the same figures: the target file's `[timeouts]`, else the
+    run's options. The wall time is counted from the moment they are settled: launching and probing
+    spend it too."""
+
+    request: float
+    start: float
+    seconds: float
+    deadline: float
+
+    @classmethod
+    def settle(cls, target: Target, options: RunOptions) -> Budgets:
+        seconds = target.target_budget or options.target_budget
+        return cls(
+            request=target.request_timeout or options.timeout,
+            start=target.start_timeout or options.start_timeout,
+            seconds=seconds,
+            deadline=time.monotonic() + seconds,
+        )
+
+    @property
+    def spent(self) -> str:
+        """Why a case was not run or not finished."""
+        return f"the target's budget of {self.seconds:g} s was spent (--target-budget)"
+
+    def spent_now(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    def as_info(self) -> dict[str, float]:
+        """The figures as the report's target entry records them."""
+        return {"request": self.request, "start": self.start, "target": self.seconds}
+
+
+@dataclass
+class TargetRun:
+    """What the steps of one target's run share: the target as settled so far (budgets, then the
+    credentials a pack's `prepare` adds), its report slot, and the details its report entry gets."""
+
+    index: int
+    target: Target
+    checks: list[Check]
+    slot: Slot
+    budgets: Budgets
+    #: The run's options with the target's request timeout.
+    options: RunOptions
+    #: The wire log of launching the target (its `launch` command), before any revision's.
+    transcript: Transcript
+    outcome: TargetOutcome
+    #: The target's entry of the report, filled in as the run learns it.
+    info: dict[str, Any]
+    suites: list[str]
+    per_target: TargetShared = field(default_factory=TargetShared)
+    #: The `once` checks given to a revision already, and the suites any revision judges.
+    assigned_once: set[str] = field(default_factory=set)
+    assigned_suites: set[str] = field(default_factory=set)
+    pools: list[SessionPool] = field(default_factory=list)
+
+    def masked(self, value: Any) -> Any:
+        """`value` with the target's secrets masked (as settled so far)."""
+        return masker(tuple(self.target.secrets)).value(value)
+
+
+@dataclass
+class Judged:
+    """What a case came to before its evidence and transcript are attached: its verdict, why, and
+    the case whose verdict stands for the failure that left it nothing to judge (`blocked_by`)."""
+
+    verdict: Verdict
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    blocked_by: str | None = None
+    #: The transport failure that ended the case, when it is the case's own (not blocked).
+    raised: TransportError | None = None
+
+    def blocked(self, by: str) -> None:
+        """Blocked by case `by`, which holds the verdict: the message says so."""
+        self.blocked_by = by
+        self.message = f"blocked by {by}: {self.message}"
+
+
 class Runner:
     def __init__(self, options: RunOptions, events: Fanout) -> None:
         self.options = options
@@ -123,146 +207,158 @@ class Runner:
                     job.close()
         return list(await asyncio.gather(*jobs))
 
+    # ------------------------------------------------------------------ one target
+
     async def run_target(self, index: int, target: Target, checks: list[Check], slot: Slot) -> TargetOutcome:
-        # Both budgets are settled once, on the target, so that every session (probes, restarts,
-        # fresh ones, a suite's own) and every check reads the same figures.
-        request = target.request_timeout or self.options.timeout
-        start = target.start_timeout or self.options.start_timeout
-        budget = target.target_budget or self.options.target_budget
-        # The target's wall time is counted from here: launching and probing spend it too.
-        deadline = time.monotonic() + budget
-        target = target.with_budgets(request, start)
-        options = dataclasses.replace(self.options, timeout=request)
+        """Launch the target, probe its revisions, run each spoken revision's cases, and report what
+        could not be judged (no revision opened, a suite binding only later revisions, no target)."""
+        run = self._begin(index, target, checks, slot)
+        try:
+            async with launched(run.target, run.transcript) as live:
+                live = await self._launch(run, live)
+                probed = await self._probe_and_run(run, live)
+                self._report_unspoken(run, probed)
+                self._report_too_new(run)
+        except TargetUnreachable as exc:
+            self._report_unreachable(run, exc)
+        run.info["unreachable"] = run.info.get("unreachable") or run.outcome.unreachable
+        self.ordered.emit(slot, TargetFinished(index, run.masked(run.info)))
+        self.ordered.close(slot)
+        return run.outcome
+
+    def _begin(self, index: int, target: Target, checks: list[Check], slot: Slot) -> TargetRun:
+        """Settle the target's budgets and announce it (TargetStarted)."""
+        budgets = Budgets.settle(target, self.options)
         # With -j 1 one server process starts at a time, and none is booted ahead of its case.
         START_GATE.set(asyncio.Semaphore(1) if self.options.jobs <= 1 else None)
-        masker = Transcript(target.secrets)
-        transcript = Transcript(target.secrets)
-        outcome = TargetOutcome(index)
-        info: dict[str, Any] = {
-            "index": index,
-            "spec": target.describe(),
-            "transport": target.kind,
-            "timeouts": {"request": request, "start": start, "target": budget},
-        }
-        self.ordered.emit(slot, TargetStarted(index, masker.mask_value(info)))
-        suites = sorted({c.suite for c in checks})
-        info["suites"] = suites
+        run = TargetRun(
+            index=index,
+            target=target.with_budgets(budgets.request, budgets.start),
+            checks=checks,
+            slot=slot,
+            budgets=budgets,
+            options=dataclasses.replace(self.options, timeout=budgets.request),
+            transcript=Transcript(target.secrets),
+            outcome=TargetOutcome(index),
+            info={"index": index, "spec": target.describe(), "transport": target.kind},
+            suites=sorted({c.suite for c in checks}),
+        )
+        run.info["timeouts"] = budgets.as_info()
+        self.ordered.emit(slot, TargetStarted(index, run.masked(run.info)))
+        run.info["suites"] = run.suites
+        return run
+
+    async def _launch(self, run: TargetRun, live: Target) -> Target:
+        """The launched target as the suites' `prepare` hooks leave it; a pack's credentials are
+        masked from here on."""
+        run.info["url"] = live.url or None
+        live = await _prepared(live, run.suites)
+        if live.secrets != run.target.secrets:
+            run.transcript.masker = masker(tuple(live.secrets))
+        run.target = dataclasses.replace(
+            run.target, headers=live.headers, secrets=live.secrets, settings=live.settings
+        )
+        return live
+
+    async def _probe_and_run(self, run: TargetRun, live: Target) -> list[tuple[ProbeResult, Transcript]]:
+        """Probe every revision and run each spoken one's cases; the probes, each with its wire log."""
+        revisions = default_revisions(self.options.protocol)
+        probed: list[tuple[ProbeResult, Transcript]] = []
         try:
-            async with launched(target, transcript) as live:
-                info["url"] = live.url or None
-                live = await _prepared(live, suites)
-                if live.secrets != target.secrets:  # a pack's credentials: masked from here on
-                    transcript.masker = Transcript(live.secrets).masker
-                    masker = Transcript(live.secrets)
-                target = dataclasses.replace(
-                    target, headers=live.headers, secrets=live.secrets, settings=live.settings
+            if probes_in_turn(live, self.options.jobs):
+                # Each revision probed just before its cases, which continue on its process: one
+                # server process at a time, and none started twice for one revision.
+                prober = Prober(live, run.budgets.request, run.budgets.start)
+                for revision in revisions:
+                    wire = Transcript(run.target.secrets)
+                    async with self._limit:
+                        probe = await prober.one(revision, wire)
+                    probed.append((probe, wire))
+                    if probe.spoken:
+                        run.outcome.spoken.append(probe.revision)
+                        await self._revision_job(run, live, probe, wire)
+            else:
+                async with self._limit:
+                    probed = await probe_all(
+                        live, revisions, run.budgets.request, run.budgets.start, self.options.jobs
+                    )
+                run.outcome.spoken[:] = [p.revision for p, _ in probed if p.spoken]
+                # Every revision's pool exists (and boots its spares) before the first case runs, so
+                # a later revision's spare starts while the earlier ones are judged.
+                jobs = [self._revision_job(run, live, p, t) for p, t in probed if p.session is not None]
+                await self._each(jobs)
+        finally:  # a revision that never ran must not leave its processes behind
+            await asyncio.gather(*(p.close() for p in run.pools), return_exceptions=True)
+        return probed
+
+    def _revision_job(
+        self, run: TargetRun, live: Target, probe: ProbeResult, wire: Transcript
+    ) -> Coroutine[Any, Any, None]:
+        """The job running one spoken revision's cases, on its probe's session (and its wire log)."""
+        assert probe.session is not None
+        run.info.setdefault("server_info", probe.session.identity.server_info)
+        chosen = self._schedule(run, live.kind, probe.revision)
+        pool = SessionPool(live, probe.revision, wire, run.options.timeout, self.options.max_restarts)
+        run.pools.append(pool)
+        pool.adopt(probe.session)
+        if self.options.jobs > 1:
+            pool.prewarm(sum(c.fresh_sessions for c in chosen))
+        return self._run_revision(run, live, probe, pool, chosen, run.slot.child())
+
+    def _schedule(self, run: TargetRun, transport: str, revision: str) -> list[Check]:
+        """The checks one revision runs: those that apply to it, a `once` check only on the first
+        spoken revision it applies to, whatever `-j` is."""
+        era = era_of(revision)
+        chosen = [
+            c
+            for c in run.checks
+            if c.applies(era, transport, revision) and not (c.once and c.id in run.assigned_once)
+        ]
+        run.assigned_once.update(c.id for c in chosen if c.once)
+        run.assigned_suites.update(c.suite for c in chosen)
+        return chosen
+
+    # ------------------------------------------------------------------ what could not be judged
+
+    def _report_unspoken(self, run: TargetRun, probed: list[tuple[ProbeResult, Transcript]]) -> None:
+        """Record the probes; when no revision opened, one connect case per suite says why."""
+        probes = [p for p, _ in probed]
+        run.info["probe"] = [_probe_info(p) for p in probes]
+        run.info["revisions_spoken"] = run.outcome.spoken
+        if run.outcome.spoken:
+            return
+        unjudged = unjudged_reason(probes)
+        run.outcome.unreachable = unjudged is None and all(p.unreachable or not p.call for p in probes)
+        entries = [e for _, t in probed for e in t.entries][-40:]
+        if unjudged is not None:
+            # It negotiated correctly, in no revision the harness can judge here: SKIP, saying why.
+            for suite in run.suites:
+                self._emit_connect(run, suite, Verdict.SKIP, unjudged, entries=entries)
+            return
+        lines = [f"{p.revision}: {p.message}" for p in probes]
+        evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
+        tail = [line for line in evidence.splitlines() if line.strip() and not line.startswith("exit status")]
+        if tail:
+            lines.append(f"last stderr line: {tail[-1].strip()[:200]}")
+        refused = any(p.call is not None for p in probes) and not any(p.unreachable for p in probes)
+        for suite in run.suites:
+            if refused:
+                # It answered but refused every revision tried: that is a verdict, not an outage.
+                message = "the server accepted none of the revisions tried:\n" + "\n".join(lines)
+                self._emit_connect(
+                    run, suite, Verdict.FAIL, message, evidence={"why": evidence}, entries=entries
                 )
-                revisions = default_revisions(self.options.protocol)
-                per_target = TargetShared()
-                assigned_once: set[str] = set()
-                assigned_suites: set[str] = set()
-                pools: list[SessionPool] = []
+            else:
+                self._emit_connect_error(run, suite, "\n".join(lines), evidence, entries)
 
-                def revision_job(probe: ProbeResult, wire: Transcript) -> Coroutine[Any, Any, None]:
-                    """The job running one spoken revision's cases, on its probe's session."""
-                    assert probe.session is not None
-                    info.setdefault("server_info", probe.session.identity.server_info)
-                    era = era_of(probe.revision)
-                    # A `once` check runs on the first spoken revision it applies to, whatever `-j` is.
-                    chosen = [
-                        c
-                        for c in checks
-                        if c.applies(era, target.kind, probe.revision)
-                        and not (c.once and c.id in assigned_once)
-                    ]
-                    assigned_once.update(c.id for c in chosen if c.once)
-                    assigned_suites.update(c.suite for c in chosen)
-                    pool = SessionPool(
-                        live,
-                        probe.revision,
-                        wire,
-                        options.timeout,
-                        self.options.max_restarts,
-                    )
-                    pools.append(pool)
-                    pool.adopt(probe.session)
-                    if self.options.jobs > 1:
-                        pool.prewarm(sum(c.fresh_sessions for c in chosen))
-                    return self._run_revision(
-                        index,
-                        live,
-                        probe,
-                        pool,
-                        outcome.spoken,
-                        chosen,
-                        slot.child(),
-                        options,
-                        per_target,
-                        (deadline, budget),
-                    )
-
-                try:
-                    if probes_in_turn(live, self.options.jobs):
-                        # Each revision probed just before its cases, which continue on its process:
-                        # one server process at a time, and none started twice for one revision.
-                        prober = Prober(live, request, start)
-                        probed: list[tuple[ProbeResult, Transcript]] = []
-                        for revision in revisions:
-                            probe_transcript = Transcript(target.secrets)
-                            async with self._limit:
-                                probe = await prober.one(revision, probe_transcript)
-                            probed.append((probe, probe_transcript))
-                            if probe.spoken:
-                                outcome.spoken.append(probe.revision)
-                                await revision_job(probe, probe_transcript)
-                    else:
-                        async with self._limit:
-                            probed = await probe_all(live, revisions, request, start, self.options.jobs)
-                        outcome.spoken[:] = [p.revision for p, _ in probed if p.spoken]
-                        # Every revision's pool exists (and boots its spares) before the first case
-                        # runs, so a later revision's spare starts while the earlier ones are judged.
-                        jobs = [revision_job(p, t) for p, t in probed if p.session is not None]
-                        await self._each(jobs)
-                finally:  # a revision that never ran must not leave its processes behind
-                    await asyncio.gather(*(p.close() for p in pools), return_exceptions=True)
-                probes = [p for p, _ in probed]
-                info["probe"] = [_probe_info(p) for p in probes]
-                info["revisions_spoken"] = outcome.spoken
-                if not outcome.spoken:
-                    unjudged = unjudged_reason(probes)
-                    outcome.unreachable = unjudged is None and all(
-                        p.unreachable or not p.call for p in probes
-                    )
-                    entries = [e for _, t in probed for e in t.entries]
-                    self._report_unopened(index, target, probes, entries, suites, slot, unjudged)
-                self._report_too_new(index, target, checks, outcome.spoken, assigned_suites, slot)
-        except TargetUnreachable as exc:
-            outcome.unreachable = True
-            info["unreachable"] = str(exc)
-            for suite in suites:
-                self._emit_connect_error(
-                    index, target, suite, str(exc), exc.evidence, transcript.entries, slot
-                )
-        info["unreachable"] = info.get("unreachable") or outcome.unreachable
-        self.ordered.emit(slot, TargetFinished(index, masker.mask_value(info)))
-        self.ordered.close(slot)
-        return outcome
-
-    def _report_too_new(
-        self,
-        index: int,
-        target: Target,
-        checks: list[Check],
-        spoken: list[str],
-        assigned: set[str],
-        slot: Slot,
-    ) -> None:
+    def _report_too_new(self, run: TargetRun) -> None:
         """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
         extension's pack that runs by default and was not named says nothing there (the tasks extension
         is 2026-07-28's: a SKIP on every server that speaks older revisions would be noise, not news)."""
         from conformance import packs
 
-        for suite in sorted({c.suite for c in checks} - assigned):
+        spoken = run.outcome.spoken
+        for suite in sorted({c.suite for c in run.checks} - run.assigned_suites):
             pack = packs.installed().get(suite)
             first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
@@ -273,211 +369,144 @@ class Runner:
                 f"not judged: the {suite} suite binds MCP {first} and later, and the server speaks only "
                 f"{', '.join(spoken)}"
             )
-            self._emit(
-                index,
-                target,
-                suite,
-                CONNECT_CHECK,
-                CONNECT_REQUIREMENT,
-                "",
-                Verdict.SKIP,
-                message,
-                {},
-                [],
-                slot,
-            )
+            self._emit_connect(run, suite, Verdict.SKIP, message)
 
-    def _report_unopened(
-        self,
-        index: int,
-        target: Target,
-        probes: list[ProbeResult],
-        entries: list[dict[str, Any]],
-        suites: list[str],
-        slot: Slot,
-        unjudged: str | None = None,
-    ) -> None:
-        if unjudged is not None:
-            # It negotiated correctly, in no revision the harness can judge here: SKIP, saying why.
-            for suite in suites:
-                self._emit(
-                    index, target, suite, CONNECT_CHECK, CONNECT_REQUIREMENT, "", Verdict.SKIP, unjudged, {},
-                    entries[-40:], slot,
-                )  # fmt: skip
-            return
-        lines = [f"{p.revision}: {p.message}" for p in probes]
-        evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
-        tail = [line for line in evidence.splitlines() if line.strip() and not line.startswith("exit status")]
-        if tail:
-            lines.append(f"last stderr line: {tail[-1].strip()[:200]}")
-        for suite in suites:
-            if any(p.call is not None for p in probes) and not any(p.unreachable for p in probes):
-                # It answered but refused every revision tried: that is a verdict, not an outage.
-                self._emit(
-                    index,
-                    target,
-                    suite,
-                    CONNECT_CHECK,
-                    CONNECT_REQUIREMENT,
-                    "",
-                    Verdict.FAIL,
-                    "the server accepted none of the revisions tried:\n" + "\n".join(lines),
-                    {"why": evidence},
-                    entries[-40:],
-                    slot,
-                )
-            else:
-                self._emit_connect_error(index, target, suite, "\n".join(lines), evidence, entries, slot)
+    def _report_unreachable(self, run: TargetRun, exc: TargetUnreachable) -> None:
+        """The target could not be launched or reached at all: every suite's connect case is ERROR."""
+        run.outcome.unreachable = True
+        run.info["unreachable"] = str(exc)
+        for suite in run.suites:
+            self._emit_connect_error(run, suite, str(exc), exc.evidence, run.transcript.entries[-40:])
 
     def _emit_connect_error(
-        self,
-        index: int,
-        target: Target,
-        suite: str,
-        message: str,
-        evidence: str,
-        entries: list[dict[str, Any]],
-        slot: Slot,
+        self, run: TargetRun, suite: str, message: str, evidence: str, entries: list[dict[str, Any]]
     ) -> None:
-        self._emit(
-            index,
-            target,
-            suite,
-            CONNECT_CHECK,
-            CONNECT_REQUIREMENT,
-            "",
-            Verdict.ERROR,
-            "the target could not be reached: " + message,
-            {"diagnostics": evidence},
-            entries[-40:],
-            slot,
+        message = "the target could not be reached: " + message
+        self._emit_connect(
+            run, suite, Verdict.ERROR, message, evidence={"diagnostics": evidence}, entries=entries
         )
 
-    def _emit(
+    def _emit_connect(
         self,
-        index: int,
-        target: Target,
+        run: TargetRun,
         suite: str,
-        check_id: str,
-        req_id: str,
-        revision: str,
-        verdict: str,
+        verdict: Verdict,
         message: str,
-        evidence: dict[str, Any],
-        entries: list[dict[str, Any]],
-        slot: Slot,
+        *,
+        evidence: dict[str, Any] | None = None,
+        entries: list[dict[str, Any]] | None = None,
     ) -> None:
+        """Emit a suite's connect case (`CONNECT_REQUIREMENT`, on no revision): whether the target
+        could be reached and opened at all, and why not. A case of an extension's pack counts only
+        when the extension is claimed."""
         from conformance import packs
 
-        req = requirement(req_id).at(revision)
-        full_id = f"{suite}.{check_id}"
-        # A case of an extension's pack (its connect case too) counts only when the extension is claimed.
+        row = requirement(CONNECT_REQUIREMENT).at("")
+        check_id = f"{suite}.{CONNECT_CHECK}"
         pack = packs.installed().get(suite)
-        track = "extension" if pack is not None and pack.extension is not None else req.track
-        self._finished(
-            target,
-            CaseResult(
-                key=case_key(full_id, target.kind, revision or "any", index),
-                check=full_id,
-                suite=suite,
-                requirement=req_id,
-                level=req.level,
-                title=req.title,
-                target=index,
-                transport=target.kind,
-                revision=revision or "any",
-                verdict=verdict,
-                message=message,
-                duration=0.0,
-                evidence=evidence,
-                transcript=entries,
-                official=list(req.official_checks) or None,
-                unscored=unscored(track, claimed(self.options, target, suite)),
-            ),
-            slot,
+        track = "extension" if pack is not None and pack.extension is not None else row.track
+        result = CaseResult(
+            key=case_key(check_id, run.target.kind, "any", run.index),
+            check=check_id,
+            suite=suite,
+            requirement=CONNECT_REQUIREMENT,
+            level=row.level,
+            title=row.title,
+            target=run.index,
+            transport=run.target.kind,
+            revision="any",
+            verdict=verdict,
+            message=message,
+            duration=0.0,
+            evidence=evidence or {},
+            transcript=entries or [],
+            official=list(row.official_checks) or None,
+            unscored=unscored(track, claimed(self.options, run.target, suite)),
         )
+        self._finished(run.target, result, run.slot)
 
     def _finished(self, target: Target, result: CaseResult, slot: Slot) -> None:
         """Emit a case with secrets masked in everything built from server text (messages, evidence)."""
-        masker = Transcript(target.secrets)
-        result.message = masker.mask(result.message)
-        result.evidence = masker.mask_value(result.evidence)
+        mask = masker(tuple(target.secrets))
+        result = dataclasses.replace(
+            result, message=mask.text(result.message), evidence=mask.value(result.evidence)
+        )
         self.ordered.emit(slot, CaseFinished(result))
+
+    # ------------------------------------------------------------------ one revision, one case
 
     async def _run_revision(
         self,
-        index: int,
-        target: Target,
+        run: TargetRun,
+        live: Target,
         probe: ProbeResult,
         pool: SessionPool,
-        spoken: list[str],
         checks: list[Check],
         slot: Slot,
-        options: RunOptions,
-        per_target: TargetShared,
-        budget: tuple[float, float],
     ) -> None:
         """Run the chosen checks on one revision, in order, over one shared (restartable) session.
 
-        `budget` is the target's (deadline, seconds): once the deadline has passed, a running case is
-        cut short and every case not yet run is ERROR at once, saying the budget was spent.
+        Once the target's budget is spent, a running case is cut short and every case not yet run is
+        ERROR at once, saying the budget was spent.
         """
-        deadline, seconds = budget
         revision = probe.revision
-        era = era_of(revision)
-        transcript = pool.transcript
         assert probe.session is not None
         identity = probe.session.identity
-        shared: dict[str, Any] = {"spoken": spoken}
-        plan = blocking.Plan(index, target.kind, revision, frozenset(c.id for c in checks))
+        shared: dict[str, Any] = {"spoken": run.outcome.spoken}
+        plan = blocking.Plan(run.index, live.kind, revision, frozenset(c.id for c in checks))
         try:
             async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
                 settled = False
-                for check in blocking.judge_last(checks, target.kind):
+                for check in blocking.judge_last(checks, live.kind):
                     if check.last and not settled:
                         settled = True  # the log the last checks read holds all the server sent
                         await pool.settle()
                     ctx = CaseContext(
-                        target,
+                        live,
                         revision,
-                        era,
-                        target.kind,
+                        era_of(revision),
+                        live.kind,
                         identity,
                         pool,
-                        options,
+                        run.options,
                         shared,
                         spares_allowed=check.fresh_sessions > 0,
-                        per_target=per_target,
+                        per_target=run.per_target,
                     )
-                    spent = f"the target's budget of {seconds:g} s was spent (--target-budget)"
-                    if time.monotonic() >= deadline:
-                        self._finished(target, self._unjudged(index, check, ctx, f"not run: {spent}"), slot)
+                    if run.budgets.spent_now():
+                        result = self._unjudged(run.index, check, ctx, f"not run: {run.budgets.spent}")
+                        self._finished(live, result, slot)
                         continue
-                    mark, began = transcript.mark(), time.monotonic()
-                    token = CURRENT_CASE.set(check.id)
-                    key_token = CURRENT_KEY.set(case_key(check.id, target.kind, revision, index))
-                    met_token = MET.set([])
-                    try:
-                        async with asyncio.timeout_at(deadline):
-                            result = await self._run_case(index, check, ctx, transcript, plan)
-                    except TimeoutError:
-                        ctx.session_broken()  # cut mid-exchange: its answer may still come
-                        result = self._unjudged(
-                            index, check, ctx, f"not finished: {spent}", transcript.since(mark)
-                        )
-                        result.duration = time.monotonic() - began
-                    finally:  # after the case's wire log is cut: closing is no part of its evidence
-                        CURRENT_CASE.reset(token)
-                        CURRENT_KEY.reset(key_token)
-                        MET.reset(met_token)
-                        await ctx.close()
-                    per_target.verdicts[result.key] = result.verdict
+                    result = await self._run_timed(run, check, ctx, pool.transcript, plan)
+                    run.per_target.verdicts[result.key] = result.verdict
                     if result.blocked_by:
-                        per_target.holders.setdefault(result.key, result.blocked_by)
-                    self._finished(target, result, slot)
+                        run.per_target.holders.setdefault(result.key, result.blocked_by)
+                    self._finished(live, result, slot)
         finally:
             await pool.close()
             self.ordered.close(slot)
+
+    async def _run_timed(
+        self, run: TargetRun, check: Check, ctx: CaseContext, transcript: Transcript, plan: blocking.Plan
+    ) -> CaseResult:
+        """Run one case within the target's budget: cut short when it is spent (ERROR, saying so)."""
+        mark, began = transcript.mark(), time.monotonic()
+        token = CURRENT_CASE.set(check.id)
+        key_token = CURRENT_KEY.set(case_key(check.id, ctx.transport, ctx.revision, run.index))
+        met_token = MET.set([])
+        try:
+            async with asyncio.timeout_at(run.budgets.deadline):
+                return await self._run_case(run.index, check, ctx, transcript, plan)
+        except TimeoutError:
+            ctx.session_broken()  # cut mid-exchange: its answer may still come
+            message = f"not finished: {run.budgets.spent}"
+            result = self._unjudged(run.index, check, ctx, message, transcript.since(mark))
+            return dataclasses.replace(result, duration=time.monotonic() - began)
+        finally:  # after the case's wire log is cut: closing is no part of its evidence
+            CURRENT_CASE.reset(token)
+            CURRENT_KEY.reset(key_token)
+            MET.reset(met_token)
+            await ctx.close()
 
     async def _run_case(
         self,
@@ -488,89 +517,93 @@ class Runner:
         plan: blocking.Plan | None = None,
     ) -> CaseResult:
         """Run one check; `plan` (the revision's checks) lets a blocked case name its blocking case."""
-        req = requirement(check.requirement).at(ctx.revision)
         mark = transcript.mark()
         started = time.monotonic()
-        evidence: dict[str, Any] = {}
-        raised: TransportError | None = None
-        blocked_by: str | None = None
         key = case_key(check.id, ctx.transport, ctx.revision, index)
-        verdict: str
-        if check.capability and not ctx.identity.has(check.capability):
-            verdict, message = Verdict.SKIP, f"capability not offered: {check.capability}"
-        else:
-            try:
-                await check.func(ctx)
-            except Outcome as outcome:
-                if isinstance(outcome, Missed) or outcome.verdict is None:
-                    verdict = miss_verdict(req.level, self.options.strict)
-                else:
-                    verdict = outcome.verdict
-                message, evidence = outcome.message, dict(outcome.evidence)
-                if isinstance(outcome, Blocked) and outcome.key:
-                    # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
-                    # stands for it, or this case's does, when that one judged it no defect of its row.
-                    blocked_by = holder_of(ctx.per_target, outcome.key, key)
-                    if blocked_by is None:
-                        verdict, message = Verdict.ERROR, f"could not judge: {message}"
-                elif isinstance(outcome, Blocked) and plan is not None:
-                    blocked_by = plan.key_of(outcome.by)
-                if blocked_by is not None:
-                    message = f"blocked by {blocked_by}: {message}"
-            except TransportError as exc:
-                if exc.sent:  # a request not sent left the session as it was
-                    ctx.session_broken()
-                evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
-                # The failure an earlier case met, again: that case holds the verdict (`holder_of`).
-                blocked_by = holder_of(ctx.per_target, exc.blocked_by, key) if exc.blocked_by else None
-                if blocked_by is not None:
-                    verdict, message = Verdict.SKIP, f"blocked by {blocked_by}: {exc}"
-                else:
-                    verdict, message = Verdict.ERROR, f"{exc.kind}: {exc}"
-                    raised = exc
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a harness bug must show, not pass
-                verdict, message = Verdict.ERROR, f"harness error in {check.id}: {exc!r}"
-                evidence = {"traceback": traceback.format_exc(limit=6)}
-            else:
-                if (
-                    ctx.should_misses or ctx.warnings
-                ):  # `--strict`: a missed SHOULD FAILs, weak evidence WARNs
-                    verdict = should_miss_verdict(self.options.strict) if ctx.should_misses else Verdict.WARN
-                    message = "; ".join(ctx.should_misses + ctx.warnings)
-                else:
-                    verdict, message = Verdict.PASS, "; ".join(ctx.notes)
-        met_before = [case for case in MET.get() or [] if case != key]
-        if verdict == Verdict.SKIP and blocked_by is None and met_before:
-            # The check caught a failure an earlier case met and SKIPped for it: blocked by the case
-            # that holds that failure's verdict, if one does.
-            blocked_by = holder_of(ctx.per_target, met_before[0], key, take=False)
-            message = f"blocked by {blocked_by}: {message}" if blocked_by else message
-        judge_key = plan.judge_key if plan is not None else None
-        if key != judge_key and blocked_by is None:
-            verdict, message, blocked_by = blocking.resolve(
-                ctx, verdict, message, raised, judge_key, evidence
-            )
+        judged = await self._judge(check, ctx, key, plan)
+        self._hand_over(judged, ctx, key, plan)
         blocking.record(ctx, key)
-        if ctx.notes and verdict != Verdict.PASS:
+        evidence = judged.evidence
+        if ctx.notes and judged.verdict != Verdict.PASS:
             evidence.setdefault("notes", ctx.notes)
-        if verdict not in (Verdict.PASS, Verdict.SKIP) and "request" not in evidence and ctx.calls:
+        if judged.verdict not in (Verdict.PASS, Verdict.SKIP) and "request" not in evidence and ctx.calls:
             evidence.update(ctx.calls[-1].excerpt())
-        evidence = {**ctx.facts, **evidence}
         own = mark if ctx.transcript_mark is None else max(mark, ctx.transcript_mark)
         entries = ctx.attached + transcript.since(own)
+        keep = judged.verdict != Verdict.PASS or self.options.keep_transcripts
         return _case_result(
             index,
             check,
             ctx,
-            Verdict(verdict),
-            message,
+            judged.verdict,
+            judged.message,
             duration=time.monotonic() - started,
-            evidence=evidence,
-            transcript=entries if verdict != Verdict.PASS or self.options.keep_transcripts else [],
-            blocked_by=blocked_by,
+            evidence={**ctx.facts, **evidence},
+            transcript=entries if keep else [],
+            blocked_by=judged.blocked_by,
         )
+
+    async def _judge(self, check: Check, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> Judged:
+        """Run the check and read its verdict by the verdict module's rules: a miss is FAIL or WARN by
+        the row's level (`--strict` too), an outcome its own verdict, a transport failure ERROR (or
+        SKIP blocked by the case that met it first), a harness bug ERROR."""
+        if check.capability and not ctx.identity.has(check.capability):
+            return Judged(Verdict.SKIP, f"capability not offered: {check.capability}")
+        try:
+            await check.func(ctx)
+        except Outcome as outcome:
+            level = requirement(check.requirement).at(ctx.revision).level
+            said = None if isinstance(outcome, Missed) else outcome.verdict
+            judged = Judged(outcome_verdict(said, level, self.options.strict), outcome.message)
+            judged.evidence = dict(outcome.evidence)
+            if isinstance(outcome, Blocked) and outcome.key:
+                # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
+                # stands for it, or this case's does, when that one judged it no defect of its row.
+                by = holder_of(ctx.per_target, outcome.key, key)
+                if by is None:
+                    judged.verdict, judged.message = Verdict.ERROR, f"could not judge: {judged.message}"
+                else:
+                    judged.blocked(by)
+            elif isinstance(outcome, Blocked) and plan is not None:
+                by = plan.key_of(outcome.by)
+                if by is not None:
+                    judged.blocked(by)
+            return judged
+        except TransportError as exc:
+            if exc.sent:  # a request not sent left the session as it was
+                ctx.session_broken()
+            evidence = {"diagnostics": exc.evidence} if exc.evidence else {}
+            # The failure an earlier case met, again: that case holds the verdict (`holder_of`).
+            by = holder_of(ctx.per_target, exc.blocked_by, key) if exc.blocked_by else None
+            if by is not None:
+                return Judged(Verdict.SKIP, f"blocked by {by}: {exc}", evidence, by)
+            return Judged(Verdict.ERROR, f"{exc.kind}: {exc}", evidence, raised=exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a harness bug must show, not pass
+            message = f"harness error in {check.id}: {exc!r}"
+            return Judged(Verdict.ERROR, message, {"traceback": traceback.format_exc(limit=6)})
+        verdict = finished_verdict(
+            should_missed=bool(ctx.should_misses), weak=bool(ctx.warnings), strict=self.options.strict
+        )
+        if verdict == Verdict.PASS:
+            return Judged(verdict, "; ".join(ctx.notes))
+        return Judged(verdict, "; ".join(ctx.should_misses + ctx.warnings))
+
+    def _hand_over(self, judged: Judged, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> None:
+        """One defect, one verdict: a case that SKIPped for a failure an earlier case met is blocked by
+        the case that holds that failure's verdict; a case whose verdict rests on an answer that broke
+        a transport rule is SKIP blocked by the case judging that rule (`blocking.resolve`)."""
+        met_before = [case for case in MET.get() or [] if case != key]
+        if judged.verdict == Verdict.SKIP and judged.blocked_by is None and met_before:
+            by = holder_of(ctx.per_target, met_before[0], key, take=False)
+            if by is not None:
+                judged.blocked(by)
+        judge_key = plan.judge_key if plan is not None else None
+        if key != judge_key and judged.blocked_by is None:
+            judged.verdict, judged.message, judged.blocked_by = blocking.resolve(
+                ctx, judged.verdict, judged.message, judged.raised, judge_key, judged.evidence
+            )
 
     def _unjudged(
         self,

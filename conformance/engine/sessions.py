@@ -18,8 +18,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapters.base import Adapter, TargetUnreachable, Transcript, TransportError
+from conformance.adapters.base import Adapter, TargetUnreachable, TransportError
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
+from conformance.adapters.transcript import Transcript
 from conformance.engine.memo import CURRENT_KEY, met
 from conformance.protocol.session import Call, HandshakeFailed, NotSent, Session
 from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch

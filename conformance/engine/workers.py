@@ -210,7 +210,7 @@ def _event(message: dict[str, Any], index: int) -> Event | None:
         case = dict(message["case"])
         case["target"] = index
         case["key"] = case_key(case["check"], case["transport"], case["revision"], index)
-        return CaseFinished(CaseResult(**case))
+        return CaseFinished(CaseResult.from_dict(case))
     return None
 
 

@@ -6,8 +6,9 @@ on Ctrl-C and SIGTERM too, marked incomplete.
 It is bounded, whatever a server sends: each case's transcript, evidence and message are cut to a
 per-case budget (`CaseBudget`) drawn from a per-run budget (`RUN_BUDGET`), so a notification flood
 cannot grow the report past the figure README.md states. A cut transcript keeps its first and last
-entries around one marker entry (`dir: "event"`, `omitted: {"entries": N, "bytes": B}`) saying what
-was left out; a cut evidence value keeps its head and tail, with the same count in words.
+entries around one marker entry saying what was left out, the form the wire log's own cut leaves
+(`adapters.transcript.omitted_marker`); a cut evidence value keeps its head and tail, with the same
+count in words.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import os
 import secrets
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from conformance import __version__, verdicts
+from conformance.adapters.transcript import omitted_marker, omitted_of
 from conformance.engine.events import (
     CaseFinished,
     Event,
@@ -36,6 +39,7 @@ from conformance.engine.events import (
 from conformance.text import Masker, masker, readable
 from conformance.verdicts import VERDICTS
 
+#: The report's format and its version: what this module writes and `model.Report` reads.
 FORMAT = "mcp-conformance-report"
 FORMAT_VERSION = 1
 
@@ -182,12 +186,6 @@ def _entry_bytes(entry: dict[str, Any]) -> int:
     )
 
 
-def _omitted(entry: dict[str, Any]) -> dict[str, int]:
-    """The counts of an earlier cut's marker entry (cut again, its counts carry over), else {}."""
-    omitted = entry.get("omitted")
-    return omitted if isinstance(omitted, dict) else {}
-
-
 def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[dict[str, Any]]:
     """The entries within `budget`: the first and the last ones, each half of the budget, around one
     marker entry counting the entries (and their bytes) left out. An entry that is too large by itself
@@ -196,7 +194,7 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
         return entries
     limit = max(CASE_FLOOR_BYTES // 2, budget.transcript_bytes)
     per_entry = max(512, limit // 4)
-    markers = sum(1 for e in entries if "omitted" in e)  # an earlier cut's: not counted again
+    markers = sum(1 for e in entries if omitted_of(e))  # an earlier cut's: not counted again
     if len(entries) - markers <= budget.transcript_entries and _size(entries, limit) <= limit:
         return entries
 
@@ -234,23 +232,10 @@ def bound_transcript(entries: list[dict[str, Any]], budget: CaseBudget) -> list[
         return head + tail[::-1]
     count = size = 0
     for entry in left:  # one pass: a flood leaves hundreds of thousands here
-        if "omitted" in entry:
-            counts = _omitted(entry)
-            count += counts.get("entries", 1)
-            size += counts.get("bytes", 0)
-        else:
-            count += 1
-            size += _entry_bytes(entry)
-    omitted = {"entries": count, "bytes": size}
-    marker = {
-        "t": left[0].get("t", 0),
-        "dir": "event",
-        "note": (
-            f"report budget: {omitted['entries']} transcript entries ({omitted['bytes']} bytes) left out "
-            "here; the first and last entries are kept"
-        ),
-        "omitted": omitted,
-    }
+        counts = omitted_of(entry)  # an earlier cut's marker: the entries it stands for
+        count += counts[0] if counts else 1
+        size += counts[1] if counts else _entry_bytes(entry)
+    marker = omitted_marker(left[0].get("t", 0), count, size, kept="last", why="report budget")
     return [*head, marker, *tail[::-1]]
 
 
@@ -353,7 +338,8 @@ class ReportBuilder:
             result = event.result
             if len(result.transcript) > CASE_TRANSCRIPT_ENTRIES:
                 # Cut before `as_dict`, which copies every entry: a flood's thousands need no copy.
-                cut = bound_transcript(list(result.transcript), self.budget.next_case())
+                entries = cast(list[dict[str, Any]], list(result.transcript))  # the engine's own dicts
+                cut = bound_transcript(entries, self.budget.next_case())
                 result = dataclasses.replace(result, transcript=cut)
             self.report["cases"].append(self.budget.bound(mask_case(self.masker, result.as_dict())))
         elif isinstance(event, RunFinished):
@@ -414,15 +400,17 @@ def unscored_totals(cases: list[dict[str, Any]]) -> dict[str, int]:
     return totals(apart) if apart else {}
 
 
-def nothing_judged(report: dict[str, Any]) -> bool:
+def nothing_judged(report: Mapping[str, Any]) -> bool:
     """Every case is a SKIP: the run judged nothing, so it cannot vouch for the server (a fuzz run
-    with no tool it may call, a profile the server does not show)."""
+    with no tool it may call, a profile the server does not show). The report being written and the
+    model read back (`model.Report.nothing_judged`) both ask here."""
     return verdicts.nothing_judged(case["verdict"] for case in report["cases"])
 
 
-def exit_code(report: dict[str, Any]) -> int:
+def exit_code(report: Mapping[str, Any]) -> int:
     """The report's exit code by the verdict module's rule (`verdicts.exit_code`): 0 passed, 1 a
-    blocking verdict, an incomplete run or nothing judged, 3 a target unreachable."""
+    blocking verdict, an incomplete run or nothing judged, 3 a target unreachable. The report being
+    written and the model read back (`model.Report.exit_code`) both ask here."""
     return verdicts.exit_code(
         unreachable=any(target.get("unreachable") for target in report["targets"]),
         complete=bool(report["footer"].get("complete")),

@@ -23,11 +23,12 @@ from types import MappingProxyType
 from typing import Any
 
 from conformance import verdicts
+from conformance.engine.results import CaseRecord
+from conformance.reporting import canonical
+from conformance.reporting.canonical import FORMAT, FORMAT_VERSION
 from conformance.text import readable
 from conformance.verdicts import Verdict
 
-FORMAT = "mcp-conformance-report"
-FORMAT_VERSION = 1
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -139,29 +140,11 @@ class CaseBaseline:
 
 
 @dataclass(frozen=True)
-class Case:
-    key: str
-    check: str
-    suite: str
-    requirement: str
-    level: str
-    title: str
-    target: int
-    transport: str
-    revision: str
-    verdict: Verdict
-    message: str
-    duration: float
-    #: Free-form JSON values by name, read-only at the top level.
-    evidence: Mapping[str, Any]
-    #: Wire transcript entries (`t`, `dir`, `text` or `base64`, ...), each read-only.
-    transcript: tuple[Mapping[str, Any], ...]
+class Case(CaseRecord):
+    """A case read back: the engine's one field list (`engine.results.CaseRecord`), its evidence and
+    each transcript entry read-only (`transcript` a tuple), and what a baseline said of it."""
+
     baseline: CaseBaseline | None = None
-    blocked_by: str | None = None
-    #: The track (experimental, extension) that keeps this case from failing the run, when unclaimed.
-    unscored: str | None = None
-    #: The official suite's check IDs for the case's row (`conformance.official`); empty when none.
-    official: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Case:
@@ -184,7 +167,7 @@ class Case:
             baseline=CaseBaseline(mark["entry"], mark["reason"], Verdict(mark["verdict"])) if mark else None,
             blocked_by=data.get("blocked_by"),
             unscored=data.get("unscored"),
-            official=tuple(data.get("official") or ()),
+            official=tuple(data["official"]) if data.get("official") else None,
         )
 
     @property
@@ -287,17 +270,15 @@ class Report:
 
     @property
     def nothing_judged(self) -> bool:
-        """Every case is a SKIP (the verdict module's rule): the run cannot vouch for the server."""
-        return verdicts.nothing_judged(case.verdict for case in self.cases)
+        """Every case is a SKIP: the run cannot vouch for the server (`canonical.nothing_judged`, the
+        one reading of the verdict module's rule for a report)."""
+        return canonical.nothing_judged(self.data)
 
     @property
     def exit_code(self) -> int:
-        """The exit code recomputed from the cases (`verdicts.exit_code`), never the footer's echo."""
-        return verdicts.exit_code(
-            unreachable=self.unreachable,
-            complete=self.footer.complete,
-            verdicts=(case.gating for case in self.cases),
-        )
+        """The exit code recomputed from the cases (`canonical.exit_code`, the one reading of
+        `verdicts.exit_code` for a report, which the run stamps with), never the footer's echo."""
+        return canonical.exit_code(self.data)
 
     def counts(self) -> dict[str, int]:
         """Cases by verdict, every verdict listed, plus `cases`: the footer's totals as they should be."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,27 +54,12 @@ SWEEP_PACE = 0.1
 SWEEP_STEPS = 1
 
 
-async def memo(ctx: CaseContext, key: str, owner: str, factory: Callable[[], Awaitable[T]]) -> T:
-    """Compute a fact once per (target, revision); remember a transport failure as well as a value.
-
-    Without this, every check that needs the same hanging call would wait out its own timeout.
-    """
-    return await ctx.remember_once(key, owner, factory)
-
-
 def find_trace(text: str) -> str | None:
     for pattern in TRACE_PATTERNS:
         match = pattern.search(text)
         if match:
             return match.group(0).strip()
     return None
-
-
-async def list_all(ctx: CaseContext, method: str, key: str) -> tuple[list[Any], list[Call], str]:
-    """The engine's listing (`ctx.list_all`: capped, cycle-checked, once per (target, revision)):
-    items, calls, and the problem the pagination checks judge."""
-    listing = await ctx.list_all(method, key)
-    return listing.items, listing.calls, listing.problem
 
 
 async def tools(ctx: CaseContext, *, complete: bool = False, refetch: bool = False) -> list[dict[str, Any]]:
@@ -344,7 +329,7 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
                 args, rank = json.loads(text), rank + 1
         return Sweep(out, listed)
 
-    return await memo(ctx, "tool-sweep", "calling each callable tool", sweep)
+    return await ctx.remember_once("tool-sweep", "calling each callable tool", sweep)
 
 
 def sized_first(tool: dict[str, Any], first: str | None) -> Paced | None:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.pack_api import Call, CaseContext, at_least, check, jsonrpc, missed, skip
-from conformance_packs.base.common import memo
 from conformance_packs.base.prompting import arguments_of, shape_errors
 
 #: The completions capability exists from this revision on (2025-03-26 server/utilities/completion).
@@ -96,7 +95,7 @@ async def completions(ctx: CaseContext) -> dict[str, Completed | None]:
             out["template"] = Completed(f"variable {var!r} of template {uri!r}", call)
         return out
 
-    return await memo(ctx, "completions", "asking completion/complete", ask)
+    return await ctx.remember_once("completions", "asking completion/complete", ask)
 
 
 def answered(ctx: CaseContext, asked: Completed | None, absent: str) -> Completed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.pack_api import CaseContext, NotSent, TransportTimeout, check, missed, skip
-from conformance_packs.base.common import SWEEP_TIMEOUTS, error_texts, find_trace, list_all
+from conformance_packs.base.common import SWEEP_TIMEOUTS, error_texts, find_trace
 
 
 @check("base.hygiene.no-stack-traces", "BASE-HYG-001", "errors carry no stack traces or file paths")
@@ -16,7 +16,7 @@ async def no_stack_traces(ctx: CaseContext) -> None:
     ]
     if ctx.identity.has("tools"):
         probes.append(("tools/call", {"name": "conformance_no_such_tool_7f3a", "arguments": {}}))
-        listed, _, _ = await list_all(ctx, "tools/list", "tools")
+        listed = (await ctx.list_all("tools/list", "tools")).items
         for tool in ctx.callable_tools(listed)[:20]:
             if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                 # A wrong type for every argument: the commonest way to reach an unguarded handler.

@@ -32,7 +32,7 @@ from conformance.pack_api import (
     parse_features,
     probe_grace,
 )
-from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, memo, sized_first, tools
+from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, sized_first, tools
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
 MAX_ROUNDS = 3
@@ -143,7 +143,9 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         out.asks = client.asks
         return out
 
-    return await memo(ctx, "input-sweep", "calling each callable tool as a client that declared input", sweep)
+    return await ctx.remember_once(
+        "input-sweep", "calling each callable tool as a client that declared input", sweep
+    )
 
 
 @contextlib.asynccontextmanager

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.pack_api import MODERN_REVISIONS, Call, CaseContext, check, jsonrpc, missed, skip
-from conformance_packs.base.common import Sources, answered_calls, call_sweep, memo
+from conformance_packs.base.common import Sources, answered_calls, call_sweep
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
 from conformance_packs.base.wirelog import excerpt, read_log
 
@@ -82,7 +82,7 @@ async def level_probe(ctx: CaseContext) -> LevelProbe:
             await ctx.request("logging/setLevel", {"level": "debug"})
         return result
 
-    return await memo(ctx, "log-level-probe", "setting a log level", probe)
+    return await ctx.remember_once("log-level-probe", "setting a log level", probe)
 
 
 async def opted_in_calls(ctx: CaseContext) -> list[Call]:
@@ -101,7 +101,7 @@ async def opted_in_calls(ctx: CaseContext) -> list[Call]:
             calls.append(await ctx.request("tools/call", params))
         return calls
 
-    return await memo(ctx, "log-opted-in", "calling tools with a logLevel", call)
+    return await ctx.remember_once("log-opted-in", "calling tools with a logLevel", call)
 
 
 @check(

@@ -27,7 +27,7 @@ from conformance.pack_api import (
     paced,
     skip,
 )
-from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, memo, no_callable_reason, succeeded
+from conformance_packs.base.common import Sweep, ToolCalls, call_sweep, no_callable_reason, succeeded
 from conformance_packs.base.received import (
     Received,
     ids_sent_before,
@@ -223,7 +223,7 @@ async def progress_calls(ctx: CaseContext) -> ProgressCalls:
             _name_slow(ctx, sweep, out)
         return out
 
-    return await memo(ctx, "progress-calls", "calling the tools with a progressToken", run)
+    return await ctx.remember_once("progress-calls", "calling the tools with a progressToken", run)
 
 
 def _succeeded(entry: ProgressCall | None) -> bool:

@@ -8,7 +8,6 @@ from typing import Any
 
 from conformance.pack_api import TESTED_REVISIONS, Call, CaseContext, era_of, schema, skip
 from conformance.pack_api import schema_errors as errors
-from conformance_packs.base.common import memo
 
 PROMPTS_SCHEMA = "urn:mcp-conformance:base-prompts:1"
 #: Prompts got with prompts/get per revision (a server may list hundreds).
@@ -86,7 +85,7 @@ async def prompt_gets(ctx: CaseContext) -> list[PromptGet]:
                 out.append(PromptGet(prompt, given, call))
         return out
 
-    return await memo(ctx, "prompt-gets", "getting each listed prompt", get_all)
+    return await ctx.remember_once("prompt-gets", "getting each listed prompt", get_all)
 
 
 async def suggested(ctx: CaseContext, prompt: str, argument: str, resolved: dict[str, str]) -> str:

@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 from conformance.pack_api import CaseContext, at_least, check, jsonrpc, missed, skip
-from conformance_packs.base.common import list_all
 from conformance_packs.base.prompting import arguments_of, got_prompts, prompts, shape_errors
 
 UNKNOWN_PROMPT = "conformance-no-such-prompt-7f3a"
@@ -47,7 +46,8 @@ def blocks(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 @check("base.prompts.list-shape", "BASE-PROMPT-001", "prompts/list result shape", capability="prompts")
 async def list_shape(ctx: CaseContext) -> None:
-    _, calls, problem = await list_all(ctx, "prompts/list", "prompts")
+    paged = await ctx.list_all("prompts/list", "prompts")
+    calls, problem = paged.calls, paged.problem
     for index, call in enumerate(calls):
         problems = shape_errors("listPromptsResult", call.result, ctx.revision)
         if problems:

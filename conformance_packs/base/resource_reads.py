@@ -20,7 +20,6 @@ from conformance.pack_api import (
     shape_errors,
     skip,
 )
-from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.resources import UNKNOWN_URI
 from conformance_packs.base.uritemplate import expand, template_problem
 
@@ -52,7 +51,7 @@ class Reads:
 
 
 async def templates(ctx: CaseContext) -> list[dict[str, Any]]:
-    items, _, _ = await list_all(ctx, "resources/templates/list", "resourceTemplates")
+    items = (await ctx.list_all("resources/templates/list", "resourceTemplates")).items
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("uriTemplate"), str)]
 
 
@@ -62,7 +61,7 @@ async def reads(ctx: CaseContext) -> Reads:
 
     async def read_all() -> Reads:
         out = Reads()
-        items, _, _ = await list_all(ctx, "resources/list", "resources")
+        items = (await ctx.list_all("resources/list", "resources")).items
         uris = [r["uri"] for r in items if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         for uri in uris[:MAX_READS]:
             out.done.append((uri, await ctx.request("resources/read", {"uri": uri}), "listed"))
@@ -82,7 +81,7 @@ async def reads(ctx: CaseContext) -> Reads:
                     out.refused.append(uri)
         return out
 
-    return await memo(ctx, "resource-reads", "reading the listed resources", read_all)
+    return await ctx.remember_once("resource-reads", "reading the listed resources", read_all)
 
 
 @check(
@@ -165,8 +164,7 @@ async def template_syntax(ctx: CaseContext) -> None:
 
 
 async def _unknown(ctx: CaseContext) -> Call:
-    return await memo(
-        ctx,
+    return await ctx.remember_once(
         "resource-unknown",
         "reading an unknown resource",
         lambda: ctx.request("resources/read", {"uri": UNKNOWN_URI}),

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from conformance.pack_api import CaseContext, check, jsonrpc, missed, shape_errors, skip, weak
-from conformance_packs.base.common import list_all
 
 UNKNOWN_URI = "conformance://no-such-resource/7f3a"
 
 
 @check("base.resources.list-shape", "BASE-RES-001", "resources/list result shape", capability="resources")
 async def list_shape(ctx: CaseContext) -> None:
-    _, calls, problem = await list_all(ctx, "resources/list", "resources")
+    paged = await ctx.list_all("resources/list", "resources")
+    calls, problem = paged.calls, paged.problem
     for index, call in enumerate(calls):
         problems = shape_errors("listResourcesResult", call.result, ctx.revision)
         if problems:
@@ -39,7 +39,7 @@ async def templates_shape(ctx: CaseContext) -> None:
 
 @check("base.resources.read-shape", "BASE-RES-003", "resources/read returns contents", capability="resources")
 async def read_shape(ctx: CaseContext) -> None:
-    items, _, _ = await list_all(ctx, "resources/list", "resources")
+    items = (await ctx.list_all("resources/list", "resources")).items
     uris = [r["uri"] for r in items if isinstance(r, dict) and isinstance(r.get("uri"), str)]
     if not uris:
         skip("resources/list offers no resource to read")

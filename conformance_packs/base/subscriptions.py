@@ -27,7 +27,6 @@ from conformance.pack_api import (
     skip,
     unjudgeable,
 )
-from conformance_packs.base.common import list_all, memo
 from conformance_packs.base.received import Received, raw_request, received_since, sentinel
 
 #: Listed resources subscribed to and read (a server may list thousands).
@@ -49,7 +48,7 @@ def _subscribe_declared(ctx: CaseContext) -> None:
 
 
 async def _uris(ctx: CaseContext) -> list[str]:
-    items, _, _ = await list_all(ctx, "resources/list", "resources")
+    items = (await ctx.list_all("resources/list", "resources")).items
     uris = [r["uri"] for r in items if isinstance(r, dict) and isinstance(r.get("uri"), str)]
     if not uris:
         skip("resources/list offers no resource to subscribe to")
@@ -94,7 +93,7 @@ async def legacy_flow(ctx: CaseContext) -> LegacyFlow:
         flow.after = await _read_all(ctx, uris)
         return flow
 
-    return await memo(ctx, "legacy-subscriptions", "subscribing to the listed resources", run)
+    return await ctx.remember_once("legacy-subscriptions", "subscribing to the listed resources", run)
 
 
 def _answered_with_result(ctx: CaseContext, method: str, calls: list[tuple[str, Call]]) -> None:
@@ -218,7 +217,7 @@ async def listen_flow(ctx: CaseContext) -> ListenFlow:
         flow.messages = received_since(ctx, mark)
         return flow
 
-    return await memo(ctx, "listen-flow", "listening to the listed resources", run)
+    return await ctx.remember_once("listen-flow", "listening to the listed resources", run)
 
 
 async def _listen_http(ctx: CaseContext, flow: ListenFlow, params: dict[str, Any]) -> None:

@@ -23,7 +23,6 @@ from conformance.pack_api import Call, CaseContext, NotSent, blocked, check, mis
 from conformance_packs.base.common import (
     call_sweep,
     declares_tasks,
-    memo,
     no_callable_reason,
     task_support,
     tools,
@@ -243,7 +242,7 @@ async def task_run(ctx: CaseContext) -> TaskRun:
             run.later_gets.append(await ctx.request("tasks/get", {"taskId": task_id}))
         return run
 
-    made = await memo(ctx, "task-run", "calling a tool as a task", make)
+    made = await ctx.remember_once("task-run", "calling a tool as a task", make)
     if isinstance(made, str):
         skip(made)
     ctx.note(made.said())

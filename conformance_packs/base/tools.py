@@ -31,8 +31,6 @@ from conformance.pack_api import (
 from conformance_packs.base.common import (
     call_sweep,
     json_text_blocks,
-    list_all,
-    memo,
     no_callable_reason,
     succeeded,
     tools,
@@ -45,7 +43,8 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 @check("base.tools.list-shape", "BASE-TOOLS-001", "tools/list result shape", capability="tools")
 async def list_shape(ctx: CaseContext) -> None:
-    _, calls, problem = await list_all(ctx, "tools/list", "tools")
+    paged = await ctx.list_all("tools/list", "tools")
+    calls, problem = paged.calls, paged.problem
     for index, call in enumerate(calls):
         if not isinstance(call.result, dict):
             missed(f"page {index + 1} of tools/list was not answered with a result", **call.excerpt())
@@ -58,7 +57,8 @@ async def list_shape(ctx: CaseContext) -> None:
 
 @check("base.tools.pagination-ends", "BASE-TOOLS-006", "pagination ends", capability="tools")
 async def pagination_ends(ctx: CaseContext) -> None:
-    items, calls, problem = await list_all(ctx, "tools/list", "tools")
+    paged = await ctx.list_all("tools/list", "tools")
+    items, calls, problem = paged.items, paged.calls, paged.problem
     if problem:
         missed(problem, **(calls[-1].excerpt() if calls else {}))
     ctx.note(f"{len(items)} tools in {len(calls)} page(s)")
@@ -326,8 +326,7 @@ UNKNOWN_TOOL = "conformance_no_such_tool_7f3a"
 
 
 async def _unknown_tool_call(ctx: CaseContext) -> Any:
-    call = await memo(
-        ctx,
+    call = await ctx.remember_once(
         "unknown-tool",
         "calling an unknown tool",
         lambda: ctx.request("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}}),
