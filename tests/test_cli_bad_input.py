@@ -50,9 +50,10 @@ def test_unreachable_url_exits_3_with_an_error_report(tmp_path: Path) -> None:
     report = report_of(tmp_path)
     scored = [(c["check"], c["verdict"]) for c in report["cases"] if not c.get("unscored")]
     assert scored == [("base.connect", "ERROR")]
-    # The extensions' packs that run by default (apps) say the same beside it, unscored.
+    # The extensions' packs that run by default (apps, tasks) say the same beside it, unscored.
     assert {(c["check"], c["verdict"]) for c in report["cases"] if c.get("unscored")} == {
-        ("apps.connect", "ERROR")
+        ("apps.connect", "ERROR"),
+        ("tasks.connect", "ERROR"),
     }
     assert all("cannot connect" in c["message"] for c in report["cases"])
 

@@ -335,7 +335,8 @@ def headline(report: Report | Mapping[str, Any]) -> Headline:
     apart = Counter(case.verdict for case in cases if case.unscored)
     if apart and word in ("passed", "failed"):
         why += (
-            f" {sum(apart.values())} more not scored (experimental or extension; --experimental claims them):"
+            f" {sum(apart.values())} more not scored (experimental or extension;"
+            " --experimental or --suite PACK claims them):"
             f" {_tally(apart, VERDICTS)}."
         )
     return Headline(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)

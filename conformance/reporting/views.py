@@ -97,7 +97,7 @@ def unscored_line(unscored: Mapping[str, int]) -> str:
     counts = "  ".join(f"{v} {n}" for v, n in unscored.items() if v != "cases" and n)
     return (
         f"{unscored.get('cases', 0)} more cases not scored (experimental features or extensions; they "
-        f"fail no run unless claimed with --experimental): {counts}"
+        f"fail no run unless claimed with --experimental, or --suite naming their pack): {counts}"
     )
 
 
