@@ -17,10 +17,10 @@ import statistics
 import sys
 import time
 
-from conformance import api
 from conformance.adapters.stdio import StdioAdapter
 from conformance.adapters.transcript import Transcript
 from conformance.engine.context import RunOptions
+from conformance.front import api
 from conformance.protocol.session import Session
 
 SERVER = [sys.executable, "-m", "conformance_reference.base_server"]

@@ -22,14 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance import api
 from conformance.adapters.transcript import Transcript
 from conformance.engine.context import RunOptions
 from conformance.engine.sessions import launched, open_session
 from conformance.fixtures.client import ControllerClient, ControllerConfig
+from conformance.front import api
+from conformance.model.targets import Target
+from conformance.pack_api.statuses import classify
 from conformance.protocol.session import Session
-from conformance.statuses import classify
-from conformance.targets import Target
 
 SERVER = (sys.executable, "-m", "conformance_reference.map_server")
 CONTROLLER = (sys.executable, "-m", "conformance_reference.map_controller")

@@ -73,7 +73,7 @@ from benchlib import (
     yes_no,
 )
 
-#: The server-everything the real-server tests judge (tests/test_real_servers.py pins the same).
+#: The server-everything the real-server tests judge (tests/packs/test_real_servers.py pins the same).
 EVERYTHING_VERSION = "2026.8.31"
 EVERYTHING = f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"
 OFFICIAL_VERSION = "0.1.16"

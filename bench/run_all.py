@@ -49,7 +49,7 @@ LIST_BUDGET_S = 0.2
 def startup(rounds: int) -> PartResult:
     """Whole-process start of the commands that must stay fast (lazy imports), beside bare Python.
 
-    `list` reads its checks from a catalog cached in the user's cache folder (conformance/catalog.py),
+    `list` reads its checks from a catalog cached in the user's cache folder (conformance/front/catalog.py),
     built by the first `list` after the packs change: that first run is timed apart, once, and the
     median is of the runs after it, the start every later `list` has."""
     part = PartResult("start-up")

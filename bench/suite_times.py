@@ -23,7 +23,7 @@ from typing import Any
 
 from benchlib import Judged, PartResult, alternate, heading, median, worker
 
-from conformance import packs
+from conformance.model import packs
 
 BUDGET_S = 3.0
 WORKER_TIMEOUT = 300.0

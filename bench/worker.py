@@ -29,10 +29,10 @@ from typing import Any
 
 IMPORT_STARTED = time.perf_counter()
 
-from conformance.api import run_report  # noqa: E402
 from conformance.engine.context import RunOptions  # noqa: E402
+from conformance.front.api import run_report  # noqa: E402
+from conformance.model.targets import Target, reference_targets  # noqa: E402
 from conformance.protocol.session import UNANSWERED  # noqa: E402
-from conformance.targets import Target, reference_targets  # noqa: E402
 
 
 def _status_kib(field: str) -> int | None:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     # The reference's fork server reaps the servers it forked: stopped here, after the timing, so their
     # CPU reaches RUSAGE_CHILDREN (a tree from before the fork server has no prefork module).
     try:
-        from conformance import prefork
+        from conformance.infra import prefork
     except ImportError:
         pass
     else:

@@ -35,7 +35,7 @@ from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 from starlette.types import ASGIApp
 
-from conformance.authority import METADATA_PATH, AuthorityServer, load_key
+from conformance.infra.authority import METADATA_PATH, AuthorityServer, load_key
 from conformance_reference.base_server import build_server
 from conformance_reference.serving import MCP_PATH, Era, build_http_app, serve, serving_parser
 

@@ -7,7 +7,7 @@ the controllers); forked from a process that has imported them, one is ready in 
 harness still drives a real process over real pipes:
 
 - `python -m conformance_reference.forkserver spawn MODULE ARGS...` is the process the harness starts
-  (`Pack.reference_forkserver` names this module; the core's `conformance.prefork` starts the fork
+  (`Pack.reference_forkserver` names this module; the core's `conformance.infra.prefork` starts the fork
   server and names its socket in the `MCP_CONFORMANCE_FORKSERVER` variable).
   It hands its stdin, stdout and stderr to the fork server (SCM_RIGHTS over a Unix socket), which forks
   a child that runs MODULE as `__main__` on them, with the spawner's environment, directory and ARGS.
@@ -23,7 +23,7 @@ process group, and its `/proc` environment is the fork server's. The tests start
 it too (`tests/conftest.py`), but never the servers of the process-handling tests.
 
     python -m conformance_reference.forkserver spawn MODULE [ARGS...]
-    python -m conformance_reference.forkserver serve FD      (started by conformance.prefork)
+    python -m conformance_reference.forkserver serve FD      (started by conformance.infra.prefork)
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ def parse_instant(text: str) -> int | None:
 
 def example_deals() -> list[JSON]:
     """The project's example deals (vectors/uwmd/deals.json): what a fresh database is seeded with."""
-    from conformance import vectors
+    from conformance.model import vectors
 
     return [v for v in vectors.load("uwmd", "deals.json") if v.get("kind") == "deal"]
 

@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
-from conformance import api, prefork
 from conformance.engine.context import RunOptions
+from conformance.front import api
+from conformance.infra import prefork
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -53,7 +54,8 @@ def budget(seconds: float) -> float:
     return seconds * max(1.0, per_cpu) * scale
 
 
-#: One fork server per test process (conformance_reference/forkserver.py, started by conformance.prefork,
+#: One fork server per test process (conformance_reference/forkserver.py, started by
+#: conformance.infra.prefork,
 #: as the harness starts it for the embedded default): the servers built on the `mcp` SDK start as forks
 #: of a process that imported it once, in milliseconds rather than most of a second. The `cli` runs the
 #: tests start inherit its socket's name and use it too.
@@ -113,7 +115,7 @@ def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
 #: Checks of features the raw and legacy test servers do not offer (prompts, completion, logging): they
 #: SKIP there, saying why, and the tests of other areas do not restate those SKIPs.
 #: The tasks checks of a server that declares tasks (BASE-TASK-002 to -012): they SKIP, saying why, on a
-#: server that takes no task-augmented call; `tests/test_base_tasks.py` judges them.
+#: server that takes no task-augmented call; `tests/packs/base/test_base_tasks.py` judges them.
 TASK_SERVED = tuple(
     f"base.tasks.{name}"
     for name in (
@@ -132,14 +134,15 @@ TASK_SERVED = tuple(
 )
 UNOFFERED = ("base.prompts.", "base.completion.", "base.logging.", *TASK_SERVED)
 #: Checks that SKIP on every server that asks its client for no input (BASE-INPUT-*: nothing of that
-#: kind was asked): the tests of other subjects leave those SKIPs out; `tests/test_base_input.py` and
-#: `tests/test_base_reference.py` see them (`non_pass(report, input_skips=True)`).
+#: kind was asked): the tests of other subjects leave those SKIPs out; `tests/packs/base/test_base_input.py`
+#: and
+#: `tests/packs/base/test_base_reference.py` see them (`non_pass(report, input_skips=True)`).
 INPUT_CHECKS = ("base.input.",)
 
 
 #: Rows that SKIP on a server that declares every feature they probe (the reference servers): nothing
 #: is undeclared, so nothing can be judged (their message says so; a SKIP for another reason, blocked
-#: by a broken transport say, is kept); `tests/test_base_surface.py` judges them on its mutants.
+#: by a broken transport say, is kept); `tests/packs/base/test_base_surface.py` judges them on its mutants.
 DECLARES_ALL = (
     "base.cap.undeclared-not-served",
     "base.cap.undeclared-answers-32601",

@@ -35,7 +35,7 @@ WRAPPER = (
     "        kb = next(line.split()[1] for line in status if line.startswith('VmHWM:'))\n"
     "    sys.stderr.write(f'PEAK-KB {kb}\\n')\n"
     "atexit.register(_peak)\n"
-    "from conformance.cli import main\n"
+    "from conformance.front.cli import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from conformance import api
 from conformance.engine.checks import Check, load_pack
 from conformance.engine.context import RunOptions
-from conformance.targets import Target
+from conformance.front import api
+from conformance.model.targets import Target
 from tests.conftest import server_argv
 
 PY = sys.executable

@@ -135,7 +135,7 @@ def async_client(
 
     httpx has no public way to choose httpcore's backend, so the new transport's pool is handed
     one. Should a future httpx lay out its transport differently, the client keeps
-    httpx's own backend and the name says "anyio", which tests/test_http_backend.py catches.
+    httpx's own backend and the name says "anyio", which tests/adapters/test_http_backend.py catches.
     """
     transport = httpx.AsyncHTTPTransport(
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive),

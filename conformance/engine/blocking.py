@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance import packs
 from conformance.adapters.base import TransportError, TransportViolation
 from conformance.engine.checks import Check
 from conformance.engine.context import CaseContext, Violation
 from conformance.engine.results import case_key
-from conformance.verdicts import Verdict
+from conformance.model import packs
+from conformance.model.verdicts import Verdict
 
 #: Where the runner keeps the violations of one (target, revision) for the judging check.
 SHARED_KEY = "engine:transport-violations"

@@ -14,8 +14,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from conformance.model.verdicts import Verdict
 from conformance.protocol.session import Exchange
-from conformance.verdicts import Verdict
 
 if TYPE_CHECKING:
     from conformance.engine.context import CaseContext
@@ -62,7 +62,7 @@ class Outcome(Exception):
 
 class Missed(Outcome):
     """The requirement is not met: no fixed verdict. The runner makes it FAIL or WARN from the
-    requirement's level (`conformance.verdicts.miss_verdict`), so a check never decides that itself."""
+    requirement's level (`conformance.model.verdicts.miss_verdict`), so a check never decides that itself."""
 
     verdict = None
 
@@ -184,7 +184,7 @@ def check(
     """Register `func` as check `check_id` (its pack is the part before the first dot)."""
     suite = check_id.split(".", 1)[0]
     if revisions is None:
-        from conformance import packs
+        from conformance.model import packs
         from conformance.protocol.versions import since
 
         pack = packs.installed().get(suite)
@@ -255,7 +255,7 @@ def profile_checks(
 
 def load_pack(name: str) -> list[Check]:
     """Import a suite's modules (which register its checks) and return its checks in definition order."""
-    from conformance import packs
+    from conformance.model import packs
 
     pack = packs.get(name)
     before = {suite: len(checks) for suite, checks in _REGISTRY.items()}

@@ -23,9 +23,9 @@ from conformance.engine.listing import Listing, cached_listing, fetch_listing
 from conformance.engine.memo import guarded, remember
 from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
+from conformance.model.targets import Target
+from conformance.model.verdicts import Verdict
 from conformance.protocol.session import Call, NotSent, ServerIdentity, Session
-from conformance.targets import Target
-from conformance.verdicts import Verdict
 
 if TYPE_CHECKING:
     from conformance.adapters.http import HttpAdapter
@@ -78,7 +78,7 @@ class RunOptions:
         hands the settled values on, and they are not settled again (a seed is never drawn twice)."""
         if isinstance(self.pack_options, SettledPackOptions):
             return
-        from conformance import packs
+        from conformance.model import packs
 
         given = dict(self.pack_options)
         unknown = set(given) - {option.dest for _, option in packs.all_options()}

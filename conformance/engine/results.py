@@ -1,4 +1,5 @@
-"""Case results: the atoms of the canonical report (the verdicts and their rules: `conformance.verdicts`)."""
+"""Case results: the atoms of the canonical report (the verdicts and their rules:
+`conformance.model.verdicts`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from conformance.verdicts import Verdict
+from conformance.model.verdicts import Verdict
 
 
 @dataclass(frozen=True)

@@ -44,11 +44,11 @@ from conformance.engine.sessions import (
     probes_in_turn,
     unjudged_reason,
 )
+from conformance.model.requirements import get as requirement
+from conformance.model.targets import Target
+from conformance.model.verdicts import Verdict, finished_verdict, outcome_verdict, unscored
 from conformance.protocol.versions import era_of
-from conformance.requirements import get as requirement
-from conformance.targets import Target
 from conformance.text import masker
-from conformance.verdicts import Verdict, finished_verdict, outcome_verdict, unscored
 
 T = TypeVar("T")
 
@@ -355,7 +355,7 @@ class Runner:
         """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
         extension's pack that runs by default and was not named says nothing there (the tasks extension
         is 2026-07-28's: a SKIP on every server that speaks older revisions would be noise, not news)."""
-        from conformance import packs
+        from conformance.model import packs
 
         spoken = run.outcome.spoken
         for suite in sorted({c.suite for c in run.checks} - run.assigned_suites):
@@ -399,7 +399,7 @@ class Runner:
         """Emit a suite's connect case (`CONNECT_REQUIREMENT`, on no revision): whether the target
         could be reached and opened at all, and why not. A case of an extension's pack counts only
         when the extension is claimed."""
-        from conformance import packs
+        from conformance.model import packs
 
         row = requirement(CONNECT_REQUIREMENT).at("")
         check_id = f"{suite}.{CONNECT_CHECK}"
@@ -714,7 +714,7 @@ def claimed(options: RunOptions, target: Target, suite: str) -> bool:
     by default is claimed by naming it all the same)."""
     if options.experimental or target.experimental:
         return True
-    from conformance import packs
+    from conformance.model import packs
 
     pack = packs.installed().get(suite)
     if pack is None or pack.extension is not None:
@@ -725,7 +725,7 @@ def claimed(options: RunOptions, target: Target, suite: str) -> bool:
 async def _prepared(target: Target, suites: list[str]) -> Target:
     """The target as each chosen suite's `prepare` hook leaves it (credentials added once its URL is
     known). A hook that fails leaves the target unjudged, saying why."""
-    from conformance import packs
+    from conformance.model import packs
 
     for suite in suites:
         pack = packs.installed().get(suite)

@@ -22,9 +22,9 @@ from conformance.adapters.base import Adapter, TargetUnreachable, TransportError
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
 from conformance.adapters.transcript import Transcript
 from conformance.engine.memo import CURRENT_KEY, met
+from conformance.model.targets import Target
 from conformance.protocol.session import Call, HandshakeFailed, NotSent, Session
 from conformance.protocol.versions import TESTED_REVISIONS, era_of, is_known, transport_mismatch
-from conformance.targets import Target
 
 LISTENING = re.compile(rb"LISTENING (https?://\S+)")
 #: Default seconds a server the harness starts may take to give its first answer (`--start-timeout`):

@@ -44,8 +44,8 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.engine.results import CaseResult, case_key
+from conformance.model.targets import Target
 from conformance.reporting.canonical import ReportBuilder
-from conformance.targets import Target
 from conformance.text import readable
 
 #: Seconds a worker told to stop (its stdin closed) may take to write its partial report.
@@ -271,8 +271,8 @@ def _stop_when_stdin_closes() -> None:
 
 
 def main() -> int:
-    from conformance import api
     from conformance.engine.checks import load_pack
+    from conformance.front import api
 
     # Started from a job that ignores SIGINT (a background shell job, nohup), a worker would inherit
     # that and never stop: its stop signal is SIGINT (`_stop_when_stdin_closes`), so it is always heard.

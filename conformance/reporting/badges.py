@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape
 
+from conformance.model.verdicts import BLOCKING, Verdict, nothing_judged
 from conformance.reporting.model import Report, coerce
-from conformance.verdicts import BLOCKING, Verdict, nothing_judged
 
 COLORS = {
     "brightgreen": "#4c1",

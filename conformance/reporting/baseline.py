@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.model.verdicts import EXCUSABLE, Verdict, baselined
 from conformance.reporting import canonical
 from conformance.reporting.model import Case, Report, coerce
-from conformance.verdicts import EXCUSABLE, Verdict, baselined
 
 FORMAT = "mcp-conformance-baseline"
 FORMAT_VERSION = 1

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from conformance import __version__, verdicts
+from conformance import __version__
 from conformance.adapters.transcript import omitted_marker, omitted_of
 from conformance.engine.events import (
     CaseFinished,
@@ -36,8 +36,9 @@ from conformance.engine.events import (
     TargetFinished,
     TargetStarted,
 )
+from conformance.model import verdicts
+from conformance.model.verdicts import VERDICTS
 from conformance.text import Masker, masker, readable
-from conformance.verdicts import VERDICTS
 
 #: The report's format and its version: what this module writes and `model.Report` reads.
 FORMAT = "mcp-conformance-report"

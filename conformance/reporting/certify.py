@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.model.verdicts import CHECK_VERDICTS, EXIT_OK, Verdict
 from conformance.reporting import canonical
 from conformance.reporting.model import Report, ReportError
-from conformance.verdicts import CHECK_VERDICTS, EXIT_OK, Verdict
 
 FORMAT = "mcp-conformance-certificate"
 FORMAT_VERSION = 1
@@ -63,7 +63,7 @@ def _manifest(files: dict[str, str]) -> dict[str, Any]:
 
 def material(suites: list[str]) -> dict[str, dict[str, Any]]:
     """Digests of the suites and vectors the installed harness uses for these suites."""
-    from conformance import packs
+    from conformance.model import packs
 
     out: dict[str, dict[str, Any]] = {"suites": {}, "vectors": {}}
     for suite in suites:
@@ -78,7 +78,7 @@ def material(suites: list[str]) -> dict[str, dict[str, Any]]:
 def _seed(report: Report) -> Any:
     """The generator seed of the run: an option a pack declares as its seed (`PackOption.seed`: the fuzz
     pack's `--fuzz-seed`), recorded in the header's options under its `dest`."""
-    from conformance import packs
+    from conformance.model import packs
 
     options = report.header.options
     declared = [o.dest for pack in packs.installed().values() for o in pack.options if o.seed]

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.engine.results import case_key
+from conformance.model.verdicts import BLOCKING, Verdict
 from conformance.reporting import canonical
 from conformance.reporting.model import Report, coerce
 from conformance.text import readable, visible
-from conformance.verdicts import BLOCKING, Verdict
 
 #: Options that change what a verdict means: reports that differ in one of them cannot be merged.
 VERDICT_OPTIONS = ("protocol", "call_tools", "strict")

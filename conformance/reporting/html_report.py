@@ -27,9 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.reporting.model import Case, Report, case_anchor, coerce
-from conformance.text import bytes_text, readable, visible
-from conformance.verdicts import (
+from conformance.model.verdicts import (
     BASELINE_VERDICTS,
     BLOCKING,
     EXIT_INTERRUPTED,
@@ -42,6 +40,8 @@ from conformance.verdicts import (
     Verdict,
     result,
 )
+from conformance.reporting.model import Case, Report, case_anchor, coerce
+from conformance.text import bytes_text, readable, visible
 
 #: Characters shown per transcript entry or evidence value; the canonical report keeps the rest.
 TEXT_CAP = 20_000
@@ -234,7 +234,7 @@ def _requirement(req_id: str, revision: str | None = None) -> tuple[str, str]:
     """The quoted source sentence and its source as `revision` reads them (a revision whose text
     differs quotes its own), from this harness's requirement table."""
     try:
-        from conformance.requirements import get
+        from conformance.model.requirements import get
 
         row = get(req_id).at(revision)
     except Exception:  # a report from another harness version may name a row this one lacks
@@ -480,9 +480,9 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
 
 
 def _official(cases: Sequence[Case]) -> str:
-    """The official suite's figure per revision (`conformance.official.summary`), beside ours: of the
+    """The official suite's figure per revision (`conformance.model.official.summary`), beside ours: of the
     official checks judged here at that revision, how many passed, the not-scored ones apart."""
-    from conformance import official
+    from conformance.model import official
 
     label = official.load().label
     lines = [entry.line(label) for entry in official.summary(cases)]

@@ -22,12 +22,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from conformance import verdicts
 from conformance.engine.results import CaseRecord
+from conformance.model import verdicts
+from conformance.model.verdicts import Verdict
 from conformance.reporting import canonical
 from conformance.reporting.canonical import FORMAT, FORMAT_VERSION
 from conformance.text import readable
-from conformance.verdicts import Verdict
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

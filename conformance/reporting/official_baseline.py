@@ -102,7 +102,7 @@ def import_entries(
     rows: Mapping[str, Any],
     checks: Iterable[Any],
 ) -> tuple[dict[str, Any], list[str]]:
-    """(baseline data, one line per entry not mapped). `official` is `conformance.official.load()`,
+    """(baseline data, one line per entry not mapped). `official` is `conformance.model.official.load()`,
     `rows` the requirement rows by ID and `checks` every check of the installed suites (catalog entries:
     `id`, `requirement`)."""
     own: dict[str, list[str]] = {}  # row ID -> our check IDs

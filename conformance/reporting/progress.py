@@ -6,8 +6,8 @@ import sys
 from typing import TextIO
 
 from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
+from conformance.model.verdicts import Verdict
 from conformance.text import visible
-from conformance.verdicts import Verdict
 
 
 def _t(text: str) -> str:

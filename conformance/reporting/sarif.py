@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from conformance.model.verdicts import Verdict, level_fails
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
-from conformance.verdicts import Verdict, level_fails
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 DEFAULT_URI = "mcp-conformance.toml"
@@ -68,7 +68,7 @@ def _requirement(req_id: str) -> tuple[str, str]:
     """The quoted sentence and its source, from this harness's requirement table (a report of another
     harness version may name a row this one lacks)."""
     try:
-        from conformance.requirements import get
+        from conformance.model.requirements import get
 
         row = get(req_id)
     except Exception:

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from conformance.model.verdicts import LEVELS, WORST_FIRST, Verdict
 from conformance.reporting.model import Case, Report, case_anchor
 from conformance.reporting.views import _md
 from conformance.text import visible
-from conformance.verdicts import LEVELS, WORST_FIRST, Verdict
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.model.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
 from conformance.reporting import html_report, sarif
 from conformance.reporting.html_report import PROBLEMS, evidence_items, headline, problems_first
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
-from conformance.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
 
 AnyReport = Report | Mapping[str, Any]
 
@@ -85,8 +85,8 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
 def official_lines(cases: Sequence[Case]) -> list[str]:
     """Per revision the official suite freezes a server set for, the figure an SDK team is tiered by,
     read from these cases: of the official checks judged here at that revision, how many passed, the
-    not-scored scenarios' checks apart (`conformance.official.summary`)."""
-    from conformance import official
+    not-scored scenarios' checks apart (`conformance.model.official.summary`)."""
+    from conformance.model import official
 
     label = official.load().label
     return [entry.line(label) for entry in official.summary(cases)]

@@ -35,7 +35,7 @@ def core_schema_files() -> list[Traversable]:
 
 @cache
 def registry() -> Registry:
-    from conformance import packs
+    from conformance.model import packs
 
     files = [("core", entry) for entry in core_schema_files()]
     files += [(name, entry) for name, pack in packs.installed().items() for entry in pack.schema_files()]

@@ -10,7 +10,7 @@ closure, so a valid instance costs microseconds.
 The predicate only answers yes or no. Callers keep jsonschema as the explanation: when the predicate
 says no, they run jsonschema to get its message and path (see `FastValidator`). So a verdict's
 wording never changes, and the only thing this module must get right is the yes/no answer, which
-tests/test_compiled_schema.py checks against jsonschema with hypothesis on generated schemas and
+tests/schemas/test_compiled_schema.py checks against jsonschema with hypothesis on generated schemas and
 instances.
 
 Only the keywords whose semantics are written out below compile. Any other keyword (an unknown one

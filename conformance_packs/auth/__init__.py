@@ -1,7 +1,8 @@
 """The authorization suite: a protected MCP server judged as an OAuth 2.1 resource server.
 
 Streamable HTTP targets only (MCP's authorization is an HTTP matter; stdio targets are not judged). The
-suite mints its tokens with the key of the harness's test authorization server (`conformance.authority`),
+suite mints its tokens with the key of the harness's test authorization server
+(`conformance.infra.authority`),
 which the target must trust, or takes a real token from the environment (`[auth]`, docs/auth.md).
 """
 

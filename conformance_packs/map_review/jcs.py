@@ -2,7 +2,7 @@
 
 MAP Core identifies a contract by that digest. The harness recomputes it for a contract file a target
 supplies (MAP-DIG-005, MAP-READ-006); the JCS text itself comes from the core's one implementation
-(`conformance.jcs`), so every pack canonicalises alike. The `sha-256:` spelling is MAP's own rule.
+(`conformance.pack_api.jcs`), so every pack canonicalises alike. The `sha-256:` spelling is MAP's own rule.
 The project's tests pin it to the one published contract revision (sha-256:247dc852...0c5b).
 """
 

@@ -3,7 +3,8 @@
 The binding's ETag is the quoted semantic digest: `sha256:` + SHA-256 of the RFC 8785 (JCS) form of the
 envelope without `generated_at`, `generator` and `semantic_digest`. The harness recomputes it from the
 bytes a server sends, so it is the oracle: the JCS text comes from the core's one implementation
-(`conformance.jcs`), written apart from the reference server's (`conformance_reference/uwmd_codecs/`) so
+(`conformance.pack_api.jcs`), written apart from the reference server's (`conformance_reference/uwmd_codecs/`)
+so
 that one bug cannot make both agree. The project's tests pin it to the catalog's Parkview digest
 (sha256:98cf81a8...9fb7) and to the digest vectors in `vectors/uwmd/`.
 """

@@ -6,7 +6,7 @@ RFC 8785 and the semantic digest), `uris` (the deal URI template and parser), `e
 digest, stamping and `decode`, the one place where stored bytes become an envelope), `xml_codec`
 (uw-xml), `zip_bundle` (uw-csv-bundle) and `views` (the named CSV views). This package re-exports
 the public names, so a server reads `codecs.decode(...)` as before. Nothing here imports MCP or the
-harness: the JCS in `jcs` is written apart from the harness's (`conformance/jcs.py`) so that a bug in
+harness: the JCS in `jcs` is written apart from the harness's (`conformance/pack_api/jcs.py`) so that a bug in
 one cannot make both agree; the project's tests hold both to the same vectors.
 
 A rule a test mutant changes must be changed where it is used: `envelope.limit`,

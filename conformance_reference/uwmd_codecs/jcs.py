@@ -1,8 +1,9 @@
 """The reference's own RFC 8785 (JCS) and the UW semantic digest it stamps on every stored deal.
 
-Written apart from the harness's implementation (`conformance/jcs.py`) on purpose: the harness
+Written apart from the harness's implementation (`conformance/pack_api/jcs.py`) on purpose: the harness
 recomputes the digests this server sends, and one implementation shared by both could carry a bug on
-which server and oracle agree. tests/test_uwmd_jcs.py holds the two to the same vectors and to 5,000
+which server and oracle agree. tests/packs/uwmd/test_uwmd_jcs.py holds the two to the same vectors and to
+5,000
 random doubles.
 """
 

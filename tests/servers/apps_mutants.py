@@ -1,7 +1,7 @@
 """Mutants of the reference MCP Apps server, each with exactly one planted defect.
 
 Each defect changes one field of `AppsSpec` or overrides one method of `AppsReference`; everything else
-is the reference. tests/test_apps.py runs the apps suite against each and asserts the exact set of
+is the reference. tests/packs/apps/test_apps.py runs the apps suite against each and asserts the exact set of
 non-PASS verdicts, so a check that misses its defect, or fires on another's, shows.
 
     python -m tests.servers.apps_mutants --defect NAME [--http --port 0] [--era ...]

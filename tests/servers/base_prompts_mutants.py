@@ -1,7 +1,7 @@
 """Mutants of the base reference server's prompts, completion and logging, one planted defect each.
 
 Each defect overrides one method of `PromptFeatures` (or, for what the SDK itself guards, one handler
-or a middleware); everything else is the reference. `tests/test_base_prompts.py` runs the prompt,
+or a middleware); everything else is the reference. `tests/packs/base/test_base_prompts.py` runs the prompt,
 completion and logging checks against each and asserts the exact set of non-PASS verdicts.
 
     python -m tests.servers.base_prompts_mutants --defect NAME [--http]

@@ -3,7 +3,7 @@
 With mcp 1.9.x it is a FastMCP server (2025-03-26 at most: `SUPPORTED_PROTOCOL_VERSIONS` is
 2024-11-05 and 2025-03-26); with mcp 1.1.x, whose only revision is 2024-11-05 and which has no FastMCP,
 it uses the low-level `Server`. Either is an independent implementation of its revisions, so the
-harness's verdicts on it are not the harness agreeing with itself. tests/test_legacy_revisions.py
+harness's verdicts on it are not the harness agreeing with itself. tests/protocol/test_legacy_revisions.py
 builds the venvs and runs this file with their Python; the project's own `mcp` never imports it.
 
     <old venv>/bin/python tests/servers/old_sdk_server.py

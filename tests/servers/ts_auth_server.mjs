@@ -2,7 +2,7 @@
 // Streamable HTTP transport, the SDK's `requireBearerAuth` and `mcpAuthMetadataRouter`, and a token
 // verifier that checks a JWT against the issuer's JWKS with `jose`. It trusts the issuer given as the
 // first argument (the harness's test authorization server) and listens on 127.0.0.1 at an ephemeral
-// port, printing `LISTENING <url>`. tests/test_auth_suite.py judges it with the authorization suite;
+// port, printing `LISTENING <url>`. tests/packs/auth/test_auth_suite.py judges it with the authorization suite;
 // with `--no-audience-check` as second argument its verifier forgets the audience (a planted defect).
 import express from 'express';
 import { createRemoteJWKSet, jwtVerify } from 'jose';

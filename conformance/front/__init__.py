@@ -1,0 +1,1 @@
+"""Front ends: the CLI, the pytest plugin, the snapshot extension, the programmatic API."""

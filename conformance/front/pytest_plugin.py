@@ -1,0 +1,324 @@
+"""pytest plugin: run conformance suites inside an implementer's own pytest session.
+
+    pytest --mcp-server "stdio:python -m my_server" --mcp-suite base [--mcp-report-dir reports/mcp]
+
+Why a plugin beside the CLI: implementers already have a pytest session in CI with its own fixtures,
+reporting and selection (`-k`, `--junitxml`, xdist-free reruns); the plugin puts each conformance case
+there as one pytest item, with the same verdicts, case IDs and canonical report as `mcp-conformance
+run`, because both go through `conformance.front.api` and the same report builder.
+
+Mapping: PASS passes; WARN passes with a `McpConformanceWarning`; SKIP skips with its reason; FAIL
+and ERROR fail (the failure shows the quoted requirement, the evidence and the transcript); with
+`--mcp-baseline`, XFAIL is an xfail and XPASS (a stale baseline entry) fails.
+
+The cases exist only once the server has been probed (which revisions it speaks decides which cases
+there are), so the suites run while pytest collects; `--collect-only` runs them too.
+
+Registered through the `pytest11` entry point, this module is imported by every pytest session in an
+environment where the harness is installed: without `--mcp-server` it adds its options and does
+nothing else, and it imports nothing beyond pytest and the standard library until asked to run.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_REPORT_KEY = pytest.StashKey[dict[str, Any]]()
+
+
+class McpConformanceWarning(UserWarning):
+    """A SHOULD-level requirement missed (a WARN verdict): the item passes, the warning shows it."""
+
+
+#: Why the installed packs cannot be used (one line), found while adding options: a broken pack in the
+#: environment must not break pytest sessions that never ask for a conformance run.
+_BROKEN_PACKS: list[str] = []
+
+
+def _cli_defaults() -> dict[str, Any]:
+    """The `run` command's defaults, so a plugin run judges exactly as a CLI run with the same options."""
+    from conformance.front.cli import build_parser  # argparse and the installed packs' declarations only
+    from conformance.model import packs
+
+    try:
+        return vars(build_parser().parse_args(["run"]))
+    except packs.PackError as exc:
+        _BROKEN_PACKS[:] = [str(exc)]
+        return vars(build_parser(with_packs=False).parse_args(["run"]))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    from conformance.front.cli import PROTOCOLS
+
+    defaults = _cli_defaults()
+    group = parser.getgroup("mcp-conformance", "MCP server conformance (mcp-conformance)")
+    group.addoption(
+        "--mcp-server",
+        action="append",
+        metavar="SPEC",
+        help="run conformance suites against this server: stdio:COMMAND, http(s)://URL, sse:URL or "
+        "FILE.toml (repeatable); without it this plugin does nothing",
+    )
+    group.addoption(
+        "--mcp-suite",
+        action="append",
+        metavar="NAME",
+        help="suite to run (repeatable; default base: name the profiles your server claims, as with the CLI)",
+    )
+    group.addoption(
+        "--mcp-select",
+        metavar="EXPR",
+        help="only checks whose ID or requirement ID contains one of these comma-separated words",
+    )
+    group.addoption(
+        "--mcp-protocol", default=defaults["protocol"], choices=PROTOCOLS, help="auto or one revision"
+    )
+    group.addoption(
+        "--mcp-timeout", type=float, default=defaults["timeout"], metavar="S", help="per-request timeout"
+    )
+    group.addoption(
+        "--mcp-start-timeout",
+        type=float,
+        default=defaults["start_timeout"],
+        metavar="S",
+        help="seconds a server the harness starts may take to give its first answer",
+    )
+    group.addoption(
+        "--mcp-target-budget",
+        type=float,
+        default=defaults["target_budget"],
+        metavar="S",
+        help="seconds of wall time one target may take; when spent, its cases not yet run are ERROR",
+    )
+    group.addoption(
+        "--mcp-call-tools",
+        default=defaults["call_tools"],
+        choices=("safe", "all", "none"),
+        help="which tools the base suite may call",
+    )
+    group.addoption(
+        "--mcp-max-restarts",
+        type=int,
+        default=defaults["max_restarts"],
+        metavar="N",
+        help="restarts of a broken session before the rest of its cases are ERROR",
+    )
+    group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD is a FAIL, not a WARN")
+    group.addoption(
+        "--mcp-experimental",
+        action="store_true",
+        help="claim experimental features and extensions: their FAILs fail the run",
+    )
+    group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
+    group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
+    from conformance.front.cli import option_type
+    from conformance.model import packs
+
+    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
+        group.addoption(
+            "--mcp-" + option.flag.lstrip("-"),
+            dest=f"mcp_{option.dest}",
+            type=option_type(option),
+            default=None,
+            metavar=option.metavar,
+            help=option.help,
+        )
+
+
+def _run(config: pytest.Config) -> dict[str, Any]:
+    """Run the suites once per session, exactly as `mcp-conformance run` would, and write the report."""
+    from conformance.front import api
+    from conformance.model import packs
+    from conformance.model.targets import UsageError
+    from conformance.reporting import baseline as baselines
+    from conformance.reporting import canonical, views
+
+    if _BROKEN_PACKS:
+        raise pytest.UsageError(_BROKEN_PACKS[0])
+    known = packs.names()
+    # As `run --server`: the base suite unless the profiles the server claims are named.
+    suites = list(dict.fromkeys(config.getoption("mcp_suite") or packs.defaults_for_servers()))
+    unknown = [s for s in suites if s not in known]
+    if unknown:
+        raise pytest.UsageError(f"--mcp-suite {unknown[0]!r} is not a suite; choose from {', '.join(known)}")
+    base = None
+    if config.getoption("mcp_baseline"):
+        try:
+            base = baselines.load(Path(config.getoption("mcp_baseline")))
+        except baselines.BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    run_options = api.run_options(
+        timeout=config.getoption("mcp_timeout"),
+        start_timeout=config.getoption("mcp_start_timeout"),
+        target_budget=config.getoption("mcp_target_budget"),
+        protocol=config.getoption("mcp_protocol"),
+        call_tools=config.getoption("mcp_call_tools"),
+        max_restarts=config.getoption("mcp_max_restarts"),
+        strict=bool(config.getoption("mcp_strict")),
+        experimental=bool(config.getoption("mcp_experimental")),
+        named_suites=config.getoption("mcp_suite") or (),
+        pack_values={o.dest: config.getoption(f"mcp_{o.dest}") for _, o in packs.all_options()},
+    )
+    select = config.getoption("mcp_select")
+    # The report's header records the options as the CLI does, with the same keys and meaning.
+    options = api.header_options(run_options, suites, select)
+    try:
+        report = api.run_report(
+            config.getoption("mcp_server"),
+            suites,
+            select=select or None,
+            options=run_options,
+            header={"command": ["pytest", *config.invocation_params.args], "options": options},
+            budgets=(
+                config.getoption("mcp_timeout"),
+                config.getoption("mcp_start_timeout"),
+                config.getoption("mcp_target_budget"),
+            ),
+        )
+    except UsageError as exc:  # a malformed target spec or file: the user's to fix
+        raise pytest.UsageError(f"--mcp-server: {exc}") from None
+    except packs.PackError as exc:  # a broken pack found when its checks load
+        raise pytest.UsageError(str(exc)) from None
+    if base is not None:
+        baselines.apply(report, base)
+    directory = config.getoption("mcp_report_dir")
+    if directory:
+        path = Path(directory)
+        canonical.write_json_atomic(path / "report.json", report)
+        for failure in views.write_views(report, path):
+            warnings.warn(McpConformanceWarning(failure), stacklevel=1)
+    return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Append one item per conformance case (before `-k` and marks deselect, so they apply to ours)."""
+    if not config.getoption("mcp_server"):
+        return
+    collector = McpRun.from_parent(session, name="mcp-conformance", nodeid="mcp-conformance")
+    items.extend(collector.collect())
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not config.getoption("mcp_server"):
+        return None
+    return f"mcp-conformance: {', '.join(config.getoption('mcp_server'))}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    report = config.stash.get(_REPORT_KEY, None)
+    if report is None:
+        return
+    totals = report["footer"]["totals"]
+    counts = "  ".join(f"{k} {v}" for k, v in totals.items() if k != "cases" and v)
+    line = f"mcp-conformance: {totals['cases']} cases: {counts}; exit code {report['footer']['exit_code']}"
+    if config.getoption("mcp_report_dir"):
+        line += f"; report: {Path(config.getoption('mcp_report_dir')) / 'report.json'}"
+    terminalreporter.write_line(line)
+    from conformance.reporting import canonical
+
+    if canonical.nothing_judged(report):
+        terminalreporter.write_line(
+            f"mcp-conformance: nothing was judged: all {totals['cases']} cases are SKIP, so the session fails"
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that judged nothing (every case SKIP) fails, as the CLI's exit code does: pytest alone
+    would pass a session of skips."""
+    report = session.config.stash.get(_REPORT_KEY, None)
+    if report is None or exitstatus != 0:
+        return
+    from conformance.reporting import canonical
+
+    if canonical.nothing_judged(report):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class McpRun(pytest.Collector):
+    """The conformance run: collecting it runs the suites; its children are the cases."""
+
+    def collect(self) -> list[pytest.Item]:
+        report = _run(self.config)
+        self.config.stash[_REPORT_KEY] = report
+        return [McpCase.from_parent(self, name=case["key"], case=case) for case in report["cases"]]
+
+
+class McpCaseFailed(Exception):
+    """A blocking verdict; carries the case so the failure report can show its evidence."""
+
+    def __init__(self, case: dict[str, Any]) -> None:
+        super().__init__(case["message"])
+        self.case = case
+
+
+class McpCase(pytest.Item):
+    """One conformance case: its verdict was decided during collection; running it reports it."""
+
+    def __init__(self, *, case: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.user_properties.extend(
+            [("requirement", case["requirement"]), ("level", case["level"]), ("verdict", case["verdict"])]
+        )
+
+    def runtest(self) -> None:
+        from conformance.model.verdicts import PYTEST_OUTCOME, Verdict
+
+        message = self.case["message"]
+        from conformance.model.verdicts import gate
+
+        outcome = PYTEST_OUTCOME[gate(Verdict(self.case["verdict"]), self.case.get("unscored"))]
+        if outcome == "passed":
+            return
+        if outcome == "warned":
+            warnings.warn(McpConformanceWarning(f"{self.case['key']}: {message}"), stacklevel=1)
+            return
+        if outcome == "skipped":
+            pytest.skip(message or "skipped")
+        if outcome == "xfailed":
+            reason = (self.case.get("baseline") or {}).get("reason", "")
+            pytest.xfail(f"baseline: {reason}; {message}")
+        raise McpCaseFailed(self.case)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, McpCaseFailed):
+            return str(super().repr_failure(excinfo))
+        case = excinfo.value.case
+        lines = [
+            f"{case['verdict']} {case['key']}",
+            f"{case['requirement']} ({case['level']}): {case['title']}",
+        ]
+        try:
+            from conformance.model.requirements import get
+
+            lines.append(f"  quote: {get(case['requirement']).at(case['revision']).quote}")
+        except KeyError:
+            pass
+        lines.append(f"  {case['message']}")
+        for key, value in (case.get("evidence") or {}).items():
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            lines.append(f"  {key}: {text[:2000]}")
+        for entry in (case.get("transcript") or [])[-12:]:
+            body = entry.get("text") or entry.get("note") or ""
+            if "base64" in entry:  # not UTF-8: shown as text with escapes, never as a bytes repr
+                import base64
+
+                from conformance.text import bytes_text
+
+                body = "(not UTF-8) " + bytes_text(base64.b64decode(entry["base64"]))
+            lines.append(f"  > {entry.get('dir')} {entry.get('channel', '')} {body[:300]}".rstrip())
+        from conformance.text import visible
+
+        # Server text as every view shows it: no escape sequence or bidi control raw.
+        return visible("\n".join(lines), lines=True)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"mcp-conformance {self.case['key']}"

@@ -1,0 +1,1 @@
+"""Test infrastructure: the test authorization server and the reference's fork server."""

@@ -1,0 +1,1 @@
+"""The model: verdicts, requirement rows, targets, packs and their vectors."""

@@ -1,0 +1,140 @@
+"""The pytest plugin: inert without --mcp-server; with it, one item per case and the CLI's verdicts,
+IDs and report (each pytest session runs in a subprocess, as an implementer's own would)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import schemas
+from tests.conftest import cli, stdio
+
+pytest_plugins = ["pytester"]
+
+RAW = "tests.servers.raw_server"
+# A FAIL (a structuredContent that breaks its outputSchema), and a WARN with SKIPs (a cursor that loops).
+SERVERS = [stdio(RAW, "--defect", "schema-violation"), stdio(RAW, "--defect", "cursor-loop")]
+SELECT = "call,tools"
+
+INERT = """
+import sys
+
+HEAVY = ("conformance.front.api", "conformance.engine.runner", "conformance.reporting.views", "mcp", "httpx",
+         "jsonschema", "pydantic")
+
+
+def test_nothing_heavy_was_imported(pytestconfig):
+    assert pytestconfig.pluginmanager.has_plugin("mcp_conformance")
+    assert [m for m in HEAVY if m in sys.modules] == []
+"""
+
+
+def _server_args() -> list[str]:
+    return [arg for server in SERVERS for arg in ("--mcp-server", server)]
+
+
+def test_without_mcp_server_the_plugin_adds_nothing_and_imports_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mine=INERT)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=300)
+    result.assert_outcomes(passed=1)
+    assert "mcp-conformance:" not in result.stdout.str()  # no header line, no summary line
+    assert "--mcp-server=SPEC" in pytester.runpytest_subprocess("--help", timeout=300).stdout.str()
+
+
+@pytest.fixture(scope="module")
+def cli_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("cli")
+    done = cli(
+        "run", *(a for s in SERVERS for a in ("--server", s)), "--suite", "base", "-k", SELECT,
+        "--timeout", "5", "--quiet", "--report-dir", str(out),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report
+
+
+def test_same_cases_and_verdicts_as_the_cli(
+    pytester: pytest.Pytester, cli_report: dict[str, Any], tmp_path: Path
+) -> None:
+    pytester.makepyfile(test_own="def test_implementers_own_test():\n    assert True\n")
+    report_dir = tmp_path / "plugin-report"
+    result = pytester.runpytest_subprocess(
+        *_server_args(), "--mcp-suite", "base", "--mcp-select", SELECT, "--mcp-timeout", "5",
+        f"--mcp-report-dir={report_dir}", f"--junitxml={tmp_path / 'junit.xml'}", "-p", "no:cacheprovider",
+        "-rA", timeout=300,
+    )  # fmt: skip
+    verdicts = Counter(c["verdict"] for c in cli_report["cases"])
+    assert verdicts["FAIL"] and verdicts["WARN"] and verdicts["SKIP"] and verdicts["PASS"]
+    result.assert_outcomes(
+        passed=verdicts["PASS"] + verdicts["WARN"] + 1,  # + the implementer's own test
+        failed=verdicts["FAIL"] + verdicts["ERROR"],
+        skipped=verdicts["SKIP"],
+        warnings=verdicts["WARN"],
+    )
+    plugin_report = json.loads((report_dir / "report.json").read_text())
+    assert schemas.errors(schemas.REPORT_ID, None, plugin_report) == []
+    assert [(c["key"], c["verdict"]) for c in plugin_report["cases"]] == [
+        (c["key"], c["verdict"]) for c in cli_report["cases"]
+    ]
+    assert plugin_report["footer"]["exit_code"] == cli_report["footer"]["exit_code"] == 1
+    assert plugin_report["header"]["options"]["select"] == SELECT
+    assert {p.name for p in report_dir.iterdir()} >= {"report.md", "junit.xml", "report.html"}
+
+    output = result.stdout.str()
+    failed = [c for c in cli_report["cases"] if c["verdict"] == "FAIL"]
+    for case in failed:
+        assert f"FAILED mcp-conformance::{case['key']}" in output
+    assert "quote:" in output and "McpConformanceWarning" in output
+    ours = [tc for tc in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
+    ours = [tc for tc in ours if tc.get("classname") == "mcp-conformance"]
+    assert len(ours) == len(cli_report["cases"])
+    # pytest's own JUnit writer re-brackets names ending in `#target`; first-target keys come out verbatim.
+    names = {tc.get("name") for tc in ours}
+    assert {c["key"] for c in cli_report["cases"] if c["target"] == 0} <= names
+
+
+def test_pytest_k_selects_among_the_cases(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", SERVERS[0], "--mcp-suite", "base", "--mcp-select", SELECT, "--mcp-timeout", "5",
+        "-k", "structured-matches-schema",
+        "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    result.assert_outcomes(failed=3)  # one per revision the mutant speaks
+
+
+def test_baseline_turns_failures_into_xfail(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    entries = [{"case": "base.call.structured-matches-schema", "reason": "known: echo's text is a number"}]
+    data = {"format": "mcp-conformance-baseline", "format_version": 1, "expected_failures": entries}
+    baseline.write_text(json.dumps(data), encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", SERVERS[0], "--mcp-suite", "base", "--mcp-select", SELECT, "--mcp-timeout", "5",
+        f"--mcp-baseline={baseline}", "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("xfailed") == 3 and "failed" not in outcomes, result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_a_bad_server_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", "ftp://nowhere", "-p", "no:cacheprovider", timeout=300
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--mcp-server" in result.stderr.str()
+
+
+def test_a_session_that_judged_nothing_fails(pytester: pytest.Pytester) -> None:
+    """Every case SKIP (no tool may be called): pytest alone would pass it; the plugin fails it."""
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", SERVERS[0], "--mcp-suite", "fuzz", "--mcp-call-tools", "none",
+        "--mcp-protocol", "2025-11-25", "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    result.assert_outcomes(skipped=5)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "nothing was judged: all 5 cases are SKIP" in result.stdout.str()
