@@ -336,6 +336,12 @@ class StreamAdapter(Adapter):
         #: Set while a sentinel is sent right after a probe: what arrived meanwhile may be the probe's answer.
         self._hold_pending = False
 
+    def unawaited(self, *ids: Any) -> None:
+        """Requests written without waiting for their answers (`NO_RESPONSE`), whose answers are still
+        to come: each is stale when it comes, kept among the awaited reply's frames and never taken for
+        that reply (on a stream the first answer-shaped frame answers the one awaited request)."""
+        self._settled_ids.extend(i for i in ids if i is not None)
+
     async def _frame_within(self, seconds: float) -> Frame | None:
         """The next frame (None: the stream ended); TimeoutError when none arrives within `seconds`.
 

@@ -248,6 +248,13 @@ class Session:
         if hasattr(self.adapter, "protocol_header"):
             self.adapter.protocol_header = value
 
+    def unawaited(self, *ids: Any) -> None:
+        """Requests written with `NO_RESPONSE` whose answers are still to come (an early ping): on a
+        stream each is stale when it comes, among a later reply's frames, never taken for that reply
+        (`StreamAdapter.unawaited`). Over HTTP each POST carries its own answer: nothing to do."""
+        if hasattr(self.adapter, "unawaited"):
+            self.adapter.unawaited(*ids)
+
     def next_id(self) -> int:
         return next(self._ids)
 
