@@ -85,6 +85,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.prompts.unknown-name", "WARN"),
     },
     "no-server-info": {("base.wire.server-info-meta", "WARN")},
+    "asks-roots-when-idle": set(),
 }
 ORDER = sorted(DEFECTS)
 
@@ -207,10 +208,11 @@ def _starts(cases: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("defect", ["none", "exit-on-early-ping"])
+@pytest.mark.parametrize("defect", ["none", "exit-on-early-ping", "asks-roots-when-idle"])
 def test_the_early_ping_opens_the_input_sweeps_process(defect: str) -> None:
     """BASE-LIFE-010's opening is the input sweep's too (one process, not two); a server the early ping
-    ends costs the sweep one start of its own, and its verdict is the same as the conformant server's."""
+    ends costs the sweep one start of its own, and its verdict is the same as the conformant server's;
+    what the server asked while that session was idle is answered when the sweep takes it up."""
     report = run(
         [stdio("tests.servers.base_surface_mutants", "--defect", defect)],
         select="BASE-LIFE-010,BASE-INPUT-001",
@@ -224,7 +226,9 @@ def test_the_early_ping_opens_the_input_sweeps_process(defect: str) -> None:
     assert declared["verdict"] == "PASS", declared["message"]
     assert "declared:" in declared["message"]  # the sweep called tools as the declaring client
     assert starts["base.lifecycle.ping-during-initialize"] == 1
-    if defect == "none":
+    asks = "1 ask(s) seen" if defect == "asks-roots-when-idle" else "0 ask(s) seen"
+    assert declared["message"].endswith(asks), declared["message"]
+    if defect != "exit-on-early-ping":
         assert life["verdict"] == "PASS"
         assert starts["base.input.declared-only"] == 0  # it continued on the early ping's process
     else:

@@ -509,6 +509,20 @@ class StreamAdapter(Adapter):
         self.stale_frames += sum(f.kind in ("response", "error", "invalid") for f in out)
         return out
 
+    async def answer_waiting(self, timeout: float) -> int:
+        """Answer the server's requests that arrived while nothing was awaited, which the next send would
+        drain as stale, unanswered; the other waiting frames are drained as it would. How many answered.
+
+        Why: a client that declared input answers whenever it is asked, also between its requests (the
+        input sweep's session, idle from its opening until the sweep's first call: server-everything
+        asks for roots/list then)."""
+        answered = 0
+        for frame in self.drain_pending():
+            if frame.kind == "request" and self.answer_request is not None:
+                await self._answer(frame, timeout)
+                answered += 1
+        return answered
+
     async def exchange_with_sentinel(
         self,
         message: bytes,

@@ -255,6 +255,13 @@ class Session:
         if hasattr(self.adapter, "unawaited"):
             self.adapter.unawaited(*ids)
 
+    async def answer_waiting(self) -> int:
+        """Answer the server's requests that came while this session was idle (`StreamAdapter.answer_waiting`;
+        over HTTP they come on a stream a request holds open, so there is nothing waiting)."""
+        if hasattr(self.adapter, "answer_waiting"):
+            return int(await self.adapter.answer_waiting(self.timeout))
+        return 0
+
     def next_id(self) -> int:
         return next(self._ids)
 

@@ -211,6 +211,9 @@ async def declared_session(ctx: CaseContext, client: ClientInput) -> tuple[Sessi
     if ctx.target.kind == "stdio":
         opening = await declared_opening(ctx)
         if opening.whole(ctx.revision):
+            # Idle since its opening (BASE-LIFE-010's case, earlier): what the server asked meanwhile
+            # (server-everything's roots/list) is answered now, as a client that declared it would.
+            await opening.session.answer_waiting()
             return opening.session, opening.session.client
     session = await ctx.fresh_session_unopened()
     session.client = client
