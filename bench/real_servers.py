@@ -23,7 +23,13 @@ the `mcp` SDK's MCPServer app of the real-server tests (stdio and Streamable HTT
   exchange of the floor's), the run's session IDs mapped onto the replay's one session.
   What the report cut (its transcript budget) is not replayed: the table says how much.
 
-and the ratio wall/floor per target (the issue's target: at most 2x), then the official suite
+and the ratio wall/floor per target (the issue's target: at most 2x). Beside them, not judged: the
+harness's own CPU seconds (the worker's, its imports included) and its servers' (every process it
+started, reaped), which tell the harness's cost from the servers' on a loaded machine; and the floor
+with the run's other starts, where the floor is unfair to the run: it starts one process per revision
+over stdio, while a run also starts the processes its cases need (the input sweep's client that
+declares input, once per legacy revision; version negotiation, once per target; 2026-07-28's second
+connection), each costing about what one of the floor's own starts did. Then the official suite
 (`@modelcontextprotocol/conformance`) on server-everything over Streamable HTTP, when npm can bring it.
 
 Everything fetched goes into a temporary folder that is removed afterwards (or `--npm-dir`, outside the
@@ -173,6 +179,9 @@ def _everything(folder: Path) -> tuple[Path | None, str]:
 @dataclass
 class HarnessRun:
     wall: float = 0.0
+    #: CPU seconds of the harness itself (its worker process) and of every process it started and reaped.
+    cpu: float = 0.0
+    servers_cpu: float = 0.0
     starts: int = 0
     unanswered: float = 0.0
     totals: dict[str, int] = field(default_factory=dict)
@@ -198,6 +207,8 @@ def _harness(server: Server, work: Path) -> HarnessRun:
     report = json.loads(report_file.read_text(encoding="utf-8"))
     return HarnessRun(
         wall=result["wall"],
+        cpu=result.get("cpu_s", 0.0),
+        servers_cpu=result.get("children_cpu_s", 0.0),
         starts=starts,
         unanswered=result["unanswered_s"],
         totals=result["totals"],
@@ -373,11 +384,24 @@ class Floor:
     waited: int = 0
     timeouts: int = 0
     restarts: int = 0
+    #: Revisions replayed (over stdio a process started each, over HTTP a session each).
+    revisions: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     error: str = ""
 
     def add(self, other: Floor) -> None:
-        for name in ("wall", "start", "tool_time", "tool_calls", "sent", "waited", "timeouts", "restarts"):
+        names = (
+            "wall",
+            "start",
+            "tool_time",
+            "tool_calls",
+            "sent",
+            "waited",
+            "timeouts",
+            "restarts",
+            "revisions",
+        )
+        for name in names:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped.update(other.skipped)
         self.error = self.error or other.error
@@ -674,7 +698,7 @@ def floor_of(server: Server, revisions: list[Exchanges]) -> Floor:
 
 
 def _stdio_floor(server: Server, found: Exchanges) -> Floor:
-    floor = Floor(skipped=Counter(found.skipped))
+    floor = Floor(skipped=Counter(found.skipped), revisions=1)
     with StdioReplay(found, REQUEST_TIMEOUT, server.argv, server.cwd) as stdio:
         started = time.perf_counter()
         stdio.replay(floor)
@@ -691,7 +715,7 @@ def _http_floor(server: Server, revisions: list[Exchanges]) -> Floor:
         with Launched(server.argv, cwd=server.cwd, timeout=START_TIMEOUT) as launched:
             floor.start = floor.wall = time.perf_counter() - started
             for found in revisions:
-                own = Floor(skipped=Counter(found.skipped))
+                own = Floor(skipped=Counter(found.skipped), revisions=1)
                 replays.append(HttpReplay(found, REQUEST_TIMEOUT, launched.url))
                 begun = time.perf_counter()
                 replays[-1].run(own)
@@ -782,6 +806,7 @@ def _print(rows: list[Row], part: PartResult) -> None:
                 f.error,
             )
         )
+    _print_costs(rows)
     print("\n  the floor's replay, per target:")
     for row in rows:
         f = row.floor
@@ -794,6 +819,28 @@ def _print(rows: list[Row], part: PartResult) -> None:
             f" {f.restarts} restarts; not replayed: {left or 'none'}"
             + (f"; {row.cut} cases' transcripts cut by the report budget" if row.cut else "")
             + (f"; error: {f.error}" if f.error else "")
+        )
+
+
+def _print_costs(rows: list[Row]) -> None:
+    """Where each run's time went, not judged: the harness's own CPU against its servers', and the floor
+    with the starts the run needs beyond the floor's one per revision (stdio), each at the floor's
+    mean start (see the module's docstring: the floor's definition is unfair to the run there)."""
+    print(
+        f"\n  {'target':17} {'harness cpu':>11} {'servers cpu':>11} {'other starts':>12}"
+        f" {'floor with them':>15} {'wall/that':>9}"
+    )
+    for row in rows:
+        h, f = row.harness, row.floor
+        if h.error or f.wall <= 0:
+            continue
+        processes = f.revisions if row.server.transport == "stdio" else 1
+        others = max(0, h.starts - processes)
+        per_start = f.start / processes if processes else 0.0
+        fairer = f.wall + others * per_start
+        print(
+            f"  {row.server.name:17} {h.cpu:9.1f} s {h.servers_cpu:9.1f} s {others:12d}"
+            f" {fairer:13.1f} s {h.wall / fairer:8.2f}x"
         )
 
 

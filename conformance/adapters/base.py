@@ -187,6 +187,12 @@ class StreamAdapter(Adapter):
         #: Set while a sentinel is sent right after a probe: what arrived meanwhile may be the probe's answer.
         self._hold_pending = False
 
+    def unawaited(self, *ids: Any) -> None:
+        """Requests written without waiting for their answers (`NO_RESPONSE`), whose answers are still
+        to come: each is stale when it comes, kept among the awaited reply's frames and never taken for
+        that reply (on a stream the first answer-shaped frame answers the one awaited request)."""
+        self._settled_ids.extend(i for i in ids if i is not None)
+
     async def _frame_within(self, seconds: float) -> Frame | None:
         """The next frame (None: the stream ended); TimeoutError when none arrives within `seconds`.
 
@@ -359,6 +365,20 @@ class StreamAdapter(Adapter):
             out.append(frame)
         self.stale_frames += sum(f.kind in ("response", "error", "invalid") for f in out)
         return out
+
+    async def answer_waiting(self, timeout: float) -> int:
+        """Answer the server's requests that arrived while nothing was awaited, which the next send would
+        drain as stale, unanswered; the other waiting frames are drained as it would. How many answered.
+
+        Why: a client that declared input answers whenever it is asked, also between its requests (the
+        input sweep's session, idle from its opening until the sweep's first call: server-everything
+        asks for roots/list then)."""
+        answered = 0
+        for frame in self.drain_pending():
+            if frame.kind == "request" and self.answer_request is not None:
+                await self._answer(frame, timeout)
+                answered += 1
+        return answered
 
     async def exchange_with_sentinel(
         self,

@@ -20,7 +20,7 @@ from conformance.adapters.base import (
 from conformance.engine import policy
 from conformance.engine.checks import missed
 from conformance.engine.listing import Listing, cached_listing, fetch_listing
-from conformance.engine.memo import guarded, remember
+from conformance.engine.memo import CURRENT_KEY, guarded, remember
 from conformance.engine.sections import Section
 from conformance.engine.sessions import DEFAULT_START_TIMEOUT, SessionPool
 from conformance.model.targets import Target
@@ -88,6 +88,12 @@ class RunOptions:
             value = given.get(option.dest, option.default)
             given[option.dest] = option.settle(value) if option.settle else value
         self.pack_options = SettledPackOptions(given)
+
+    @property
+    def case_key(self) -> str:
+        """The report key of the case running now (set by the runner): a fact one case gathers for
+        others (`remember_once`) names the case that gathered it, so a later case can say whose it is."""
+        return CURRENT_KEY.get()
 
     def pack_option(self, dest: str) -> Any:
         """The settled value of a pack's option (KeyError names an option no installed pack declares)."""

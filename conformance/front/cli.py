@@ -331,24 +331,29 @@ def _revisions_shown(applies: list[str]) -> str:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from conformance.front.catalog import catalog
-    from conformance.model.requirements import table
 
-    rows = table()
+    # The cached catalog holds every row a check names, so explain starts as lightly as `list`: the
+    # whole table (every requirements.json read and validated against its schema, jsonschema imported)
+    # is read only for a row no check names, or an ID that is none.
+    known = catalog(packs.names())
     wanted = args.id
-    if wanted not in rows:
-        every = catalog(packs.names()).checks.values()
-        matches = [c for checks in every for c in checks if c.id == wanted]
-        if not matches:
+    if wanted not in known.rows:
+        matches = [c for checks in known.checks.values() for c in checks if c.id == wanted]
+        wanted = matches[0].requirement if matches else wanted
+    row = known.rows.get(wanted)
+    if row is None:
+        from conformance.model.requirements import table
+
+        row = table().get(wanted)
+        if row is None:
             raise UsageProblem(
                 f"unknown requirement or check ID {wanted!r}; `mcp-conformance list` shows them"
             )
-        wanted = matches[0].requirement
-    row = rows[wanted]
     if row.suite == "core":  # the connect case every suite opens with
         checks = [f"{suite}.connect" for suite in packs.names()]
         judged: list[str] = []
     else:
-        own = [c for c in catalog([row.suite]).checks[row.suite] if c.requirement == row.id]
+        own = [c for c in known.checks.get(row.suite, []) if c.requirement == row.id]
         checks = [c.id for c in own]
         judged = sorted({r for c in own for r in c.revisions})
     said = _levels_said(row, judged)

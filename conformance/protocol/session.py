@@ -264,6 +264,20 @@ class Session:
         if hasattr(self.adapter, "protocol_header"):
             self.adapter.protocol_header = value
 
+    def unawaited(self, *ids: Any) -> None:
+        """Requests written with `NO_RESPONSE` whose answers are still to come (an early ping): on a
+        stream each is stale when it comes, among a later reply's frames, never taken for that reply
+        (`StreamAdapter.unawaited`). Over HTTP each POST carries its own answer: nothing to do."""
+        if hasattr(self.adapter, "unawaited"):
+            self.adapter.unawaited(*ids)
+
+    async def answer_waiting(self) -> int:
+        """Answer the server's requests that came while this session was idle (`StreamAdapter.answer_waiting`;
+        over HTTP they come on a stream a request holds open, so there is nothing waiting)."""
+        if hasattr(self.adapter, "answer_waiting"):
+            return int(await self.adapter.answer_waiting(self.timeout))
+        return 0
+
     def next_id(self) -> int:
         return next(self._ids)
 

@@ -3,9 +3,13 @@
 A server asks for input only while it handles a request, so the only way to see whether (and how) a
 server asks is to call its tools as a client that declared the run's capabilities
 (`--client-capabilities`, the target file's [client] table). Legacy revisions fix capabilities at
-`initialize`, so the sweep opens a session of its own; 2026-07-28 declares them per request in `_meta`,
-so it uses the shared session. In 2026-07-28 an `InputRequiredResult` is fulfilled from the canned
-answers and retried, echoing `requestState`, for at most MAX_ROUNDS rounds.
+`initialize`, so the sweep opens a session of its own (another client than the shared session, which
+declares nothing: a server may list other tools to it, and any ask on the shared session is undeclared);
+2026-07-28 declares them per request in `_meta`, so it uses the shared session. Over stdio that session
+of its own is opened with a ping written right after initialize (`declared_opening`), BASE-LIFE-010's
+exchange, so one server process serves both instead of one each. In 2026-07-28 an
+`InputRequiredResult` is fulfilled from the canned answers and retried, echoing `requestState`, for at
+most MAX_ROUNDS rounds.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.pack_api import (
+    CLIENT_INFO,
+    NO_RESPONSE,
+    TransportClosed,
+    jsonrpc,
     DEFAULT_FEATURES,
     META_CLIENT_CAPABILITIES,
     Call,
@@ -33,6 +41,7 @@ from conformance.pack_api import (
     probe_grace,
 )
 from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, sized_first, tools
+from conformance_packs.base.wirelog import Seen, server_messages
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
 MAX_ROUNDS = 3
@@ -40,6 +49,10 @@ MAX_ROUNDS = 3
 LIST_PAGES = 20
 #: The inputResponses key no server asked for, sent along with the answers (BASE-INPUT-017).
 EXTRA_KEY = "mcp-conformance-unasked"
+#: The id of the ping written right after initialize (BASE-LIFE-010).
+EARLY_PING_ID = "conformance-early-ping"
+#: Round trips after the settling ping in which a reordered answer to the early ping may still arrive.
+EXTRA_ROUND_TRIPS = 3
 
 
 @dataclass
@@ -107,6 +120,115 @@ def canned_answers(ctx: CaseContext) -> dict[str, Any]:
     return dict(answers) if isinstance(answers, dict) else {}
 
 
+def early_answers(entries: list[dict[str, Any]], ping_id: Any) -> list[Seen]:
+    """The server's responses in `entries` to the request of id `ping_id`."""
+    return [s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") == ping_id]
+
+
+@dataclass
+class Opening:
+    """The legacy declared-input client's session over stdio, opened with a ping written right after
+    initialize, and what the server did with it (`liveness.ping_during_initialize` judges it).
+
+    Why one opening for both: over stdio a session is a process, and an SDK server's start costs about
+    a second. The early ping is a request the lifecycle lets a client send then, so a correct server's
+    session is whole afterwards and the input sweep continues on it; a server that ended or fell silent
+    (Rust rmcp exits) leaves the sweep to open another (`declared_session`).
+    """
+
+    session: Session
+    init_id: int
+    #: The report key of the case that opened it (the other case says it reads that one's exchange).
+    case: str
+    early: Call | None = None
+    settle: Call | None = None
+    ended: TransportError | None = None
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    #: Every message the server sent while the opening's pings were awaited (their replies' frames):
+    #: read by id, not from the wire log, which a long run's transcript budget may have cut.
+    received: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self, msg_id: Any) -> dict[str, Any] | None:
+        """The server's response to the request of id `msg_id`, when one came."""
+        return next(
+            (m for m in self.received if m.get("id") == msg_id and ("result" in m or "error" in m)), None
+        )
+
+    def took(self, call: Call) -> None:
+        """Keep what the server sent while `call` was awaited: the initialize's and early ping's answers
+        are among those frames (stale for the awaited ping, `Session.unawaited`)."""
+        self.received += [f.value for f in call.reply.frames if isinstance(f.value, dict)]
+
+    def whole(self, revision: str) -> bool:
+        """Whether the handshake completed: initialize answered with a result that names `revision`
+        (or no version, as `Session.open` takes it) and the server still answering."""
+        if self.ended is not None or self.settle is None:
+            return False
+        answer = self.answer(self.init_id)
+        result = answer.get("result") if answer is not None else None
+        return isinstance(result, dict) and result.get("protocolVersion", revision) == revision
+
+
+async def declared_opening(ctx: CaseContext) -> Opening:
+    """Once per revision (legacy, stdio): a process started for the client that declared the run's
+    input capabilities, opened with initialize and a ping written back to back, then initialized, then
+    a ping every server answers (and up to EXTRA_ROUND_TRIPS more while the early ping's answer is
+    still missing: SDK servers answer concurrently, so out of order)."""
+
+    async def opening() -> Opening:
+        features = run_features(ctx)
+        client = ClientInput(capabilities_for(features, ctx.revision), canned_answers(ctx))
+        session = await ctx.fresh_session_unopened()
+        session.client = client
+        session.adapter.answer_request = client.answer_frame
+        budget = session.opening_timeout or session.timeout  # a process started just now: its start budget
+        out = Opening(session, session.next_id(), ctx.case_key)
+        params = {
+            "protocolVersion": ctx.revision,
+            "capabilities": client.capabilities,
+            "clientInfo": CLIENT_INFO,
+        }
+        mark = ctx.mark()
+        # Written back to back, before the initialize answer is read: a server answering in order has
+        # answered the early ping by the time the later one is answered, so nothing is waited out.
+        await session.send(jsonrpc.request(out.init_id, "initialize", params), expect_id=NO_RESPONSE)
+        out.early = await session.send(jsonrpc.request(EARLY_PING_ID, "ping"), expect_id=NO_RESPONSE)
+        await session.notify("notifications/initialized")
+        session.unawaited(out.init_id, EARLY_PING_ID)  # each later ping gets its own answer
+        try:
+            out.settle = await session.request("ping", timeout=budget)
+            out.took(out.settle)
+            for _ in range(EXTRA_ROUND_TRIPS):
+                if out.answer(EARLY_PING_ID) is not None:
+                    break
+                out.took(await session.request("ping", timeout=budget))
+        except (TransportClosed, TransportTimeout) as exc:
+            out.ended = exc  # the server exited or fell silent: what it did is the evidence
+        out.entries = ctx.wire_since(mark)
+        return out
+
+    owner = "opening a session with a ping during initialize"
+    return await ctx.remember_once("declared-opening", owner, opening)
+
+
+async def declared_session(ctx: CaseContext, client: ClientInput) -> tuple[Session, ClientInput]:
+    """The legacy input sweep's session and its client: over stdio the declared opening's process when
+    its handshake completed, else (HTTP, or a server the early ping broke) a session opened now."""
+    if ctx.target.kind == "stdio":
+        opening = await declared_opening(ctx)
+        if opening.whole(ctx.revision):
+            # Idle since its opening (BASE-LIFE-010's case, earlier): what the server asked meanwhile
+            # (server-everything's roots/list) is answered now, as a client that declared it would.
+            await opening.session.answer_waiting()
+            return opening.session, opening.session.client
+    session = await ctx.fresh_session_unopened()
+    session.client = client
+    session.adapter.answer_request = client.answer_frame
+    await session.open()
+    return session, client
+
+
 async def input_sweep(ctx: CaseContext) -> InputSweep:
     """Call each callable tool once as a client declaring the run's capabilities (once per revision)."""
 
@@ -120,10 +242,7 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         if client.modern:
             session = await ctx.session()
         else:
-            session = await ctx.fresh_session_unopened()
-            session.client = client
-            session.adapter.answer_request = client.answer_frame
-            await session.open()
+            session, client = await declared_session(ctx, client)
         # A server may offer some tools only to a client that declared input (server-everything's
         # sampling and elicitation tools): list them as this client, falling back to the shared listing.
         started = time.monotonic()

@@ -23,6 +23,8 @@ from conformance.pack_api import (
     missed,
     weak,
 )
+from conformance_packs.base.input_sweep import EARLY_PING_ID, declared_opening
+from conformance_packs.base.input_sweep import early_answers as _early
 from conformance_packs.base.wirelog import Seen, excerpt, server_messages
 
 
@@ -134,15 +136,6 @@ async def no_response(ctx: CaseContext) -> None:
     )
 
 
-#: Round trips after the settling ping in which a reordered answer to the early ping may still arrive.
-EXTRA_ROUND_TRIPS = 3
-
-
-def _early_answers(entries: list[dict[str, Any]], ping_id: Any) -> list[Any]:
-    """The server's responses in `entries` to the request of id `ping_id`."""
-    return [s for s in server_messages(entries) if s.kind == "response" and s.message.get("id") == ping_id]
-
-
 @check(
     "base.lifecycle.ping-during-initialize",
     "BASE-LIFE-010",
@@ -152,39 +145,15 @@ def _early_answers(entries: list[dict[str, Any]], ping_id: Any) -> list[Any]:
     fresh_sessions=1,
 )
 async def ping_during_initialize(ctx: CaseContext) -> None:
-    session = await ctx.fresh_session_unopened()
-    budget = session.opening_timeout or session.timeout  # a process started just now: its start budget
-    init_id, ping_id = session.next_id(), "conformance-early-ping"
-    initialize = jsonrpc.request(
-        init_id,
-        "initialize",
-        {"protocolVersion": ctx.revision, "capabilities": {}, "clientInfo": CLIENT_INFO},
-    )
-    mark = ctx.mark()
-    ended: TransportError | None = None
-    try:
-        # Written back to back, before the initialize answer is read: the one request the lifecycle
-        # lets a client send then. Then the handshake ends and a ping every server answers settles it:
-        # a server answering in order has answered the early ping by then, so nothing is waited out.
-        await session.send(initialize, expect_id=NO_RESPONSE)
-        early = await session.send(jsonrpc.request(ping_id, "ping"), expect_id=NO_RESPONSE)
-        await session.notify("notifications/initialized")
-        try:
-            settle = await session.request("ping", timeout=budget)
-            ctx.calls.append(settle)
-            # JSON-RPC does not order answers: a server that handles requests concurrently (the SDKs do)
-            # may answer the early ping just after the later one. A few more round trips let it arrive.
-            for _ in range(EXTRA_ROUND_TRIPS):
-                if _early_answers(ctx.wire_since(mark), ping_id):
-                    break
-                await session.request("ping", timeout=budget)
-        except (TransportClosed, TransportTimeout) as exc:
-            ended = exc  # the server exited (Rust rmcp does) or fell silent: what it did is the evidence
-    finally:
-        await session.close()
-    entries = ctx.wire_since(mark)
-    settled = _early_answers(entries, settle.request["id"]) if ended is None and settle.request else []
-    if settled and not _is_empty(settled[0].message.get("result")):
+    # The process of its own is the input sweep's too (`declared_opening`): one start, not two.
+    opening = await declared_opening(ctx)
+    if opening.case != ctx.case_key:
+        ctx.note(f"the opening exchange of {opening.case}, which the input sweep's client opened first")
+    entries, ended, settle = opening.entries, opening.ended, opening.settle
+    settled = opening.answer(settle.request["id"]) if settle is not None and settle.request else None
+    if settle is not None:
+        ctx.calls.append(settle)
+    if settled is not None and not _is_empty(settled.get("result")):
         # The ping after the handshake (its own answer, by id) is no empty result either: the server's
         # ping is broken whenever it is sent, BASE-PING-001's defect, which says nothing of a ping sent
         # during initialization.
@@ -193,18 +162,21 @@ async def ping_during_initialize(ctx: CaseContext) -> None:
             "the ping after the handshake was not answered with an empty result either: the server's ping"
             " is BASE-PING-001's to judge",
         )
-    answers = _early_answers(entries, ping_id)
-    if not answers:
+    answer = opening.answer(EARLY_PING_ID)
+    if answer is None:
         if ended is not None:
-            _never_answered(entries, init_id, ended, early.excerpt())
+            early = opening.early.excerpt() if opening.early is not None else {}
+            _never_answered(entries, opening.init_id, ended, early)
         weak(
             "the ping written right after initialize was never answered, though the ping after the"
             " handshake was: a server that answered initialize before the ping reached it may have taken"
             " it as sent after initialization, so this is weak evidence",
-            **settle.excerpt(),
+            **(settle.excerpt() if settle is not None else {}),
         )
     ctx.attach(entries)
-    _empty(answers[0].message, "the ping written right after initialize", excerpt(entries, answers[0]))
+    seen = _early(entries, EARLY_PING_ID)
+    evidence = excerpt(entries, seen[0]) if seen else {"response": json.dumps(answer)[:1500]}
+    _empty(answer, "the ping written right after initialize", evidence)
 
 
 def _never_answered(

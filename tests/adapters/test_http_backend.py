@@ -155,3 +155,18 @@ def test_a_body_beyond_the_read_limit_arrives_whole() -> None:
                 await adapter.close()
 
     asyncio.run(go())
+
+
+def test_every_client_shares_one_verifying_tls_context() -> None:
+    """The CA bundle is loaded once per process, not once per session's client: every client's pool
+    holds the one context, which still verifies certificates and host names."""
+    import ssl
+
+    from conformance.adapters.asyncio_net import async_client, tls_context
+
+    clients = [async_client(max_connections=1, max_keepalive=1, timeout=1.0)[0] for _ in range(2)]
+    context = tls_context()
+    assert all(c._transport._pool._ssl_context is context for c in clients)  # type: ignore[attr-defined]
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    for client in clients:
+        asyncio.run(client.aclose())

@@ -117,6 +117,15 @@ def test_a_current_catalog_spares_list_the_check_modules_and_an_unreadable_one_i
     json.loads(path.read_text(encoding="utf-8"))  # rewritten whole
 
 
+def test_a_current_catalog_spares_explain_the_requirement_table_too(tmp_path: Path) -> None:
+    """explain reads a row a check names from the catalog: no check module, and no requirements.json
+    validated against its schema (jsonschema unimported), as for `list`."""
+    cache = tmp_path / "cache"
+    _light(["list"], cache)  # builds the catalog
+    for what in EXPLAINED:
+        assert _light(["explain", what], cache)[1] == "-", what
+
+
 PACK_INIT = """
 from conformance.model.packs import Pack
 

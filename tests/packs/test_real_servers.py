@@ -192,7 +192,9 @@ def test_the_benchmarks_floor_replays_what_the_run_sent_and_gets_every_answer_it
     for revision in found:
         floor = bench.floor_of(server, [revision])
         awaited = [line for line in revision.lines if line.awaited and not line.answers_server]
-        assert (floor.error, floor.timeouts, floor.restarts) == ("", 0, 0), revision.revision
+        assert (floor.error, floor.timeouts, floor.restarts, floor.revisions) == ("", 0, 0, 1), (
+            revision.revision
+        )
         assert floor.sent == len(revision.lines) - sum(line.answers_server for line in revision.lines)
         assert floor.waited == len(awaited) > 0, revision.revision
         if transport == "stdio":

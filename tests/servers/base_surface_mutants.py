@@ -2,7 +2,8 @@
 
 Each `--defect NAME` plants one fault in `tests.servers.raw_server` (conformant with `none`), over stdio.
 A defect may need to send a message no request asked for (a notification), so this module has its own
-stdio loop: `Mutant.pending` holds what goes out before the next answer.
+stdio loop: `Mutant.pending` holds what goes out before the next answer, `Mutant.later` what goes out
+after it.
 
     python -m tests.servers.base_surface_mutants --defect NAME
 """
@@ -41,6 +42,8 @@ DEFECTS = {
     "per-connection-list": "lists a tool named after its process, so each connection sees another list",
     "declared-unanswered": "declares prompts but answers prompts/list with -32601",
     "no-server-info": "2026-07-28 results carry no io.modelcontextprotocol/serverInfo in _meta",
+    "asks-roots-when-idle": "not a defect: to a client that declared roots, sends roots/list right after"
+    " answering the first ping after notifications/initialized, while that client waits for nothing",
 }
 
 PROMPT = {"name": "greet", "description": "Greets someone."}
@@ -55,7 +58,10 @@ class Mutant(raw_server.Server):
         super().__init__("none")
         self.surface = defect
         self.pending: list[dict[str, Any]] = []
+        self.later: list[dict[str, Any]] = []
         self.initialized = False
+        self.declared_roots = False
+        self.asked_roots = False
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"tools": {}, "resources": {}}
@@ -68,6 +74,11 @@ class Mutant(raw_server.Server):
     def handle(self, message: Any, headers: dict[str, str] | None = None) -> dict[str, Any] | None:
         if isinstance(message, dict) and message.get("method") == "notifications/initialized":
             self.initialized = True
+        if isinstance(message, dict) and message.get("id") == ROOTS_ID and "method" not in message:
+            return None  # the client's answer to our roots/list
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            capabilities = (message.get("params") or {}).get("capabilities") or {}
+            self.declared_roots = isinstance(capabilities.get("roots"), dict)
         notification = (
             isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message
         )
@@ -114,6 +125,10 @@ class Mutant(raw_server.Server):
                 sys.stderr.write("Error: expect initialized notification, but received a request\n")
                 sys.stderr.flush()
                 os._exit(1)
+            asks = self.initialized and self.declared_roots and not self.asked_roots
+            if defect == "asks-roots-when-idle" and asks:
+                self.asked_roots = True
+                self.later.append({"jsonrpc": "2.0", "id": ROOTS_ID, "method": "roots/list"})
         if method == "prompts/list":
             if params.get("cursor") is not None:
                 raise RpcError(-32602, "Invalid cursor")  # one page: no cursor was ever given
@@ -151,6 +166,8 @@ class Mutant(raw_server.Server):
         return super().method(method, params, revision)
 
 
+#: The id of the roots/list request `asks-roots-when-idle` sends.
+ROOTS_ID = "surface-roots"
 #: The cursor the harness sends as one no server ever gave (`conformance_packs.base.pagination`).
 INVALID = "conformance-invalid-cursor-7f3a"
 
@@ -171,6 +188,7 @@ def serve(server: Mutant) -> None:
         messages, server.pending = server.pending, []
         if response is not None:
             messages.append(_error_without_message(response))
+        messages, server.later = messages + server.later, []
         for message in messages:
             out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
         out.flush()

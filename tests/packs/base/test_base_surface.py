@@ -85,6 +85,7 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.prompts.unknown-name", "WARN"),
     },
     "no-server-info": {("base.wire.server-info-meta", "WARN")},
+    "asks-roots-when-idle": set(),
 }
 ORDER = sorted(DEFECTS)
 
@@ -198,3 +199,38 @@ def test_official_schema_agrees_where_present() -> None:
     }
     for mine, theirs in pairs.items():
         assert set(ours[mine]["required"]) == set(defs[theirs]["required"]), mine
+
+
+def _starts(cases: list[dict[str, Any]]) -> dict[str, int]:
+    """How many server processes each case's transcript shows starting (the adapter's `started pid`)."""
+    return {
+        c["check"]: sum("started pid" in str(e.get("note", "")) for e in c["transcript"] or []) for c in cases
+    }
+
+
+@pytest.mark.parametrize("defect", ["none", "exit-on-early-ping", "asks-roots-when-idle"])
+def test_the_early_ping_opens_the_input_sweeps_process(defect: str) -> None:
+    """BASE-LIFE-010's opening is the input sweep's too (one process, not two); a server the early ping
+    ends costs the sweep one start of its own, and its verdict is the same as the conformant server's;
+    what the server asked while that session was idle is answered when the sweep takes it up."""
+    report = run(
+        [stdio("tests.servers.base_surface_mutants", "--defect", defect)],
+        select="BASE-LIFE-010,BASE-INPUT-001",
+        protocol="2025-11-25",
+        keep_transcripts=True,
+        jobs=1,
+    )
+    cases = {c["check"]: c for c in report["cases"]}
+    starts = _starts(report["cases"])
+    life, declared = cases["base.lifecycle.ping-during-initialize"], cases["base.input.declared-only"]
+    assert declared["verdict"] == "PASS", declared["message"]
+    assert "declared:" in declared["message"]  # the sweep called tools as the declaring client
+    assert starts["base.lifecycle.ping-during-initialize"] == 1
+    asks = "1 ask(s) seen" if defect == "asks-roots-when-idle" else "0 ask(s) seen"
+    assert declared["message"].endswith(asks), declared["message"]
+    if defect != "exit-on-early-ping":
+        assert life["verdict"] == "PASS"
+        assert starts["base.input.declared-only"] == 0  # it continued on the early ping's process
+    else:
+        assert life["verdict"] == "FAIL" and "never answered" in life["message"]
+        assert starts["base.input.declared-only"] == 1
