@@ -89,12 +89,6 @@ class RunOptions:
             given[option.dest] = option.settle(value) if option.settle else value
         self.pack_options = SettledPackOptions(given)
 
-    @property
-    def case_key(self) -> str:
-        """The report key of the case running now (set by the runner): a fact one case gathers for
-        others (`remember_once`) names the case that gathered it, so a later case can say whose it is."""
-        return CURRENT_KEY.get()
-
     def pack_option(self, dest: str) -> Any:
         """The settled value of a pack's option (KeyError names an option no installed pack declares)."""
         return self.pack_options[dest]
@@ -164,6 +158,12 @@ class CaseContext:
     own_sessions: list[Session] = field(default_factory=list)
 
     # ------------------------------------------------------------------ shared facts
+
+    @property
+    def case_key(self) -> str:
+        """The report key of the case running now (set by the runner): a fact one case gathers for
+        others (`remember_once`) names the case that gathered it, so a later case can say whose it is."""
+        return CURRENT_KEY.get()
 
     @property
     def target_memo(self) -> dict[str, Any]:

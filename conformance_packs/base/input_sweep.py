@@ -23,20 +23,20 @@ from typing import Any
 
 from conformance.pack_api import (
     CLIENT_INFO,
-    NO_RESPONSE,
-    TransportClosed,
-    jsonrpc,
     DEFAULT_FEATURES,
     META_CLIENT_CAPABILITIES,
+    NO_RESPONSE,
     Call,
     CaseContext,
     ClientInput,
     ServerAsk,
     Session,
+    TransportClosed,
     TransportError,
     TransportTimeout,
     capabilities_for,
     era_of,
+    jsonrpc,
     parse_features,
     probe_grace,
 )

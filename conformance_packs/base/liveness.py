@@ -11,12 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.pack_api import (
-    CLIENT_INFO,
-    NO_RESPONSE,
     CaseContext,
     TransportClosed,
     TransportError,
-    TransportTimeout,
     blocked,
     check,
     jsonrpc,
