@@ -4,7 +4,7 @@ Why processes: the targets of one run (a `[[targets]]` file, several `--server`s
 servers) share nothing, and one process judging many servers at once spends its time in one
 interpreter; a worker per target uses every core. A worker is `python -m conformance.engine.workers`:
 it reads its job (one target, its check IDs and the run's settled options) as a pickle on stdin, runs
-it as a run of one target (`api.run_plan_async`, so the same engine, verdicts and report), and writes
+it as a run of one target (`engine.plan`, so the same engine, verdicts and report), and writes
 JSON lines on the stdout it was given: one per target event and finished case (for live progress, a
 case without its evidence and transcript), then its canonical report. The parent joins the reports in
 target order by merge's rules (`compare.join_targets`), so the report is the one a single process
@@ -271,8 +271,8 @@ def _stop_when_stdin_closes() -> None:
 
 
 def main() -> int:
+    from conformance.engine import plan as planned
     from conformance.engine.checks import load_pack
-    from conformance.front import api
 
     # Started from a job that ignores SIGINT (a background shell job, nohup), a worker would inherit
     # that and never stop: its stop signal is SIGINT (`_stop_when_stdin_closes`), so it is always heard.
@@ -287,14 +287,14 @@ def main() -> int:
     sys.stdout = sys.stderr
     by_id = {c.id: c for suite in suites for c in load_pack(suite)}
     plan = [(target, [by_id[check] for check in check_ids])]
-    builder = api.new_builder(plan)
+    builder = planned.new_builder(plan)
     interrupted = False
     _stop_when_stdin_closes()
     try:
-        asyncio.run(api.run_plan_async(plan, options, builder, [_Relay(channel)]))
+        asyncio.run(planned.run_in_process(plan, options, builder, [_Relay(channel)]))
     except KeyboardInterrupt:
         interrupted = True
-    report = api.finish(builder, interrupted=interrupted)
+    report = planned.finish(builder, interrupted=interrupted)
     with contextlib.suppress(BrokenPipeError):
         channel.write(json.dumps({"report": report}, ensure_ascii=False, default=readable) + "\n")
         channel.flush()

@@ -4,7 +4,8 @@ The pytest plugin, the snapshot extension and the project's tests call `run_repo
 calls the same steps `run_report` is made of (`select_checks`, `build_plan`, `with_budgets`,
 `new_builder`, `run_plan_async`, `finish`) one by one, because between them it shows live progress,
 keeps the report of a run cut short by Ctrl-C, and applies a baseline. Every path plans, runs and
-closes the report with these functions, so they produce the same verdicts, IDs and reports.
+closes the report with these functions, so they produce the same verdicts, IDs and reports; the last
+three are the engine's (`conformance.engine.plan`), which a `-j` worker process runs too.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ from typing import Any
 
 from conformance.engine.checks import Check, load_pack
 from conformance.engine.context import RunOptions
-from conformance.engine.events import Fanout, Sink
-from conformance.engine.runner import Runner, run_all
+from conformance.engine.plan import finish, new_builder, run_plan_async
 from conformance.model import packs
 from conformance.model.targets import Target, parse_targets, reference_targets
-from conformance.reporting import canonical
-from conformance.reporting.canonical import ReportBuilder
 
 
 def run_options(
@@ -128,40 +126,6 @@ def with_budgets(
         )
         for target, checks in plan
     ]
-
-
-def new_builder(
-    plan: list[tuple[Target, list[Check]]], header: dict[str, Any] | None = None
-) -> ReportBuilder:
-    suites = sorted({c.suite for _, checks in plan for c in checks})
-    secrets = tuple(dict.fromkeys(s for target, _ in plan for s in target.secrets))
-    return ReportBuilder(canonical.new_run_id(), {"suites": suites, **(header or {})}, secrets)
-
-
-async def run_plan_async(
-    plan: list[tuple[Target, list[Check]]],
-    options: RunOptions,
-    builder: ReportBuilder,
-    sinks: Sequence[Sink] = (),
-) -> None:
-    """Run the plan, feeding `builder` (which holds the report even if this is cancelled midway).
-
-    With `-j` above 1 and more than one target, each target runs in a worker process of its own
-    (`conformance.engine.workers`) and `builder` receives their reports joined in plan order."""
-    from conformance.engine import workers
-
-    if workers.spread(plan, options):
-        await workers.run_spread(plan, options, builder, sinks)
-        return
-    await run_all(plan, Runner(options, Fanout([builder, *sinks])))
-
-
-def finish(builder: ReportBuilder, *, interrupted: bool = False) -> dict[str, Any]:
-    """Close the report (marked incomplete when interrupted) and stamp its exit code."""
-    if interrupted or builder.report["footer"].get("reason") == "running":
-        builder.finish(False, "interrupted")
-    builder.report["footer"]["exit_code"] = canonical.exit_code(builder.report)
-    return builder.report
 
 
 def run_report(
