@@ -32,6 +32,10 @@ NO_RESPONSE: Any = object()
 
 #: How many frames one reply keeps (a notification flood is counted past this).
 FRAMES_PER_REPLY = 500
+#: How many more frames a reply keeps past that, of those that are not notifications (answers, requests):
+#: a flood of notifications must not push an answer written after it out of the frames a check reads
+#: by id (the early ping's answer behind 2,000 notifications), and a flood of answers stays bounded.
+ANSWERS_PAST_FLOOD = 500
 #: Bytes of received frames a stream adapter queues ahead of the harness; past it its reader waits (and
 #: so does a server writing faster), so a flood of large messages holds this much, not 10,000 of them.
 QUEUED_BYTES = 16 * 1024 * 1024
@@ -258,7 +262,7 @@ class StreamAdapter(Adapter):
                     f"the target closed its stream before answering id {expect_id!r}: {self._closed_reason}",
                     evidence=self.diagnostics(),
                 )
-            if len(reply.frames) < FRAMES_PER_REPLY:
+            if _keeps(reply, frame):
                 reply.frames.append(frame)
             else:
                 reply.dropped_frames += 1
@@ -437,7 +441,7 @@ class StreamAdapter(Adapter):
                 now = time.monotonic()
                 deadline = min(deadline, now + grace(now - sentinel_sent))
                 continue
-            if len(probe.frames) < FRAMES_PER_REPLY:
+            if _keeps(probe, frame):
                 probe.frames.append(frame)
             else:
                 probe.dropped_frames += 1
@@ -456,6 +460,15 @@ class StreamAdapter(Adapter):
                 self._late_null_answers += 1
         del self._settled_ids[:-256]
         return Settled(probe, answer, time.monotonic() - started, closed)
+
+
+def _keeps(reply: Reply, frame: Frame) -> bool:
+    """Whether `reply` keeps `frame`: every frame up to `FRAMES_PER_REPLY`, then only those that are not
+    notifications, up to `ANSWERS_PAST_FLOOD` more (the rest is counted in `dropped_frames`)."""
+    kept = len(reply.frames)
+    if kept < FRAMES_PER_REPLY:
+        return True
+    return frame.kind != "notification" and kept < FRAMES_PER_REPLY + ANSWERS_PAST_FLOOD
 
 
 def _idless_seen(frames: list[Frame]) -> str:
