@@ -134,9 +134,9 @@ TASK_SERVED = tuple(
 )
 UNOFFERED = ("base.prompts.", "base.completion.", "base.logging.", *TASK_SERVED)
 #: Checks that SKIP on every server that asks its client for no input (BASE-INPUT-*: nothing of that
-#: kind was asked): the tests of other subjects leave those SKIPs out; `tests/packs/base/test_base_input.py`
-#: and
-#: `tests/packs/base/test_base_reference.py` see them (`non_pass(report, input_skips=True)`).
+#: kind was asked): the tests of other subjects leave those SKIPs out;
+#: `tests/packs/base/test_base_input.py` and `tests/packs/base/test_base_reference.py` see them
+#: (`non_pass(report, input_skips=True)`).
 INPUT_CHECKS = ("base.input.",)
 
 

@@ -2,15 +2,16 @@
 
 A pack (the code's one word for what the CLI's `--suite` names: a package registered under the
 entry-point group `mcp_conformance.suites`) imports only this module from `conformance`; an
-import-linter contract (`pyproject.toml`) and `tests/pack_api/test_pack_api.py` keep it so. What is here is
-the
-contract the core keeps for pack authors: a name listed in `__all__` keeps its meaning and signature
-(new keyword arguments with defaults may be added); what is not here may change without notice. A pack
-may import its own modules, and another pack's as a declared dependency (this repository's profile
-packs read the base pack's wire-log helpers); never another room of the core.
+import-linter contract (`pyproject.toml`) and `tests/pack_api/test_pack_api.py` keep it so. What is
+here is the contract the core keeps for pack authors: a name listed in `__all__` keeps its meaning and
+signature (new keyword arguments with defaults may be added); what is not here may change without
+notice. A pack may import its own modules, never another room of the core; packs are independent of
+one another, except that this repository's fuzz pack reads the base pack's tool helpers (one
+distribution, versioned together: `docs/ARCHITECTURE.md`).
 
 The names load lazily (PEP 562): a pack's declaration (`from conformance.pack_api import Pack`) imports
-`conformance.model.packs` only, so listing packs stays cheap; a check module's imports pull in what they name.
+`conformance.model.packs` only, so listing packs stays cheap; a check module's imports pull in what
+they name.
 
 The names, by the job they do in a pack:
 
@@ -18,7 +19,8 @@ The names, by the job they do in a pack:
   hooks a `Pack` names as `module:function` are typed by `PrepareHook` and `ReferenceSetupHook`.
 - **Writing checks**: `check` registers an async function `(ctx: CaseContext) -> None` against one
   requirement ID; `CaseContext` is all a check sees of the run (the session, the target, the options,
-  `remember_once`/`guard` memory, the revision). `profile_checks` builds a profile's `check` decorator.
+  `remember_once`/`guard` memory, the revision, `case_key`). `profile_checks` builds a profile's
+  `check` decorator.
 - **Ending a check**: return for PASS, or call `missed` (FAIL or WARN by the row's level, decided by the
   runner), `weak` (WARN), `skip` (SKIP with a reason), `blocked` (SKIP naming the case that judges the
   defect), `unjudgeable` (ERROR: nothing could be observed). `Outcome` is their common base (the one

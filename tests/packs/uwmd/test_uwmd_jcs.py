@@ -1,9 +1,8 @@
 """The semantic digest: RFC 8785 canonical JSON and `sha256:` + SHA-256, in both of the project's
-implementations (the harness's oracle, conformance/pack_api/jcs.py through conformance_packs/uwmd/jcs.py, and
-the
-reference server's own, conformance_reference/uwmd_codecs/jcs.py), pinned to
-the digest vectors, to RFC 8785's examples, to the example deals' pinned digests and, when ../shared is
-present, to the catalog's Parkview digest recomputed from the upstream envelope.
+implementations (the harness's oracle, conformance/pack_api/jcs.py through
+conformance_packs/uwmd/jcs.py, and the reference server's own, conformance_reference/uwmd_codecs/jcs.py),
+pinned to the digest vectors, to RFC 8785's examples, to the example deals' pinned digests and, when
+../shared is present, to the catalog's Parkview digest recomputed from the upstream envelope.
 """
 
 from __future__ import annotations
