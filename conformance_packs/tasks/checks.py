@@ -31,6 +31,7 @@ from conformance.pack_api import (
     blocked,
     check,
     drawing,
+    jsonrpc,
     missed,
     skip,
     weak,
@@ -43,7 +44,6 @@ STATUSES = ("working", "input_required", "completed", "failed", "cancelled")
 TERMINAL = ("completed", "failed", "cancelled")
 #: A task ID no server issued.
 NO_SUCH_TASK = "conformance-no-such-task-7f3a9c"
-MISSING_CAPABILITY = -32021
 #: The extension's methods on one task, each with the params it needs beside taskId.
 METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("tasks/get", {}),
@@ -306,6 +306,14 @@ async def terminal(ctx: CaseContext) -> Followed:
 # ------------------------------------------------------------------------------------------- the rows
 
 
+def created_or_unknown(found: Sweep) -> tuple[str | None, str]:
+    """The ID of the first task the sweep created (None when none was), and the ID to ask about: that
+    one, else `NO_SUCH_TASK`."""
+    created = found.creators[0].call.result.get("taskId") if found.creators else None
+    created = created if isinstance(created, str) else None
+    return created, created or NO_SUCH_TASK
+
+
 @check(
     "tasks.capability.declared",
     "TASKS-001",
@@ -384,7 +392,7 @@ async def create_undeclared(ctx: CaseContext) -> None:
                 f"{attempt.name!r} answered with a task a request that did not declare {TASKS}",
                 **call.excerpt(),
             )
-        if call.error_code == MISSING_CAPABILITY:
+        if call.error_code == jsonrpc.MISSING_CLIENT_CAPABILITY:
             if not _names_extension(call.error):
                 missed(
                     "the -32021 refusal does not name the extension in "
@@ -567,7 +575,7 @@ async def unknown_id(ctx: CaseContext) -> None:
     for method, extra in METHODS:
         call = await ask(ctx, method, {"taskId": NO_SUCH_TASK, **extra})
         calls[method.replace("/", "_")] = call.excerpt(600)
-        if call.error_code == -32602:
+        if call.error_code == jsonrpc.INVALID_PARAMS:
             continue
         if method == "tasks/get":
             wrong_get = f"tasks/get of an unknown taskId drew {answer_of(call)}, not -32602"
@@ -587,17 +595,16 @@ async def unknown_id(ctx: CaseContext) -> None:
 async def undeclared_methods(ctx: CaseContext) -> None:
     offered(ctx)
     found = await sweep(ctx)
-    created = found.creators[0].call.result.get("taskId") if found.creators else None
-    task_id = created if isinstance(created, str) else NO_SUCH_TASK
+    created, task_id = created_or_unknown(found)
     wrong, unsure, calls = [], [], {}
     for method, extra in METHODS:
         call = await ask(ctx, method, {"taskId": task_id, **extra}, declared=False)
         calls[method.replace("/", "_")] = call.excerpt(600)
-        if call.error_code == MISSING_CAPABILITY:
+        if call.error_code == jsonrpc.MISSING_CLIENT_CAPABILITY:
             data = call.error.get("data") if isinstance(call.error, dict) else None
             if not (isinstance(data, dict) and isinstance(data.get("requiredCapabilities"), dict)):
                 wrong.append(f"{method}: -32021 without data.requiredCapabilities")
-        elif call.error_code == -32602 and task_id == NO_SUCH_TASK:
+        elif call.error_code == jsonrpc.INVALID_PARAMS and task_id == NO_SUCH_TASK:
             unsure.append(f"{method}: -32602")
         else:
             wrong.append(f"{method}: {answer_of(call)}")
@@ -628,7 +635,7 @@ async def undeclared_methods(ctx: CaseContext) -> None:
 async def result_removed(ctx: CaseContext) -> None:
     offered(ctx)
     call = await ask(ctx, "tasks/result", {"taskId": NO_SUCH_TASK})
-    if call.error_code != -32601:
+    if call.error_code != jsonrpc.METHOD_NOT_FOUND:
         missed(f"tasks/result drew {answer_of(call)}, not -32601", **call.excerpt())
 
 
@@ -641,8 +648,7 @@ async def result_removed(ctx: CaseContext) -> None:
 async def listen_undeclared(ctx: CaseContext) -> None:
     offered(ctx)
     found = await sweep(ctx)
-    created = found.creators[0].call.result.get("taskId") if found.creators else None
-    task_id = created if isinstance(created, str) else NO_SUCH_TASK
+    _, task_id = created_or_unknown(found)
     with ctx.answer_judged(
         "subscriptions/listen for task notifications without the extension was not refused"
     ):
@@ -650,9 +656,9 @@ async def listen_undeclared(ctx: CaseContext) -> None:
             ctx, "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, declared=False
         )
     ctx.note(f"subscriptions/listen for taskIds [{task_id!r}] without the extension")
-    if call.error_code == -32601:
+    if call.error_code == jsonrpc.METHOD_NOT_FOUND:
         skip("the server serves no subscriptions/listen (-32601): it sends task notifications to no one")
-    if call.error_code != MISSING_CAPABILITY:
+    if call.error_code != jsonrpc.MISSING_CLIENT_CAPABILITY:
         ctx.session_broken()
         missed(
             "subscriptions/listen for task notifications without the extension "
