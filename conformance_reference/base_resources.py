@@ -79,6 +79,14 @@ class ResourceFeatures:
         """Templates beyond the base server's own (none: a mutant adds a broken one)."""
         return []
 
+    #: Whether the server serves resources/templates/list (no revision requires it: a mutant drops it).
+    serves_templates = True
+
+    def refused(self, uri: str) -> Exception | None:
+        """The error a read of `uri` fails with before anything is served (none: a mutant makes a listed
+        resource unreadable, as a file gone or a host unreachable would)."""
+        return None
+
     def tools(self) -> list[types.Tool]:
         return [
             types.Tool(

@@ -244,6 +244,8 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = params.uri
+        if (refusal := extra.refused(uri)) is not None:
+            raise refusal
         if uri in static:
             resource, text = static[uri]
             contents = types.TextResourceContents(uri=uri, mime_type=resource.mime_type, text=text)
@@ -272,7 +274,7 @@ def build_server(
             list_tools,
             call_tool,
             list_resources,
-            list_resource_templates,
+            *((list_resource_templates,) if extra.serves_templates else ()),
             read_resource,
             *features.handlers(),
             *extra.handlers(),

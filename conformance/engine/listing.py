@@ -32,6 +32,16 @@ class Listing:
     #: The wire entries of the pages, for the evidence of cases that rest on a listing fetched earlier.
     entries: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def refusal(self) -> Call | None:
+        """The page answered with a JSON-RPC error instead of a result, if one was: an error answer is
+        judged as an error (what the server refused, and whether a row says it may not), never validated
+        as a result."""
+        last = self.calls[-1] if self.calls else None
+        if last is not None and last.error is not None and not isinstance(last.result, dict):
+            return last
+        return None
+
     def objects(self) -> list[dict[str, Any]]:
         """The items that are JSON objects (what a profile can read)."""
         return [item for item in self.items if isinstance(item, dict)]
@@ -56,7 +66,11 @@ async def fetch_listing(
         calls.append(call)
         result = call.result
         if not isinstance(result, dict):
-            problem = f"{method} was not answered with a result"
+            problem = (
+                f"{method} was answered with an error ({call.drew()}), not a result"
+                if call.error is not None
+                else f"{method} was not answered with a result ({call.drew()})"
+            )
             break
         page = result.get(key)
         if isinstance(page, list):

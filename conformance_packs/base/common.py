@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,6 +22,7 @@ from conformance.pack_api import (
     missed,
     paced,
     skip,
+    weak,
 )
 
 T = TypeVar("T")
@@ -405,11 +406,38 @@ def json_text_blocks(result: dict[str, Any]) -> list[Any]:
     return values
 
 
-def expect_result(call: Call, what: str) -> dict[str, Any]:
-    result = call.result
-    if not isinstance(result, dict):
-        missed(f"{what} was not answered with a result object", **call.excerpt())
-    return result
+async def judge_pages(ctx: CaseContext, method: str, key: str, shape: Callable[[Any], list[str]]) -> None:
+    """A declared capability's list method: every page of the engine's one listing validated by `shape`.
+
+    An error answer is judged as an error, never validated as a result: no sentence of any revision
+    requires a declared capability's list method to succeed, so a page refused with a JSON-RPC error is
+    WARN (weak: the server declared what it then refused), saying which error. A page off the shape, or
+    an answer that is neither a result nor an error, is the row's miss; a listing that does not end is
+    the pagination rows' (BASE-TOOLS-006, BASE-PAGE-001).
+    """
+    paged = await ctx.list_all(method, key)
+    for index, call in enumerate(paged.calls):
+        if call is paged.refusal:
+            weak(
+                f"page {index + 1} of {method} was refused with {call.drew()}: no result to validate "
+                "(no revision requires a declared capability's list method to succeed)",
+                **call.excerpt(),
+            )
+        problems = shape(call.result)
+        if problems:
+            missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
+    if not paged.calls:
+        missed(paged.problem or f"{method} was not sent")
+
+
+async def refused_listing(ctx: CaseContext, method: str, key: str, shape_check: str) -> None:
+    """The pagination rows' precondition: a listing refused on its first page has no pages to follow,
+    so the case is SKIP, blocked by the list method's shape row (`shape_check`), which judges the
+    refusal; a refusal of the server's own later cursor is a pagination fault, left to the caller."""
+    paged = await ctx.list_all(method, key)
+    refusal = paged.refusal
+    if refusal is not None and refusal is paged.calls[0]:
+        blocked(shape_check, f"{method} was refused with {refusal.drew()}: no pages to follow")
 
 
 def error_texts(call: Call) -> list[str]:

@@ -35,8 +35,10 @@ def _declared(ctx: CaseContext, *, with_tools: bool = True) -> list[tuple[str, s
 
 
 def _unimplemented(calls: list[Call]) -> bool:
-    """resources/templates/list answered -32601 by a server with resources: BASE-RES-002's to judge."""
-    return bool(calls) and calls[0].error_code == jsonrpc.METHOD_NOT_FOUND
+    """A listing refused on its first page (resources/templates/list answered -32601 by a server with
+    resources, say): no pages to follow; the method's shape row judges the refusal (BASE-RES-002 SKIPs
+    it, since no revision requires that method; a declared capability's list method refused is WARN)."""
+    return bool(calls) and calls[0].error is not None and not isinstance(calls[0].result, dict)
 
 
 @check("base.page.lists-end", "BASE-PAGE-001", "every list method pages to its end")

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from conformance.pack_api import CaseContext, at_least, check, jsonrpc, missed, skip
+from conformance_packs.base.common import judge_pages
 from conformance_packs.base.prompting import arguments_of, got_prompts, prompts, shape_errors
 
 UNKNOWN_PROMPT = "conformance-no-such-prompt-7f3a"
@@ -46,14 +47,9 @@ def blocks(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 @check("base.prompts.list-shape", "BASE-PROMPT-001", "prompts/list result shape", capability="prompts")
 async def list_shape(ctx: CaseContext) -> None:
-    paged = await ctx.list_all("prompts/list", "prompts")
-    calls, problem = paged.calls, paged.problem
-    for index, call in enumerate(calls):
-        problems = shape_errors("listPromptsResult", call.result, ctx.revision)
-        if problems:
-            missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
-    if problem:
-        missed(problem, **(calls[-1].excerpt() if calls else {}))
+    await judge_pages(
+        ctx, "prompts/list", "prompts", lambda result: shape_errors("listPromptsResult", result, ctx.revision)
+    )
 
 
 @check("base.prompts.get-shape", "BASE-PROMPT-002", "prompts/get result shape", capability="prompts")

@@ -45,8 +45,10 @@ class Reads:
     def line(self) -> str:
         expanded = sum(1 for _, _, origin in self.done if origin != "listed")
         text = f"read {self.listed} listed resource(s) and {expanded} template expansion(s)"
-        if self.refused:
-            text += f"; refused (not held against the server): {', '.join(self.refused[:5])}"
+        unreadable = [uri for uri, call, origin in self.done if origin == "listed" and call.error is not None]
+        refused = unreadable + self.refused
+        if refused:
+            text += f"; refused (not held against the server): {', '.join(refused[:5])}"
         return text
 
 

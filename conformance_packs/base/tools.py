@@ -19,6 +19,7 @@ from conformance.pack_api import (
     CaseContext,
     EcmaDraft202012Validator,
     at_least,
+    blocked,
     check,
     jsonrpc,
     meta,
@@ -31,7 +32,9 @@ from conformance.pack_api import (
 from conformance_packs.base.common import (
     call_sweep,
     json_text_blocks,
+    judge_pages,
     no_callable_reason,
+    refused_listing,
     succeeded,
     tools,
 )
@@ -43,20 +46,14 @@ DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 
 @check("base.tools.list-shape", "BASE-TOOLS-001", "tools/list result shape", capability="tools")
 async def list_shape(ctx: CaseContext) -> None:
-    paged = await ctx.list_all("tools/list", "tools")
-    calls, problem = paged.calls, paged.problem
-    for index, call in enumerate(calls):
-        if not isinstance(call.result, dict):
-            missed(f"page {index + 1} of tools/list was not answered with a result", **call.excerpt())
-        problems = shape_errors("listToolsResult", call.result, ctx.revision)
-        if problems:
-            missed(f"page {index + 1}: " + "; ".join(problems), **call.excerpt())
-    if problem and not calls:
-        missed(problem)
+    await judge_pages(
+        ctx, "tools/list", "tools", lambda result: shape_errors("listToolsResult", result, ctx.revision)
+    )
 
 
 @check("base.tools.pagination-ends", "BASE-TOOLS-006", "pagination ends", capability="tools")
 async def pagination_ends(ctx: CaseContext) -> None:
+    await refused_listing(ctx, "tools/list", "tools", "base.tools.list-shape")
     paged = await ctx.list_all("tools/list", "tools")
     items, calls, problem = paged.items, paged.calls, paged.problem
     if problem:
@@ -358,8 +355,12 @@ async def unknown_tool_not_success(ctx: CaseContext) -> None:
 )
 async def unknown_tool_protocol_error(ctx: CaseContext) -> None:
     call = await _unknown_tool_call(ctx)
+    result = call.result
+    if isinstance(result, dict) and result.get("isError") is not True:
+        # One behaviour, one verdict: a success for a tool that does not exist is BASE-CALL-004's.
+        blocked("base.call.unknown-tool-not-success", "the unknown tool's call was answered as a success")
     if call.error is None:
-        missed("an unknown tool was answered with a result, not a JSON-RPC error", **call.excerpt())
+        missed("an unknown tool was answered with an isError result, not a JSON-RPC error", **call.excerpt())
     if call.error_code != jsonrpc.INVALID_PARAMS:
         ctx.note(f"{call.drew()} (-32602 is usual)")
 

@@ -4,29 +4,43 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from conformance.adapters.base import TransportTimeout, TransportTooLarge
+from conformance.adapters.base import Reply, TransportTimeout, TransportTooLarge
 from conformance.adapters.transcript import Transcript
 from conformance.engine import policy
 from conformance.engine.listing import cached_listing, fetch_listing
 from conformance.engine.memo import remember
 from conformance.engine.sections import Section
+from conformance.protocol.jsonrpc import classify, encode
+from conformance.protocol.session import Call
 
 
 def pages(*results: Any) -> tuple[list[Any], Any]:
-    """A fake request that answers `results` in turn, and the list of params it was sent."""
+    """A request that answers `results` in turn (a result each; an `Error` is an error answer; None no
+    answer at all), as a real `Call` with the answer's bytes, and the list of params it was sent."""
     sent: list[Any] = []
     answers = iter(results)
 
-    async def request(method: str, params: dict[str, Any] | None) -> Any:
+    async def request(method: str, params: dict[str, Any] | None) -> Call:
         sent.append(params)
-        return SimpleNamespace(result=next(answers))
+        answer = next(answers)
+        if answer is None:
+            return Call(None, Reply(None))
+        member = {"error": answer.error} if isinstance(answer, Error) else {"result": answer}
+        return Call(None, Reply(classify(encode({"jsonrpc": "2.0", "id": len(sent), **member}))))
 
     return sent, request
+
+
+@dataclass
+class Error:
+    """An error answer for `pages`."""
+
+    error: dict[str, Any]
 
 
 def listing(*results: Any, cap: int = 1000) -> Any:
@@ -56,7 +70,16 @@ def test_the_page_cap_ends_a_listing_with_a_problem() -> None:
 def test_a_page_without_a_result_is_a_problem_and_objects_filter() -> None:
     found = listing({"tools": [{"name": "x"}, "junk"], "nextCursor": "a"}, None)
     assert found.objects() == [{"name": "x"}]
-    assert found.problem == "tools/list was not answered with a result"
+    assert found.problem == "tools/list was not answered with a result (no JSON-RPC answer)"
+    assert found.refusal is None
+
+
+def test_a_page_answered_with_an_error_is_a_refusal_not_a_result() -> None:
+    """An error answer is judged as an error: the listing names it, and `refusal` hands it to the rows."""
+    found = listing({"tools": [1], "nextCursor": "a"}, Error({"code": -32603, "message": "boom"}))
+    assert found.items == [1]
+    assert found.problem == "tools/list was answered with an error (error -32603), not a result"
+    assert found.refusal is found.calls[-1]
 
 
 def test_a_listing_is_fetched_once_and_a_failure_is_remembered() -> None:

@@ -76,6 +76,25 @@ class UnknownEmpty(ResourceFeatures):
         return await super().read(ctx, uri)
 
 
+class ReadErrorFirst(ResourceFeatures):
+    """The first listed resource cannot be read now (-32603, as a server whose file is gone answers)."""
+
+    def refused(self, uri: str) -> Exception | None:
+        if uri == _first_listed():
+            return MCPError(code=types.INTERNAL_ERROR, message=f"open {uri}: no such file or directory")
+        return None
+
+
+def _first_listed() -> str:
+    return str(base_server._STATIC_RESOURCES[0][0].uri)  # private: the reference's own first resource
+
+
+class NoTemplates(ResourceFeatures):
+    """resources/templates/list is not served (-32601), which no revision requires."""
+
+    serves_templates = False
+
+
 class RefuseSubscribe(ResourceFeatures):
     """Declares subscribe (the handler is registered) but refuses every subscription."""
 
@@ -331,6 +350,8 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "unknown-invalid-params": UnknownInvalidParams,
     "unknown-empty": UnknownEmpty,
     "refuse-subscribe": RefuseSubscribe,
+    "read-error-first": ReadErrorFirst,
+    "no-templates": NoTemplates,
     "update-unsubscribed": UpdateUnsubscribed,
     "update-without-uri": UpdateWithoutUri,
     "listen-no-ack": ListenNoAck,

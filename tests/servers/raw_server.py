@@ -34,6 +34,8 @@ DEFECTS = {
     "schema-violation": "echo returns structuredContent that violates its outputSchema",
     "text-differs": "echo's JSON text block differs from structuredContent",
     "unknown-tool-success": "answers a call of an unknown tool with a successful result",
+    "unknown-tool-text": "answers a call of an unknown tool with isError false and the refusal in its text"
+    " (\"Error: Missing arguments\"), as some Go servers do",
     "stack-trace": "puts a Python traceback into the message of unknown-method errors",
     "bad-input-schema": "lists a tool whose inputSchema is not a valid JSON Schema",
     "bad-pattern": "lists a tool whose inputSchema has a pattern that is no regular expression",
@@ -361,6 +363,8 @@ class Server:
         if tool is None:
             if self.defect == "unknown-tool-success":
                 return {"content": [{"type": "text", "text": "done"}]}
+            if self.defect == "unknown-tool-text":
+                return {"content": [{"type": "text", "text": "Error: Missing arguments"}], "isError": False}
             raise RpcError(-32602, f"Unknown tool: {name}")
         problem = self.invalid(tool["inputSchema"], args)
         if problem:
