@@ -14,7 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from conformance.model.verdicts import Verdict
+from conformance.model.verdicts import SkipKind, Verdict
 from conformance.protocol.session import Exchange
 
 if TYPE_CHECKING:
@@ -74,9 +74,17 @@ class Weak(Outcome):
 
 
 class Skipped(Outcome):
-    """Nothing to judge (a capability, a fixture hook or the thing the row is about is absent): SKIP."""
+    """Nothing to judge (a capability, a fixture hook or the thing the row is about is absent): SKIP.
+
+    `kind` says why in the words every view counts SKIPs by (`SKIP_KINDS`), and `option` names the
+    run option that would judge more (`--call-tools all` for tools the policy did not call)."""
 
     verdict = Verdict.SKIP
+
+    def __init__(self, message: str, kind: SkipKind = "nothing-to-judge", option: str = "") -> None:
+        super().__init__(message)
+        self.kind: SkipKind = kind
+        self.option = option
 
 
 class Blocked(Skipped):
@@ -86,7 +94,7 @@ class Blocked(Skipped):
     revision perhaps)."""
 
     def __init__(self, message: str, by: str, key: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, "blocked")
         self.by = by
         self.key = key
 
@@ -105,8 +113,9 @@ def weak(message: str, **evidence: Any) -> NoReturn:
     raise Weak(message, evidence)
 
 
-def skip(reason: str) -> NoReturn:
-    raise Skipped(reason)
+def skip(reason: str, *, kind: SkipKind = "nothing-to-judge", option: str = "") -> NoReturn:
+    """SKIP: nothing to judge (`kind` says why, `option` what would judge more; see `Skipped`)."""
+    raise Skipped(reason, kind, option)
 
 
 def blocked(by: str, reason: str) -> NoReturn:

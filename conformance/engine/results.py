@@ -40,6 +40,10 @@ class CaseRecord:
     #: The official suite's check IDs judging the same sentence as the case's row (`official.checks`),
     #: so each verdict reads in the IDs SDK teams are tiered by. Absent from the report when None.
     official: Sequence[str] | None = None
+    #: On a SKIP the check gave a kind to (`verdicts.SKIP_KINDS`) other than "nothing to judge": that
+    #: kind, and the run option that would judge the case (`option`), if one would. A SKIP with
+    #: `blocked_by` is "blocked" whatever this says. Absent from the report when None.
+    skip: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class CaseResult(CaseRecord):
             del data["unscored"]
         if data["official"] is None:
             del data["official"]
+        if data["skip"] is None:
+            del data["skip"]
         return data
 
     @classmethod

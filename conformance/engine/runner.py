@@ -20,7 +20,7 @@ from conformance.adapters.base import TargetUnreachable, TransportError
 from conformance.adapters.stdio import become_subreaper
 from conformance.adapters.transcript import Transcript
 from conformance.engine import blocking
-from conformance.engine.checks import Blocked, Check, Missed, Outcome
+from conformance.engine.checks import Blocked, Check, Missed, Outcome, Skipped
 from conformance.engine.context import CaseContext, RunOptions, TargetShared
 from conformance.engine.events import (
     CaseFinished,
@@ -183,6 +183,8 @@ class Judged:
     blocked_by: str | None = None
     #: The transport failure that ended the case, when it is the case's own (not blocked).
     raised: TransportError | None = None
+    #: A SKIP's kind and option (`CaseRecord.skip`), when the check gave more than "nothing to judge".
+    skip: dict[str, str] | None = None
 
     def blocked(self, by: str) -> None:
         """Blocked by case `by`, which holds the verdict: the message says so."""
@@ -541,6 +543,7 @@ class Runner:
             evidence={**ctx.facts, **evidence},
             transcript=entries if keep else [],
             blocked_by=judged.blocked_by,
+            skip=judged.skip if judged.verdict == Verdict.SKIP and judged.blocked_by is None else None,
         )
 
     async def _judge(self, check: Check, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> Judged:
@@ -548,7 +551,11 @@ class Runner:
         the row's level (`--strict` too), an outcome its own verdict, a transport failure ERROR (or
         SKIP blocked by the case that met it first), a harness bug ERROR."""
         if check.capability and not ctx.identity.has(check.capability):
-            return Judged(Verdict.SKIP, f"capability not offered: {check.capability}")
+            return Judged(
+                Verdict.SKIP,
+                f"capability not offered: {check.capability}",
+                skip={"kind": "not-applicable"},
+            )
         try:
             await check.func(ctx)
         except Outcome as outcome:
@@ -556,6 +563,8 @@ class Runner:
             said = None if isinstance(outcome, Missed) else outcome.verdict
             judged = Judged(outcome_verdict(said, level, self.options.strict), outcome.message)
             judged.evidence = dict(outcome.evidence)
+            if isinstance(outcome, Skipped) and outcome.kind not in ("nothing-to-judge", "blocked"):
+                judged.skip = {"kind": outcome.kind, **({"option": outcome.option} if outcome.option else {})}
             if isinstance(outcome, Blocked) and outcome.key:
                 # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
                 # stands for it, or this case's does, when that one judged it no defect of its row.
@@ -682,6 +691,7 @@ def _case_result(
     evidence: dict[str, Any] | None = None,
     transcript: list[dict[str, Any]] | None = None,
     blocked_by: str | None = None,
+    skip: dict[str, str] | None = None,
 ) -> CaseResult:
     """One case's result: the check's identity and requirement row as its revision reads it (level and
     track), where it ran, and its verdict."""
@@ -704,6 +714,7 @@ def _case_result(
         blocked_by=blocked_by,
         unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
         official=list(row.official_checks) or None,
+        skip=skip,
     )
 
 

@@ -168,7 +168,18 @@ class Case(CaseRecord):
             blocked_by=data.get("blocked_by"),
             unscored=data.get("unscored"),
             official=tuple(data["official"]) if data.get("official") else None,
+            skip=_ro(data["skip"]) if data.get("skip") else None,
         )
+
+    @property
+    def skip_kind(self) -> str:
+        """Why a SKIP is one, in `verdicts.SKIP_KINDS`' words' key: "blocked" when another case holds
+        the defect, else the kind the check gave (default "nothing-to-judge"); "" for other verdicts."""
+        if self.verdict != Verdict.SKIP:
+            return ""
+        if self.blocked_by:
+            return "blocked"
+        return str((self.skip or {}).get("kind") or "nothing-to-judge")
 
     @property
     def gating(self) -> Verdict:

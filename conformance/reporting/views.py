@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.model.verdicts import BLOCKING, JUNIT_ELEMENT, VERDICTS, Verdict
+from conformance.model.verdicts import BLOCKING, JUNIT_ELEMENT, SKIP_KINDS, VERDICTS, Verdict
 from conformance.reporting import html_report, sarif
 from conformance.reporting.html_report import PROBLEMS, evidence_items, headline, problems_first
 from conformance.reporting.model import Case, Report, coerce
@@ -66,6 +66,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     if blocked:
         counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if model.footer.complete else "  (INCOMPLETE: " + model.footer.reason + ")"
+    lines.extend(_t(line) for line in skip_reason_lines(model.cases))
     lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
     if unscored:
         lines.append(_t(unscored_line(unscored)))
@@ -80,6 +81,31 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
     lines.append(_t(headline(model).line))
     return "\n".join(lines)
+
+
+def skip_reason_lines(cases: Sequence[Case]) -> list[str]:
+    """The scored SKIPs (the totals line's) counted by why (`Case.skip_kind`, in `SKIP_KINDS`' order),
+    one line per kind, each with the run options that would judge its cases: a SKIP-heavy run says why
+    at a glance."""
+    kinds: dict[str, int] = {}
+    options: dict[str, dict[str, int]] = {}
+    for case in cases:
+        kind = case.skip_kind
+        if not kind or case.unscored:
+            continue
+        kinds[kind] = kinds.get(kind, 0) + 1
+        option = (case.skip or {}).get("option")
+        if option and kind == "needs-option":
+            options.setdefault(kind, {})[option] = options.get(kind, {}).get(option, 0) + 1
+    if not kinds:
+        return []
+    lines = []
+    for kind, words in SKIP_KINDS.items():
+        if kind not in kinds:
+            continue
+        hint = ", ".join(f"{option} would judge {count}" for option, count in options.get(kind, {}).items())
+        lines.append(f"SKIP {kinds[kind]:>5}  {words}" + (f" ({hint})" if hint else ""))
+    return lines
 
 
 def official_lines(cases: Sequence[Case]) -> list[str]:

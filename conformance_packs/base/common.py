@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from conformance.pack_api import (
     FIRST_TOOL_ANNOTATIONS,
@@ -75,6 +75,18 @@ async def tools(ctx: CaseContext, *, complete: bool = False, refetch: bool = Fal
     if problem and (complete or not items):
         skip(f"needs a complete tools/list: {problem}")
     return [t for t in items if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def skip_tools_held_back(ctx: CaseContext, reason: str, listed: list[dict[str, Any]] | None) -> NoReturn:
+    """SKIP for want of a tool call: when the run's `--call-tools` policy held back some of `listed`
+    (None: the tools are not at hand, so the policy may have), the kind is "needs-option" and the
+    option that would call them `--call-tools all`, which every view counts; else nothing to judge."""
+    policy_held_back = ctx.options.call_tools != "all" and (
+        listed is None or len(ctx.callable_tools(listed)) < len(listed)
+    )
+    if policy_held_back:
+        skip(reason, kind="needs-option", option="--call-tools all")
+    skip(reason)
 
 
 def no_callable_reason(ctx: CaseContext, listed: list[dict[str, Any]] | None = None) -> str:
@@ -406,21 +418,29 @@ def json_text_blocks(result: dict[str, Any]) -> list[Any]:
     return values
 
 
+#: The 2026-07-28 row that a declared capability's list method is answered (BASE-CAP-005).
+DECLARED_LISTS_CHECK = "base.cap.declared-lists-answered"
+
+
 async def judge_pages(ctx: CaseContext, method: str, key: str, shape: Callable[[Any], list[str]]) -> None:
     """A declared capability's list method: every page of the engine's one listing validated by `shape`.
 
-    An error answer is judged as an error, never validated as a result: no sentence of any revision
-    requires a declared capability's list method to succeed, so a page refused with a JSON-RPC error is
-    WARN (weak: the server declared what it then refused), saying which error. A page off the shape, or
-    an answer that is neither a result nor an error, is the row's miss; a listing that does not end is
-    the pagination rows' (BASE-TOOLS-006, BASE-PAGE-001).
+    An error answer is judged as an error, never validated as a result. 2026-07-28 requires a declared
+    capability's list method to be answered with the list ("MUST respond to tools/list requests with
+    the set of tools"), which BASE-CAP-005 judges: a first page refused there is SKIP, blocked by it.
+    No sentence before it does, so a page refused with a JSON-RPC error is WARN (weak: the server
+    declared what it then refused), saying which error. A page off the shape, or an answer that is
+    neither a result nor an error, is the row's miss; a listing that does not end is the pagination
+    rows' (BASE-TOOLS-006, BASE-PAGE-001).
     """
     paged = await ctx.list_all(method, key)
     for index, call in enumerate(paged.calls):
+        if call is paged.refusal and index == 0 and ctx.era == "modern":
+            blocked(DECLARED_LISTS_CHECK, f"{method} was refused with {call.drew()}")
         if call is paged.refusal:
             weak(
                 f"page {index + 1} of {method} was refused with {call.drew()}: no result to validate "
-                "(no revision requires a declared capability's list method to succeed)",
+                "(no sentence of this revision requires a declared capability's list method to succeed)",
                 **call.excerpt(),
             )
         problems = shape(call.result)

@@ -27,7 +27,7 @@ from conformance.pack_api import (
     missed,
     skip,
 )
-from conformance_packs.base.common import Sources, answered_calls, no_callable_reason
+from conformance_packs.base.common import Sources, answered_calls, no_callable_reason, skip_tools_held_back
 from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, Round, input_sweep, is_input_required
 from conformance_packs.base.wirelog import read_log
 
@@ -41,7 +41,8 @@ URL_ELICITATION_REQUIRED = -32042
 async def _sweep(ctx: CaseContext) -> InputSweep:
     sweep = await input_sweep(ctx)
     if not sweep.called:
-        skip(f"no tool to call as a client that declared input: {sweep.why or no_callable_reason(ctx)}")
+        reason = f"no tool to call as a client that declared input: {sweep.why or no_callable_reason(ctx)}"
+        skip_tools_held_back(ctx, reason, None)
     return sweep
 
 

@@ -24,6 +24,7 @@ from conformance_packs.base.common import (
     call_sweep,
     declares_tasks,
     no_callable_reason,
+    skip_tools_held_back,
     task_support,
     tools,
 )
@@ -546,7 +547,9 @@ async def required_plain(ctx: CaseContext) -> None:
     if not required:
         # The reason is about these tools, not the others (which may well be read-only and called).
         why = no_callable_reason(ctx, listed)
-        skip(f'no tool whose execution.taskSupport is "required" may be called: {why}')
+        skip_tools_held_back(
+            ctx, f'no tool whose execution.taskSupport is "required" may be called: {why}', listed
+        )
     tool = required[0]
     arguments = await first_candidate(tool)
     if arguments is None:

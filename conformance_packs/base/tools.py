@@ -35,6 +35,7 @@ from conformance_packs.base.common import (
     judge_pages,
     no_callable_reason,
     refused_listing,
+    skip_tools_held_back,
     succeeded,
     tools,
 )
@@ -212,10 +213,11 @@ def _judged_on(ctx: CaseContext, names: list[str]) -> None:
         ctx.note(f"judged on {len(names)} successful call(s): " + ", ".join(dict.fromkeys(names)))
 
 
-def _skip_unjudged(ctx: CaseContext, reason: str) -> NoReturn:
-    """SKIP, with the sweep's count of calls in the reason: "3 calls, none succeeded" says why."""
+async def _skip_unjudged(ctx: CaseContext, reason: str) -> NoReturn:
+    """SKIP, with the sweep's count of calls in the reason: "3 calls, none succeeded" says why; needing
+    `--call-tools all` when the run's policy held back a listed tool."""
     line = next((n for n in ctx.notes if n.startswith("tools/call:")), "")
-    skip(f"{reason} ({line})" if line else reason)
+    skip_tools_held_back(ctx, f"{reason} ({line})" if line else reason, await tools(ctx))
 
 
 @check(
@@ -259,7 +261,7 @@ async def structured_matches_schema(ctx: CaseContext) -> None:
         ctx.note("not judged, a pattern in the outputSchema cannot run here: " + ", ".join(unrunnable))
     _judged_on(ctx, judged)
     if not judged:
-        _skip_unjudged(
+        await _skip_unjudged(
             ctx,
             "no callable tool with an outputSchema returned a successful result"
             if not unrunnable
@@ -304,7 +306,7 @@ async def text_mirror_equal(ctx: CaseContext) -> None:
                 )
     _judged_on(ctx, judged)
     if not judged:
-        _skip_unjudged(ctx, "no called tool returned structuredContent with a JSON text block")
+        await _skip_unjudged(ctx, "no called tool returned structuredContent with a JSON text block")
 
 
 async def _structured_results(ctx: CaseContext) -> list[tuple[dict[str, Any], Any, dict[str, Any]]]:
@@ -315,7 +317,7 @@ async def _structured_results(ctx: CaseContext) -> list[tuple[dict[str, Any], An
         if result is not None and "structuredContent" in result:
             found.append((tool, call, result))
     if not found:
-        _skip_unjudged(ctx, "no called tool returned structuredContent")
+        await _skip_unjudged(ctx, "no called tool returned structuredContent")
     return found
 
 
@@ -372,7 +374,7 @@ async def invalid_arguments(ctx: CaseContext) -> None:
     every = await tools(ctx)
     listed = ctx.callable_tools(every)
     if not listed:
-        skip(no_callable_reason(ctx, every))
+        skip_tools_held_back(ctx, no_callable_reason(ctx, every), every)
     sweep = await call_sweep(ctx)
     ctx.facts["tool_calls"] = sweep.summary(SWEEP_FEEDS)
     with_required = [

@@ -25,7 +25,7 @@ from conformance.pack_api import (
     skip,
     unjudgeable,
 )
-from conformance_packs.base.common import no_callable_reason, tools
+from conformance_packs.base.common import no_callable_reason, skip_tools_held_back, tools
 from conformance_packs.fuzz.explore import (
     TRANSPORT_KINDS,
     Clock,
@@ -78,7 +78,7 @@ async def exploration(ctx: CaseContext, mode: str) -> Exploration:
     every = await tools(ctx)
     listed = ctx.callable_tools(every)
     if not listed:
-        skip(no_callable_reason(ctx, every))
+        skip_tools_held_back(ctx, no_callable_reason(ctx, every), every)
     names = list(dict.fromkeys(t["name"] for t in listed))
     schemas = {t["name"]: t.get("inputSchema") for t in reversed(listed)}
     found = Exploration(mode, run_seed(ctx))

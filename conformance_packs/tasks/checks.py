@@ -70,7 +70,7 @@ def offered(ctx: CaseContext) -> None:
     """SKIP, sending nothing, unless the server declares the extension."""
     extensions = ctx.identity.capabilities.get("extensions")
     if not (isinstance(extensions, dict) and TASKS in extensions):
-        skip(NOT_OFFERED)
+        skip(NOT_OFFERED, kind="not-applicable")
 
 
 async def ask(

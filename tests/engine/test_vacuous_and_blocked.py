@@ -147,3 +147,26 @@ def test_which_answers_to_a_request_break_the_transport(
     adapter = HttpAdapter("http://127.0.0.1:9/mcp", Transcript())
     adapter.session_id = "s-1" if session else None
     assert bool(adapter._violation(status, content_type)) is broken
+
+
+def test_skips_are_counted_by_reason_with_the_option_that_would_judge_them() -> None:
+    """A run whose `--call-tools` policy held every tool back says so once, with `--call-tools all`, and
+    every SKIP carries its kind in the canonical report (issue 31: a SKIP-heavy run says why)."""
+    report = run(
+        [stdio("tests.servers.raw_server", "--defect", "none")],
+        select="base.call.,base.tools.list-shape",
+        protocol="2025-11-25",
+        call_tools="none",
+    )
+    assert schemas.errors(schemas.REPORT_ID, None, report) == []
+    held = [c for c in report["cases"] if c.get("skip", {}).get("kind") == "needs-option"]
+    assert held and all(c["skip"]["option"] == "--call-tools all" for c in held)
+    assert all(c["verdict"] == "SKIP" and "--call-tools none" in c["message"] for c in held)
+    summary = views.summary_text(report)
+    reasons = [line.split() for line in summary.splitlines() if line.startswith("SKIP ")]
+    assert reasons[0] == [
+        "SKIP", str(len(held)), "not", "judged", "under", "this", "run's", "options",
+        "(--call-tools", "all", "would", "judge", f"{len(held)})",
+    ]  # fmt: skip
+    skips = sum(1 for c in report["cases"] if c["verdict"] == "SKIP")
+    assert sum(int(words[1]) for words in reasons) == skips

@@ -35,7 +35,7 @@ DEFECTS = {
     "text-differs": "echo's JSON text block differs from structuredContent",
     "unknown-tool-success": "answers a call of an unknown tool with a successful result",
     "unknown-tool-text": "answers a call of an unknown tool with isError false and the refusal in its text"
-    " (\"Error: Missing arguments\"), as some Go servers do",
+    ' ("Error: Missing arguments"), as some Go servers do',
     "stack-trace": "puts a Python traceback into the message of unknown-method errors",
     "bad-input-schema": "lists a tool whose inputSchema is not a valid JSON Schema",
     "bad-pattern": "lists a tool whose inputSchema has a pattern that is no regular expression",
