@@ -15,6 +15,10 @@ framework (`serving`: stdio and loopback Streamable HTTP, both protocol eras). I
 - `compact_weather`: bound to `ui://weather/compact.html`, served base64 in `blob`;
 - `plain_echo`: a tool with no UI, which the suite leaves alone.
 
+It checks the client's capabilities before showing a UI tool: a client that did not negotiate Apps
+lists `show_weather` and `compact_weather` without UI metadata (their text-only variants) and not the
+app-only `refresh_weather`.
+
 Everything a mutant may change is a field of `AppsSpec` or a method of `AppsReference`.
 
     python -m conformance_reference.apps_server                     # stdio
@@ -42,6 +46,8 @@ JSON = dict[str, Any]
 
 VIEW_URI: Final = "ui://weather/view.html"
 COMPACT_URI: Final = "ui://weather/compact.html"
+#: The deprecated flat key a tool may carry beside (or instead of) `_meta.ui.resourceUri`.
+FLAT_KEY: Final = "ui/resourceUri"
 
 VIEW_HTML: Final = (
     '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Weather</title></head>'
@@ -78,6 +84,8 @@ class AppsSpec:
     compact_meta: JSON | None = None
     visibility: tuple[Visibility, ...] = ("model", "app")
     declare_extension: bool = True
+    #: Show the UI tools as such only to a client that negotiated Apps (`text_only` for the others).
+    check_client: bool = True
 
 
 def forecast(city: str) -> JSON:
@@ -106,6 +114,15 @@ class AppsReference(MCPServer):
     def listed(self, resources: list[Any]) -> list[Any]:
         return resources
 
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        """The ext-apps text: "Servers SHOULD check client capabilities before registering UI-enabled
+        tools". A client that did not negotiate Apps (per request in 2026-07-28, at initialize before)
+        is shown each UI tool's text-only variant, and no app-only tool (there is no app to call it)."""
+        result = await super()._handle_list_tools(ctx, params)
+        if not self.spec.check_client or client_supports_apps(ctx):
+            return result
+        return result.model_copy(update={"tools": text_only(list(result.tools))})
+
     def read_contents(self, contents: list[Any]) -> list[Any]:
         return contents
 
@@ -118,6 +135,21 @@ class AppsReference(MCPServer):
         if not hasattr(result, "contents"):
             return result
         return result.model_copy(update={"contents": self.read_contents(list(result.contents))})
+
+
+def text_only(tools: list[Any]) -> list[Any]:
+    """The tools as a host without Apps is shown them: no `_meta.ui` or flat `ui/resourceUri`, and no
+    tool whose visibility leaves out the model."""
+    out = []
+    for tool in tools:
+        meta = dict(tool.meta or {})
+        ui = meta.pop("ui", None)
+        meta.pop(FLAT_KEY, None)
+        visibility = ui.get("visibility") if isinstance(ui, dict) else None
+        if isinstance(visibility, list) and "model" not in visibility:
+            continue
+        out.append(tool.model_copy(update={"meta": meta or None}))
+    return out
 
 
 def _apps(spec: AppsSpec) -> Apps:

@@ -1,6 +1,7 @@
 """The MCP Apps suite (`io.modelcontextprotocol/ui`, SEP-1865; the ext-apps specification, Stable
-2026-01-26): the extension declared, the text-only fallback, tool-to-resource links, the UI resource's
-MIME type, content and `_meta.ui`, tool visibility and the deprecated flat key.
+2026-01-26): the extension declared, UI tools shown only to a client that negotiated Apps, the text-only
+fallback, tool-to-resource links, the UI resource's MIME type, content and `_meta.ui`, tool visibility and
+the deprecated flat key.
 
 Every row is `track: "extension"`: a run shows its true verdict but fails on it only when the user claims
 the extension (`--suite apps`, or `--experimental`). The pack runs by default on a server the user names

@@ -22,6 +22,7 @@ from conformance_packs.apps.view import (
     ToolCall,
     UiTool,
     call_tools,
+    declares,
     meaningful,
     offered,
     same_mime,
@@ -70,6 +71,44 @@ async def extension_declared(ctx: CaseContext) -> None:
             "object"
         )
     ctx.note(f"capabilities.extensions[{EXTENSION_ID!r}] = {extensions[EXTENSION_ID]!r}")
+
+
+@check(
+    "apps.extension.client-checked",
+    "APPS-EXT-002",
+    "a server shows UI-enabled tools only to a client that declared io.modelcontextprotocol/ui",
+)
+async def client_checked(ctx: CaseContext) -> None:
+    """The shared session is the client without Apps: its one listing (every page, shared with the other
+    rows) is the evidence, so a server without UI costs nothing more; PASS needs the Apps view to show UI
+    tools, else there is nothing the server could have held back."""
+    session = await ctx.session()
+    if declares(session.client.capabilities):
+        skip(f"this run's client declares {EXTENSION_ID}: no session asks as a client without Apps")
+    listing = await ctx.list_all("tools/list", "tools") if ctx.identity.has("tools") else None
+    shown = ui_tools([t for t in (listing.items if listing else []) if isinstance(t, dict)])
+    if shown:
+        missed(
+            f"UI-enabled tool(s) listed with their UI metadata to a client that declared no {EXTENSION_ID} "
+            f"extension (a host without Apps ignores it; the tool still answers as a standard tool): "
+            + _listed([f"{t.name} ({_ui_keys(t)})" for t in shown])
+        )
+    view = await offered(ctx)
+    if not view.tools:
+        skip("no tool carries UI metadata to a client that negotiated Apps either: nothing held back")
+    plain = {t.get("name") for t in (listing.items if listing else []) if isinstance(t, dict)}
+    variants = [t.name for t in view.tools if t.name in plain]
+    ctx.note(
+        f"{len(view.tools)} UI tool(s) shown to a client that negotiated Apps; to one that did not, "
+        + (f"listed without UI metadata: {_listed(variants)}" if variants else "none is listed")
+    )
+
+
+def _ui_keys(tool: UiTool) -> str:
+    keys = ["_meta.ui"] if tool.nested is not None else []
+    if tool.flat is not None:
+        keys.append('_meta["ui/resourceUri"]')
+    return " and ".join(keys)
 
 
 def _judge_calls(ctx: CaseContext, calls: list[ToolCall], where: str) -> None:

@@ -86,6 +86,7 @@ class NoContents(AppsReference):
 
 DEFECTS: dict[str, Make] = {
     "no-extension": lambda: (AppsSpec(declare_extension=False), AppsReference),
+    "ui-to-everyone": lambda: (AppsSpec(check_client=False), AppsReference),
     "empty-without-apps": lambda: (AppsSpec(), EmptyWithoutApps),
     "empty-with-apps": lambda: (AppsSpec(), EmptyWithApps),
     "dangling-uri": lambda: (AppsSpec(compact_link="ui://weather/missing.html"), AppsReference),

@@ -32,6 +32,7 @@ BOTH = ("stdio", "http")
 #: the rows blocked by a broken one.
 MUTANTS: dict[str, set[tuple[str, str]]] = {
     "no-extension": {(P + "extension.declared", "WARN")},
+    "ui-to-everyone": {(P + "extension.client-checked", "WARN")},
     "empty-without-apps": {(P + "fallback.content", "FAIL")},
     "empty-with-apps": {(P + "result.content", "FAIL")},
     "dangling-uri": {(P + "link.exists", "FAIL")},
@@ -89,8 +90,8 @@ def test_the_embedded_reference_passes_every_row_over_stdio_and_http() -> None:
     report = run_report(suites=[SUITE], options=CLAIMED)
     cases = report["cases"]
     assert {c["transport"] for c in cases} == set(BOTH)
-    # 13 rows in 2025-06-18 and 2025-11-25, the 14 (with the extension's declaration) in 2026-07-28.
-    assert len(cases) == 2 * (13 * 2 + 14)
+    # 14 rows in 2025-06-18 and 2025-11-25, the 15 (with the extension's declaration) in 2026-07-28.
+    assert len(cases) == 2 * (14 * 2 + 15)
     assert _non_pass(report) == set(), [c["message"] for c in cases if c["verdict"] != "PASS"]
     assert report["footer"]["exit_code"] == 0
     assert not any(c.get("unscored") for c in cases)  # named with --suite: claimed, scored
@@ -146,7 +147,7 @@ def test_a_server_without_ui_skips_every_row_for_one_reason_and_sends_only_the_l
         servers=_targets("conformance_reference.base_server")[:1], suites=[SUITE], options=options
     )
     cases = report["cases"]
-    assert len(cases) == 13 and {c["verdict"] for c in cases} == {"SKIP"}
+    assert len(cases) == 14 and {c["verdict"] for c in cases} == {"SKIP"}
     assert len({c["message"] for c in cases}) == 1 and cases[0]["message"].startswith("no UI offered")
     sent = {
         json.loads(e["text"]).get("method")
