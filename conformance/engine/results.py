@@ -44,6 +44,10 @@ class CaseRecord:
     #: kind, and the run option that would judge the case (`option`), if one would. A SKIP with
     #: `blocked_by` is "blocked" whatever this says. Absent from the report when None.
     skip: Mapping[str, str] | None = None
+    #: On a FAIL or WARN: the level it was judged at when that differs from the row's `level` (a WARN
+    #: met on "weak evidence" under a MUST row, a missed "SHOULD" aspect of one, "--strict" on a SHOULD
+    #: made FAIL), shown beside the row's level in every view. Absent from the report when None.
+    judged_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class CaseResult(CaseRecord):
             del data["official"]
         if data["skip"] is None:
             del data["skip"]
+        if data["judged_at"] is None:
+            del data["judged_at"]
         return data
 
     @classmethod

@@ -14,13 +14,13 @@ import time
 import traceback
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from conformance.adapters.base import TargetUnreachable, TransportError
 from conformance.adapters.stdio import become_subreaper
 from conformance.adapters.transcript import Transcript
 from conformance.engine import blocking
-from conformance.engine.checks import Blocked, Check, Missed, Outcome, Skipped
+from conformance.engine.checks import Blocked, Check, Missed, Outcome, Skipped, Weak
 from conformance.engine.context import CaseContext, RunOptions, TargetShared
 from conformance.engine.events import (
     CaseFinished,
@@ -46,7 +46,7 @@ from conformance.engine.sessions import (
 )
 from conformance.model.requirements import get as requirement
 from conformance.model.targets import Target
-from conformance.model.verdicts import Verdict, finished_verdict, outcome_verdict, unscored
+from conformance.model.verdicts import Verdict, finished_verdict, judged_at, outcome_verdict, unscored
 from conformance.protocol.versions import era_of
 from conformance.text import masker
 
@@ -185,6 +185,8 @@ class Judged:
     raised: TransportError | None = None
     #: A SKIP's kind and option (`CaseRecord.skip`), when the check gave more than "nothing to judge".
     skip: dict[str, str] | None = None
+    #: The level a FAIL or WARN was judged at when it differs from the row's (`verdicts.judged_at`).
+    judged_at: str | None = None
 
     def blocked(self, by: str) -> None:
         """Blocked by case `by`, which holds the verdict: the message says so."""
@@ -544,6 +546,7 @@ class Runner:
             transcript=entries if keep else [],
             blocked_by=judged.blocked_by,
             skip=judged.skip if judged.verdict == Verdict.SKIP and judged.blocked_by is None else None,
+            judged_at=judged.judged_at if judged.verdict in (Verdict.FAIL, Verdict.WARN) else None,
         )
 
     async def _judge(self, check: Check, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> Judged:
@@ -562,6 +565,8 @@ class Runner:
             level = requirement(check.requirement).at(ctx.revision).level
             said = None if isinstance(outcome, Missed) else outcome.verdict
             judged = Judged(outcome_verdict(said, level, self.options.strict), outcome.message)
+            how: Literal["miss", "weak"] = "weak" if isinstance(outcome, Weak) else "miss"
+            judged.judged_at = judged_at(level, judged.verdict, how)
             judged.evidence = dict(outcome.evidence)
             if isinstance(outcome, Skipped) and outcome.kind not in ("nothing-to-judge", "blocked"):
                 judged.skip = {"kind": outcome.kind, **({"option": outcome.option} if outcome.option else {})}
@@ -597,7 +602,9 @@ class Runner:
         )
         if verdict == Verdict.PASS:
             return Judged(verdict, "; ".join(ctx.notes))
-        return Judged(verdict, "; ".join(ctx.should_misses + ctx.warnings))
+        level = requirement(check.requirement).at(ctx.revision).level
+        at = judged_at(level, verdict, "should" if ctx.should_misses else "weak")
+        return Judged(verdict, "; ".join(ctx.should_misses + ctx.warnings), judged_at=at)
 
     def _hand_over(self, judged: Judged, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> None:
         """One defect, one verdict: a case that SKIPped for a failure an earlier case met is blocked by
@@ -692,6 +699,7 @@ def _case_result(
     transcript: list[dict[str, Any]] | None = None,
     blocked_by: str | None = None,
     skip: dict[str, str] | None = None,
+    judged_at: str | None = None,
 ) -> CaseResult:
     """One case's result: the check's identity and requirement row as its revision reads it (level and
     track), where it ran, and its verdict."""
@@ -715,6 +723,7 @@ def _case_result(
         unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
         official=list(row.official_checks) or None,
         skip=skip,
+        judged_at=judged_at,
     )
 
 

@@ -442,7 +442,7 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
         f'<article class="case c-{_e(case.verdict)}" id="{_e(anchors[case.key])}" {attrs}>',
         f"<h3>{_verdict(case.verdict)} <code>{_e(case.key)}</code></h3>",
         f'<p class="finding">{_e(case.message) or "<i>no message</i>"}</p>',
-        f'<p class="req"><b>{_e(case.requirement)}</b> ({_e(case.level)}): {_e(case.title)}</p>',
+        f'<p class="req"><b>{_e(case.requirement)}</b> ({_e(case.level_shown)}): {_e(case.title)}</p>',
     ]
     if quote:
         parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
@@ -508,7 +508,7 @@ def _passed(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
         rows.append(
             f'<tr class="case" id="{_e(anchors[case.key])}" {attrs}><td>{_verdict(case.verdict)}</td>'
             f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}{_official_ids(case)}</td>"
-            f'<td class="hide-narrow">{_e(case.level)}</td>'
+            f'<td class="hide-narrow">{_e(case.level_shown)}</td>'
             f'<td class="hide-narrow">{_e(case.first_line(240))}</td>'
             f'<td class="n hide-narrow">{case.duration * 1000:.0f}</td></tr>'
         )

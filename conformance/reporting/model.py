@@ -169,7 +169,14 @@ class Case(CaseRecord):
             unscored=data.get("unscored"),
             official=tuple(data["official"]) if data.get("official") else None,
             skip=_ro(data["skip"]) if data.get("skip") else None,
+            judged_at=data.get("judged_at"),
         )
+
+    @property
+    def level_shown(self) -> str:
+        """The level every view shows: the row's, and the level the verdict was judged at when that
+        differs (`judged_at`), so a WARN under a MUST row says why it is no FAIL."""
+        return f"{self.level}; judged as {self.judged_at}" if self.judged_at else self.level
 
     @property
     def skip_kind(self) -> str:

@@ -55,7 +55,8 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
             continue
         if shown < limit:
             apart = f"  [{case.unscored}, not scored]" if case.unscored else ""
-            line = f"  {case.verdict:5} {case.key}  {case.requirement}  {case.first_line(160)}{apart}"
+            at = f" ({case.level_shown})" if case.judged_at else ""
+            line = f"  {case.verdict:5} {case.key}  {case.requirement}{at}  {case.first_line(160)}{apart}"
             lines.append(_t(line))
         shown += 1
     if shown > limit:
@@ -154,7 +155,8 @@ def _md_case(case: Case) -> list[str]:
     shows the fault first), as Markdown text."""
     out = [f"### {case.verdict} {_md(case.key)}", ""]
     out.append(
-        f"Requirement {_md(case.requirement)} ({_md(case.level)}): {_md(case.title)}. {_md(case.message)}"
+        f"Requirement {_md(case.requirement)} ({_md(case.level_shown)}): {_md(case.title)}. "
+        + _md(case.message)
     )
     if case.blocked_by:
         out += ["", f"Blocked by {_md(case.blocked_by)}: its verdict left this case nothing to judge."]
@@ -312,7 +314,7 @@ def junit_xml(report: AnyReport) -> bytes:
 
 
 def _junit_detail(case: Case) -> str:
-    parts = [f"{case.requirement} ({case.level}): {case.title}", case.message]
+    parts = [f"{case.requirement} ({case.level_shown}): {case.title}", case.message]
     parts += [f"{k}: {_evidence_text(v)[:2000]}" for k, v in case.evidence.items()]
     return "\n".join(parts)
 

@@ -177,7 +177,8 @@ async def offered(ctx: CaseContext) -> AppsView:
         skip(
             f"no UI offered: the server declares no {EXTENSION_ID} extension and lists no tool with "
             "_meta.ui (or the flat ui/resourceUri) and no ui:// resource to a client that did not negotiate "
-            "Apps (name --suite apps to ask as a client that negotiates it too)"
+            "Apps (name --suite apps to ask as a client that negotiates it too)",
+            kind="not-applicable",
         )
     view: AppsView = await ctx.remember_once(
         "apps:view", "opening a session that negotiates MCP Apps", lambda: _open(ctx)
@@ -186,7 +187,8 @@ async def offered(ctx: CaseContext) -> AppsView:
     if not view.tools and not view.ui_listed():
         skip(
             "no UI offered to a client that negotiated MCP Apps either: no tool carries _meta.ui or the flat "
-            "ui/resourceUri and no ui:// resource is listed" + (f" ({view.problem})" if view.problem else "")
+            "ui/resourceUri and no ui:// resource is listed" + (f" ({view.problem})" if view.problem else ""),
+            kind="not-applicable",
         )
     return view
 

@@ -3,6 +3,8 @@ excuses, and the exit code of a report (3 for an unreachable target; 130 is left
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conformance.model import verdicts
@@ -105,3 +107,24 @@ def test_who_claims_an_experimental_row() -> None:
     assert unscored("stable", claimed=False) is None and unscored("extension", claimed=True) is None
     assert gate("FAIL", "experimental") == Verdict.WARN and gate("FAIL") == Verdict.FAIL
     assert gate("PASS", "extension") == Verdict.PASS and gate("SKIP", "experimental") == Verdict.SKIP
+
+
+@pytest.mark.parametrize(
+    ("level", "verdict", "how", "shown"),
+    [
+        ("MUST", "WARN", "weak", "weak evidence"),
+        ("MUST", "WARN", "should", "SHOULD"),
+        ("MUST", "FAIL", "should", "SHOULD, --strict"),
+        ("SHOULD", "FAIL", "miss", "SHOULD, --strict"),
+        ("implied", "WARN", "miss", None),
+        ("MUST", "FAIL", "miss", None),
+        ("SHOULD", "WARN", "should", None),
+        ("SHOULD", "WARN", "weak", None),
+        ("MUST", "SKIP", "miss", None),
+    ],
+)
+def test_a_verdict_shows_the_level_it_was_judged_at_when_it_differs(
+    level: str, verdict: str, how: Any, shown: str | None
+) -> None:
+    """Issue 31: a WARN beside a row's MUST says at which level it was judged, in every view."""
+    assert verdicts.judged_at(level, verdict, how) == shown
