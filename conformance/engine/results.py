@@ -44,9 +44,9 @@ class CaseRecord:
     #: kind, and the run option that would judge the case (`option`), if one would. A SKIP with
     #: `blocked_by` is "blocked" whatever this says. Absent from the report when None.
     skip: Mapping[str, str] | None = None
-    #: On a FAIL or WARN: the level it was judged at when that differs from the row's `level` (a WARN
-    #: met on "weak evidence" under a MUST row, a missed "SHOULD" aspect of one, "--strict" on a SHOULD
-    #: made FAIL), shown beside the row's level in every view. Absent from the report when None.
+    #: On a FAIL or WARN: the level it was judged at when that differs from the row's `level` ("weak
+    #: evidence or no MUST" for a WARN under a MUST row, a missed "SHOULD" aspect of one, "--strict" on
+    #: a SHOULD made FAIL), shown beside the row's level in every view. Absent from the report when None.
     judged_at: str | None = None
 
 

@@ -138,13 +138,14 @@ def should_miss_verdict(strict: bool) -> Verdict:
 
 def judged_at(level: str, verdict: str, how: Literal["miss", "weak", "should"]) -> str | None:
     """The level a FAIL or WARN was judged at when it differs from its row's `level` (every view shows
-    it beside the row's): "weak evidence" for a WARN met on weak evidence under a FAIL-level row, "SHOULD"
+    it beside the row's): "weak evidence or no MUST" for a WARN met on weak evidence, or on an answer no
+    MUST of the row covers, under a FAIL-level row, "SHOULD"
     for a SHOULD-level aspect of such a row missed (`ctx.miss_should`), "--strict" appended when the
     strict run made a SHOULD-level miss a FAIL. None when the verdict is the row's own level's."""
     if verdict not in (Verdict.FAIL, Verdict.WARN):
         return None
     if how == "weak":
-        return "weak evidence" if level_fails(level) else None
+        return "weak evidence or no MUST" if level_fails(level) else None
     if how == "should":
         if level_fails(level):
             return "SHOULD, --strict" if verdict == Verdict.FAIL else "SHOULD"
