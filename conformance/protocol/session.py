@@ -271,6 +271,14 @@ class Session:
         if hasattr(self.adapter, "unawaited"):
             self.adapter.unawaited(*ids)
 
+    def answer_to(self, msg_id: Any) -> Frame | None:
+        """The server's answer to the request of id `msg_id` written with `NO_RESPONSE` (`unawaited`),
+        when the adapter read one, whichever wait or drain read it (`StreamAdapter.answer_to`). Over
+        HTTP each POST carries its own answer, in that call's reply: None."""
+        if isinstance(self.adapter, StreamAdapter):
+            return self.adapter.answer_to(msg_id)
+        return None
+
     async def answer_waiting(self) -> int:
         """Answer the server's requests that came while this session was idle (`StreamAdapter.answer_waiting`;
         over HTTP they come on a stream a request holds open, so there is nothing waiting)."""
