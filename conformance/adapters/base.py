@@ -12,6 +12,7 @@ import abc
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,10 @@ FRAMES_PER_REPLY = 500
 #: a flood of notifications must not push an answer written after it out of the frames a check reads
 #: by id (the early ping's answer behind 2,000 notifications), and a flood of answers stays bounded.
 ANSWERS_PAST_FLOOD = 500
+#: Answers a stream adapter keeps by id, of every frame it read (`StreamAdapter.answer_to`): an answer
+#: to a request written without waiting (an early ping) is found however it came, among another
+#: request's frames or drained before a send; a flood of answers keeps the latest this many.
+ANSWERS_KEPT = 1024
 #: Bytes of received frames a stream adapter queues ahead of the harness; past it its reader waits (and
 #: so does a server writing faster), so a flood of large messages holds this much, not 10,000 of them.
 QUEUED_BYTES = 16 * 1024 * 1024
@@ -190,6 +195,10 @@ class StreamAdapter(Adapter):
         self.stale_frames = 0
         #: Set while a sentinel is sent right after a probe: what arrived meanwhile may be the probe's answer.
         self._hold_pending = False
+        #: Every answer-shaped frame read off the stream, in the order read, by whichever wait or drain
+        #: read it (`_taken` is the one place a frame leaves the queue): nothing read is lost to a
+        #: request that was not waiting for it (`answer_to`).
+        self._answers: deque[Frame] = deque(maxlen=ANSWERS_KEPT)
 
     def unawaited(self, *ids: Any) -> None:
         """Requests written without waiting for their answers (`NO_RESPONSE`), whose answers are still
@@ -220,10 +229,20 @@ class StreamAdapter(Adapter):
         await self._frames.put(frame)
 
     def _taken(self, frame: Frame | None) -> Frame | None:
+        """A frame just read off the queue: its bytes make room, and an answer is kept by id."""
         if frame is not None:
             self._queued_bytes -= len(frame.raw)
             self._room.set()
+            if frame.kind in ("response", "error", "invalid") and frame.id is not None:
+                self._answers.append(frame)
         return frame
+
+    def answer_to(self, msg_id: Any) -> Frame | None:
+        """The first answer read with id `msg_id` (same JSON type too), or None: read by whichever wait
+        or drain it came in (another request's wait keeps it among that reply's frames, the drain
+        before a send among none). Why: a request written without waiting (`unawaited`) is answered
+        when the server pleases, also just after a later request's answer, between two waits."""
+        return next((f for f in self._answers if _same_id(f.id, msg_id)), None)
 
     def _stream_ended(self, reason: str) -> None:
         self._closed_reason = reason
@@ -355,7 +374,8 @@ class StreamAdapter(Adapter):
         """Frames that arrived after the last exchange settled (duplicates, late or unsolicited answers).
 
         Called before every send: nothing already waiting can be the answer to a message not sent yet,
-        so a duplicated response is never mistaken for the next request's answer.
+        so a duplicated response is never mistaken for the next request's answer. What is drained is
+        not lost: the transcript has it, and an answer stays readable by id (`answer_to`).
         """
         out: list[Frame] = []
         if self._hold_pending:
@@ -460,6 +480,11 @@ class StreamAdapter(Adapter):
                 self._late_null_answers += 1
         del self._settled_ids[:-256]
         return Settled(probe, answer, time.monotonic() - started, closed)
+
+
+def _same_id(got: Any, wanted: Any) -> bool:
+    """Whether an answer's id is `wanted`: equal and of the same JSON type (1 is not true, nor 1.0)."""
+    return got is not None and got == wanted and type(got) is type(wanted)
 
 
 def _keeps(reply: Reply, frame: Frame) -> bool:

@@ -27,7 +27,8 @@ The names, by the job they do in a pack:
   `Outcome` of the code); `Skipped` and `Blocked` are the SKIPs a check may catch. `Evidence` is the
   typed shape of what an outcome carries (the keyword arguments of `missed`, `weak`, `unjudgeable`).
 - **Transport failures** a check may catch when a hang or a broken connection is its finding:
-  `TransportError` and its kinds, `NotSent`; `recorded_violations(ctx)` is what the transport's judging
+  `TransportError` and its kinds, `NotSent`, `ProbeUnanswered` (a probe and the sentinel after it
+  both unanswered on a stream); `recorded_violations(ctx)` is what the transport's judging
   check reads (the answers earlier cases met that broke a transport rule: `Pack.transport_judges`).
 - **Speaking MCP**: `Session`, `Call`, `Probe`, `result_of`, `jsonrpc` (error codes, `request`,
   `notification`, `encode`, `classify`), the revision constants and helpers of `versions`, client input
@@ -105,6 +106,7 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; `_WHERE`
         HandshakeFailed,
         NotSent,
         Probe,
+        ProbeUnanswered,
         Session,
         probe_grace,
         result_of,
@@ -197,6 +199,7 @@ _WHERE: dict[str, tuple[str, str]] = {
         "HandshakeFailed",
         "NotSent",
         "Probe",
+        "ProbeUnanswered",
         "Session",
         "probe_grace",
         "result_of",
@@ -271,6 +274,7 @@ __all__ = [
     "PackOption",
     "PrepareHook",
     "Probe",
+    "ProbeUnanswered",
     "ReferenceSetupHook",
     "Reply",
     "ServerAsk",

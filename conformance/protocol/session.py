@@ -205,6 +205,20 @@ class NotSent(TransportTimeout):
         self.sent = False
 
 
+class ProbeUnanswered(TransportTimeout):
+    """On a stream (stdio, HTTP+SSE): neither a probe nor the sentinel request sent right after it was
+    answered within the request timeout, and the target did not end its stream (`Session.probe`).
+
+    A check that sent the probe for its own rule may judge this silence (a server gone deaf after a
+    line that is not a message); uncaught it is an ERROR, as any timeout. `probe` is what was sent
+    and what came back (nothing answering either), `waited` the seconds spent."""
+
+    def __init__(self, message: str, *, evidence: str = "", probe: Probe, waited: float) -> None:
+        super().__init__(message, evidence=evidence)
+        self.probe = probe
+        self.waited = waited
+
+
 class HangWatch(Protocol):
     """Remembers which requests broke their session (timed out unanswered, answered past the message cap,
     lost the server) and refuses to send them again past a bound."""
@@ -270,6 +284,14 @@ class Session:
         (`StreamAdapter.unawaited`). Over HTTP each POST carries its own answer: nothing to do."""
         if hasattr(self.adapter, "unawaited"):
             self.adapter.unawaited(*ids)
+
+    def answer_to(self, msg_id: Any) -> Frame | None:
+        """The server's answer to the request of id `msg_id` written with `NO_RESPONSE` (`unawaited`),
+        when the adapter read one, whichever wait or drain read it (`StreamAdapter.answer_to`). Over
+        HTTP each POST carries its own answer, in that call's reply: None."""
+        if isinstance(self.adapter, StreamAdapter):
+            return self.adapter.answer_to(msg_id)
+        return None
 
     async def answer_waiting(self) -> int:
         """Answer the server's requests that came while this session was idle (`StreamAdapter.answer_waiting`;
@@ -481,11 +503,14 @@ class Session:
                 lines = lines[1:]  # the reason says it already
             result.closed = "\n".join([settled.closed, *lines])
         if not result.answered:
-            UNANSWERED.add(time.monotonic() - started)
+            waited = time.monotonic() - started
+            UNANSWERED.add(waited)
             if result.sentinel is not None and result.sentinel.reply.response is None and not result.closed:
-                raise TransportTimeout(
+                raise ProbeUnanswered(
                     f"neither the probe nor the {method} after it was answered within {self.timeout:g} s",
                     evidence=self.adapter.diagnostics(),
+                    probe=result,
+                    waited=waited,
                 )
         return result
 

@@ -145,20 +145,19 @@ class Opening:
     ended: TransportError | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
 
-    #: Every message the server sent while the opening's pings were awaited (their replies' frames):
-    #: read by id, not from the wire log, which a long run's transcript budget may have cut.
-    received: list[dict[str, Any]] = field(default_factory=list)
+    #: The server's answers to the opening's requests, by id, as `answer` found them.
+    answers: dict[Any, dict[str, Any]] = field(default_factory=dict)
 
     def answer(self, msg_id: Any) -> dict[str, Any] | None:
-        """The server's response to the request of id `msg_id`, when one came."""
-        return next(
-            (m for m in self.received if m.get("id") == msg_id and ("result" in m or "error" in m)), None
-        )
-
-    def took(self, call: Call) -> None:
-        """Keep what the server sent while `call` was awaited: the initialize's and early ping's answers
-        are among those frames (stale for the awaited ping, `Session.unawaited`)."""
-        self.received += [f.value for f in call.reply.frames if isinstance(f.value, dict)]
+        """The server's response to the request of id `msg_id`, when one came: read by id from every
+        frame the session read (`Session.answer_to`), whichever wait or drain read it, so an answer that
+        came between two waits is not lost, and not from the wire log, which a long run's transcript
+        budget may have cut. Once found it is kept here: the session goes on to the input sweep."""
+        if msg_id not in self.answers:
+            frame = self.session.answer_to(msg_id)
+            if frame is not None and isinstance(frame.value, dict):
+                self.answers[msg_id] = frame.value
+        return self.answers.get(msg_id)
 
     def whole(self, revision: str) -> bool:
         """Whether the handshake completed: initialize answered with a result that names `revision`
@@ -198,13 +197,15 @@ async def declared_opening(ctx: CaseContext) -> Opening:
         session.unawaited(out.init_id, EARLY_PING_ID)  # each later ping gets its own answer
         try:
             out.settle = await session.request("ping", timeout=budget)
-            out.took(out.settle)
             for _ in range(EXTRA_ROUND_TRIPS):
                 if out.answer(EARLY_PING_ID) is not None:
                     break
-                out.took(await session.request("ping", timeout=budget))
+                await session.request("ping", timeout=budget)
         except (TransportClosed, TransportTimeout) as exc:
             out.ended = exc  # the server exited or fell silent: what it did is the evidence
+        settle = out.settle.request if out.settle is not None else None
+        for msg_id in (out.init_id, EARLY_PING_ID, *([settle["id"]] if settle else [])):
+            out.answer(msg_id)  # kept now: the sweep's answers may push them out of the session's later
         out.entries = ctx.wire_since(mark)
         return out
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.pack_api import (
     Call,
     CaseContext,
     Probe,
+    ProbeUnanswered,
     TransportError,
+    blocked,
     bytes_text,
     check,
     jsonrpc,
@@ -83,12 +86,32 @@ def _shown(raw: bytes, limit: int = 80) -> str:
     return f"`{bytes_text(raw, limit)}`"
 
 
+#: Per revision (`ctx.shared`): the server went deaf after a line that is not a valid message (`Deaf`).
+DEAF = "base:rpc:deaf"
+
+
+@dataclass(frozen=True)
+class Deaf:
+    """A stream server that answered neither a malformed line nor the sentinel after it within the
+    request timeout, and did not exit: which check and probe saw it, and the wait it cost.
+
+    Why remembered: a restart brings it back, but the next malformed line (the row's next probe, the
+    other row's) would most likely cost the same wait again and tell nothing new. So the silence costs
+    one bounded wait per revision: the probes left are not sent, and a later case that would send one
+    is SKIP blocked by the case that saw it (one defect, one verdict)."""
+
+    check_id: str
+    vector: str
+    shown: str
+    why: str
+
+
 async def _send_malformed(ctx: CaseContext, raw: bytes, expect_id: Any) -> Probe:
     """Send exact bytes and settle their silence with the session's sentinel (a bounded round trip).
 
     A target that ends its stream instead of answering is restarted for what follows (`ctx.session_broken()`).
-    When the sentinel is not answered either, nothing was observed: the TransportError propagates
-    (ERROR) and the session is restarted.
+    When the sentinel is not answered either, the TransportError propagates (`ProbeUnanswered` on a
+    stream, which `_run_probe` judges) and the session is restarted.
     """
     session = await ctx.session()
     headers = session.headers_for("tools/list", None)
@@ -181,19 +204,68 @@ def _probes(requirement: str) -> list[dict[str, Any]]:
     return [v for v in load_vectors("base", "envelope-probes.json") if v["requirement"] == requirement]
 
 
-async def _run_probe(ctx: CaseContext, vector: dict[str, Any]) -> tuple[Probe, bytes]:
+async def _run_probe(ctx: CaseContext, vector: dict[str, Any], check_id: str) -> tuple[Probe, bytes] | None:
+    """Send one vector's line, settled by the sentinel; None when it was not sent or went unanswered
+    with the sentinel too (`Deaf`, judged by `_judge_deaf`).
+
+    On stdio and HTTP+SSE, silence after the line is what the row observes, not a failure to observe:
+    a server gone deaf is judged as one that exited on the line (WARN, the session restarted), and
+    no further malformed line is sent in the revision (`DEAF`). Over Streamable HTTP no such silence
+    is raised here: a POST without an answer is the transport's MUST (`_unanswered`)."""
+    if DEAF in ctx.shared:
+        ctx.facts.setdefault("not_sent", []).append(vector["id"])
+        return None
     session = await ctx.session()
     msg_id = session.next_id()
     raw = vector["send"].replace("{id}", str(msg_id)).encode("utf-8")
-    probe = await _send_malformed(ctx, raw, expect_id=None if vector["expect_null_id"] else msg_id)
+    try:
+        probe = await _send_malformed(ctx, raw, expect_id=None if vector["expect_null_id"] else msg_id)
+    except ProbeUnanswered as exc:
+        ctx.shared[DEAF] = Deaf(check_id, vector["id"], _shown(raw), str(exc))
+        if exc.probe.sentinel is not None:
+            ctx.calls.append(exc.probe.sentinel)
+        ctx.calls.append(exc.probe.call)
+        ctx.facts["deaf"] = {
+            "probe": vector["id"],
+            "waited_s": round(exc.waited, 1),
+            **({"diagnostics": exc.evidence[-2000:]} if exc.evidence else {}),
+        }
+        return None
     return probe, raw
+
+
+def _judge_deaf(ctx: CaseContext, check_id: str) -> None:
+    """The server went deaf after a malformed line (`Deaf`): WARN on the case that saw it, as an exit
+    on the line is (--strict: FAIL), naming the probes left unsent; a later case that sent nothing for
+    it is SKIP blocked by that case."""
+    deaf: Deaf | None = ctx.shared.get(DEAF)
+    if deaf is None:
+        return
+    not_sent = ctx.facts.get("not_sent", [])
+    if deaf.check_id != check_id:
+        blocked(
+            deaf.check_id,
+            f"not sent ({', '.join(not_sent)}): the server went deaf after {deaf.shown} ({deaf.vector}:"
+            f" {deaf.why}, and it did not exit); another line that is not a valid message would only"
+            " cost the same wait again",
+        )
+    left = f"; not sent, so as not to wait again: {', '.join(not_sent)}" if not_sent else ""
+    ctx.miss_should(
+        f"{deaf.vector}: the server went deaf after {deaf.shown}: {deaf.why}, and it did not exit."
+        f" MCP requires no answer to a line that is not a valid message on {ctx.transport}, but a server"
+        f" that stops answering after one is worth knowing (the session was restarted{left};"
+        " --strict makes this a FAIL)"
+    )
 
 
 @check("base.rpc.parse-error", "BASE-RPC-005", "malformed JSON is answered with -32700")
 async def parse_error(ctx: CaseContext) -> None:
     silent: list[str] = []
     for vector in _probes("BASE-RPC-005"):
-        probe, raw = await _run_probe(ctx, vector)
+        sent = await _run_probe(ctx, vector, "base.rpc.parse-error")
+        if sent is None:
+            continue
+        probe, raw = sent
         call = probe.call
         if _refused_by_http_status(ctx, call, vector):
             continue
@@ -212,6 +284,7 @@ async def parse_error(ctx: CaseContext) -> None:
                 **call.excerpt(),
             )
         _note_exit(ctx, probe, vector)
+    _judge_deaf(ctx, "base.rpc.parse-error")
     _judge_silent(ctx, silent, jsonrpc.PARSE_ERROR)
 
 
@@ -219,7 +292,10 @@ async def parse_error(ctx: CaseContext) -> None:
 async def invalid_request(ctx: CaseContext) -> None:
     silent: list[str] = []
     for vector in _probes("BASE-RPC-006"):
-        probe, raw = await _run_probe(ctx, vector)
+        sent = await _run_probe(ctx, vector, "base.rpc.invalid-request")
+        if sent is None:
+            continue
+        probe, raw = sent
         call = probe.call
         if call.result is not None:
             missed(f"{vector['id']}: an invalid request was answered with a result", **call.excerpt())
@@ -237,6 +313,7 @@ async def invalid_request(ctx: CaseContext) -> None:
                 f"{vector['id']}: refused, but with {call.drew()} rather than -32600"
                 " (--strict makes this a FAIL)"
             )
+    _judge_deaf(ctx, "base.rpc.invalid-request")
     _judge_silent(ctx, silent, jsonrpc.INVALID_REQUEST)
 
 

@@ -247,6 +247,46 @@ def test_exchange_until_stops_at_the_sign_and_the_late_answer_is_stale() -> None
     asyncio.run(go())
 
 
+def test_answers_out_of_order_are_kept_in_order_and_read_by_id() -> None:
+    """Three requests, the first two written without waiting (as an early ping is): the server answers
+    all three in reverse order in one write. The awaited one's wait ends at its own answer, so the two
+    earlier answers are read after it, by the drain before the next send, between two waits: each is
+    kept, in the order read, and found by its id (once dropped unread, they were lost). Nothing stale is
+    taken for the next request's answer."""
+    code = (
+        "import sys, json\n"
+        "ids = [json.loads(sys.stdin.readline())['id'] for _ in range(3)]\n"
+        "sys.stdout.write(''.join(json.dumps({'jsonrpc': '2.0', 'id': i, 'result': {'for': i}}) + '\\n'\n"
+        "                         for i in reversed(ids)))\n"
+        "sys.stdout.flush()\n" + ECHO
+    )
+
+    def ping(msg_id: object) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "ping"}).encode()
+
+    async def go() -> None:
+        adapter = _adapter(code)
+        await adapter.start()
+        try:
+            for early in ("early-a", "early-b"):
+                await adapter.exchange(ping(early), expect_id=NO_RESPONSE, timeout=NEVER)
+            adapter.unawaited("early-a", "early-b")
+            third = await adapter.exchange(ping(3), expect_id=3, timeout=NEVER)
+            assert third.response is not None and third.response.value["result"] == {"for": 3}
+            fourth = await adapter.exchange(ping(4), expect_id=4, timeout=NEVER)
+            assert fourth.response is not None and fourth.response.value["result"] == {}
+            # Every answer read, whichever wait or drain read it, in order; each found by its id.
+            assert [f.id for f in adapter._answers] == [3, "early-b", "early-a", 4]
+            for msg_id in ("early-a", "early-b", 3, 4):
+                found = adapter.answer_to(msg_id)
+                assert found is not None and found.id == msg_id
+            assert adapter.answer_to("3") is None and adapter.answer_to("early-c") is None
+        finally:
+            await adapter.close()
+
+    asyncio.run(go())
+
+
 def test_sse_parser_handles_crlf_comments_and_multiline_data() -> None:
     parser = SseParser(1000)
     events = list(parser.feed(b'event: endpoint\r\ndata: /m?s=1\r\n\r\n: ping\n\ndata: {"a"\ndata: :1}\n'))

@@ -44,6 +44,11 @@ DEFECTS = {
     "no-server-info": "2026-07-28 results carry no io.modelcontextprotocol/serverInfo in _meta",
     "asks-roots-when-idle": "not a defect: to a client that declared roots, sends roots/list right after"
     " answering the first ping after notifications/initialized, while that client waits for nothing",
+    "early-ping-answered-late": "not a defect: answers a ping sent before notifications/initialized only"
+    " right after its next answer, in the same write (as a server answering concurrently may): the later"
+    " ping's answer comes first, the early one's just after it",
+    "early-ping-unanswered": "never answers a ping sent before notifications/initialized (the pings after"
+    " it are answered)",
 }
 
 PROMPT = {"name": "greet", "description": "Greets someone."}
@@ -59,6 +64,8 @@ class Mutant(raw_server.Server):
         self.surface = defect
         self.pending: list[dict[str, Any]] = []
         self.later: list[dict[str, Any]] = []
+        #: Answers held back until the next answer is written, then written right after it.
+        self.held: list[dict[str, Any]] = []
         self.initialized = False
         self.declared_roots = False
         self.asked_roots = False
@@ -89,6 +96,10 @@ class Mutant(raw_server.Server):
         ):
             return {"jsonrpc": "2.0", "id": None, "error": {"code": -32601, "message": "Method not found"}}
         response = super().handle(message, headers)
+        early = not self.initialized and isinstance(message, dict) and message.get("method") == "ping"
+        if self.surface == "early-ping-answered-late" and early and response is not None:
+            self.held.append(response)  # written right after the next answer (`serve`)
+            return None
         if (
             self.surface == "no-server-info"
             and response is not None
@@ -125,6 +136,8 @@ class Mutant(raw_server.Server):
                 sys.stderr.write("Error: expect initialized notification, but received a request\n")
                 sys.stderr.flush()
                 os._exit(1)
+            if defect == "early-ping-unanswered" and not self.initialized:
+                raise raw_server.Unanswered()
             asks = self.initialized and self.declared_roots and not self.asked_roots
             if defect == "asks-roots-when-idle" and asks:
                 self.asked_roots = True
@@ -188,6 +201,7 @@ def serve(server: Mutant) -> None:
         messages, server.pending = server.pending, []
         if response is not None:
             messages.append(_error_without_message(response))
+            messages, server.held = messages + server.held, []
         messages, server.later = messages + server.later, []
         for message in messages:
             out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")

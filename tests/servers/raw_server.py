@@ -56,6 +56,11 @@ DEFECTS = {
     "parse-error-id": 'answers a line that is not JSON with -32700 and id "server-error" (FastMCP 2 does)',
     "exit-on-malformed": "exits with status 3 on a line that is not JSON",
     "hang-on-malformed": "stops reading and answering after a line that is not JSON",
+    "deaf-after-malformed": "decodes JSON across lines, as a stream decoder does: a line that is not a"
+    " complete JSON value is joined to every line after it, so after a truncated object nothing is"
+    " answered again (the process does not exit)",
+    "deaf-after-invalid": "reads on but answers nothing more after a line that is not a valid request (not"
+    " JSON, or a method that is no string), without exiting",
     "late-parse-error": "conformant: answers a line that is not JSON only after answering the next message",
     "malformed-202": "over HTTP, accepts a body that is not JSON with 202 and no body",
     "notif-error": "answers every notification with an error that has no id (a reply nothing can match)",
@@ -435,10 +440,14 @@ def serve_stdio(server: Server) -> None:
         out.write(b"\xff\xfe boot \x1b[31mred\x1b[0m caf\xc3\xa9\n")
         out.flush()
     held: list[bytes] = []  # "late-parse-error": parse errors wait for the next answer
+    stuck: list[bytes] = []  # the deaf defects: what was read since the line that made it deaf
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        response = server.handle_line(line.rstrip(b"\r\n"))
+        whole = deaf_read(server.defect, line.rstrip(b"\r\n"), stuck)
+        if whole is None:
+            continue
+        response = server.handle_line(whole)
         if response is not None:
             data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
             if server.defect == "late-parse-error" and response.get("error", {}).get("code") == -32700:
@@ -447,6 +456,37 @@ def serve_stdio(server: Server) -> None:
             out.write(data + b"".join(held))
             held.clear()
             out.flush()
+
+
+def deaf_read(defect: str, line: bytes, stuck: list[bytes]) -> bytes | None:
+    """The message to handle for `line`, or None when it is swallowed unanswered (the deaf defects).
+
+    "deaf-after-malformed" reads JSON across lines: a line that is no complete JSON value is kept and
+    every later line joined to it until the whole parses, which after a truncated object it never
+    does. "deaf-after-invalid" answers nothing once a line was not a valid request."""
+    if defect not in ("deaf-after-malformed", "deaf-after-invalid"):
+        return line
+    stuck.append(line)
+    if defect == "deaf-after-invalid":
+        if len(stuck) > 1 or not _valid_request(line):
+            return None
+        stuck.clear()
+        return line
+    joined = b"\n".join(stuck)
+    try:
+        json.loads(joined)
+    except ValueError:
+        return None
+    stuck.clear()
+    return joined
+
+
+def _valid_request(line: bytes) -> bool:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and isinstance(message.get("method"), str)
 
 
 STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}

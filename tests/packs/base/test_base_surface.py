@@ -89,6 +89,10 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     },
     "no-server-info": {("base.wire.server-info-meta", "WARN")},
     "asks-roots-when-idle": set(),
+    # The early ping's answer comes just after the later ping's, between two waits: kept, and judged.
+    "early-ping-answered-late": set(),
+    # Never answered while the later pings are: weak evidence (the server may have taken it as late).
+    "early-ping-unanswered": {("base.lifecycle.ping-during-initialize", "WARN")},
 }
 ORDER = sorted(DEFECTS)
 
@@ -237,3 +241,32 @@ def test_the_early_ping_opens_the_input_sweeps_process(defect: str) -> None:
     else:
         assert life["verdict"] == "FAIL" and "never answered" in life["message"]
         assert starts["base.input.declared-only"] == 1
+
+
+@pytest.mark.parametrize(
+    ("defect", "verdict"), [("early-ping-answered-late", "PASS"), ("early-ping-unanswered", "WARN")]
+)
+def test_an_early_ping_answered_after_the_later_one_is_kept(defect: str, verdict: str) -> None:
+    """The early ping's answer written right after the later ping's, in one write: the wait for the later
+    ping ends at its own answer and the early one's is read by the drain before the next send, between
+    two waits; it is kept and read by id (BASE-LIFE-010 PASSes, as it WARNed when the drain dropped
+    it). A server that never answers the early ping still WARNs."""
+    report = run(
+        [stdio("tests.servers.base_surface_mutants", "--defect", defect)],
+        select="BASE-LIFE-010",
+        keep_transcripts=True,
+        jobs=1,
+    )
+    cases = [c for c in report["cases"] if c["check"] == "base.lifecycle.ping-during-initialize"]
+    assert cases and {c["revision"] for c in cases} <= set(LEGACY_REVISIONS)
+    assert {c["verdict"] for c in cases} == {verdict}, [c["message"] for c in cases]
+    if verdict == "WARN":
+        assert all("never answered" in c["message"] for c in cases)
+        return
+    for case in cases:
+        answers = [
+            s.message["id"]
+            for s in server_messages(case["transcript"])
+            if s.kind == "response" and s.message.get("result") == {}
+        ]
+        assert answers[:2] == [answers[0], "conformance-early-ping"], "the later ping was answered first"
