@@ -109,7 +109,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
-    group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD or implied requirement is a FAIL, not a WARN")
+    group.addoption(
+        "--mcp-strict",
+        action="store_true",
+        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
+    )
     group.addoption(
         "--mcp-experimental",
         action="store_true",
