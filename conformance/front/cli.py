@@ -120,8 +120,8 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     run.add_argument(
         "--strict",
         action="store_true",
-        help="a missed SHOULD is a FAIL, not a WARN (an unanswered malformed line on stdio, a"
-        " later-catalog value in a profile, ...)",
+        help="a missed SHOULD or implied requirement is a FAIL, not a WARN (an unanswered malformed"
+        " line on stdio, a later-catalog value in a profile, a profile's stated fact, ...)",
     )
     run.add_argument(
         "--experimental",

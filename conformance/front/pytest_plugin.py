@@ -32,7 +32,8 @@ _REPORT_KEY = pytest.StashKey[dict[str, Any]]()
 
 
 class McpConformanceWarning(UserWarning):
-    """A SHOULD-level requirement missed (a WARN verdict): the item passes, the warning shows it."""
+    """A SHOULD-level or implied requirement missed (a WARN verdict): the item passes, the warning
+    shows it."""
 
 
 #: Why the installed packs cannot be used (one line), found while adding options: a broken pack in the
@@ -108,7 +109,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
-    group.addoption("--mcp-strict", action="store_true", help="a missed SHOULD is a FAIL, not a WARN")
+    group.addoption(
+        "--mcp-strict",
+        action="store_true",
+        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
+    )
     group.addoption(
         "--mcp-experimental",
         action="store_true",

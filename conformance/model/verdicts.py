@@ -48,10 +48,27 @@ UNSCORED_TRACKS = frozenset({"experimental", "extension"})
 
 #: Requirement levels, strongest first (the schema's enum and the HTML filter's order).
 LEVELS = ("MUST", "MUST NOT", "MUST (schema)", "implied", "SHOULD", "SHOULD NOT", "MAY", "info")
-#: Levels whose miss is a FAIL; every other level's miss is a WARN.
-FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)", "implied"})
+#: What each level means, in a few words: the HTML report's level filter shows it as a tooltip.
+LEVEL_MEANING: dict[str, str] = {
+    "MUST": "an RFC 2119 MUST: a miss is a FAIL",
+    "MUST NOT": "an RFC 2119 MUST NOT: a miss is a FAIL",
+    "MUST (schema)": "a constraint of a schema the profile publishes: a miss is a FAIL",
+    "implied": "stated as fact without an RFC 2119 keyword: a miss is a WARN (--strict: FAIL)",
+    "SHOULD": "an RFC 2119 SHOULD: a miss is a WARN (--strict: FAIL)",
+    "SHOULD NOT": "an RFC 2119 SHOULD NOT: a miss is a WARN (--strict: FAIL)",
+    "MAY": "an RFC 2119 MAY: a miss is a WARN",
+    "info": "guidance, not judged against a server",
+}
+#: Levels whose miss is a FAIL: an RFC 2119 MUST or MUST NOT, or a constraint of a schema the profile
+#: publishes (`MUST (schema)`, the row's source names the schema and keyword). Every other level's miss is
+#: a WARN.
+FAILING_LEVELS = frozenset({"MUST", "MUST NOT", "MUST (schema)"})
 #: Levels whose miss is a WARN that `--strict` turns into a FAIL: a strict run holds every SHOULD as a MUST.
-STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT"})
+#: "implied" (a profile states it as fact, shows it in an example, or puts it in a tool description,
+#: without an RFC 2119 keyword) is no keyword a server agreed to, so it blocks no run unless strict; a
+#: row whose requirement a MUST or a published schema makes unavoidable is levelled MUST or
+#: MUST (schema) instead, naming that sentence or keyword in its source.
+STRICT_LEVELS = frozenset({"SHOULD", "SHOULD NOT", "implied"})
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 #: SIGTERM (what CI sends on a timeout): 128 + 15, as a shell reports a process the signal ended, so a
@@ -104,12 +121,14 @@ Result = Literal["passed", "failed", "not judged", "unreachable", "interrupted",
 
 
 def level_fails(level: str) -> bool:
-    """Whether a miss of a requirement at this level is a FAIL (MUST-like) rather than a WARN."""
+    """Whether a miss of a requirement at this level is a FAIL (MUST, MUST NOT, MUST (schema)) rather
+    than a WARN (SHOULD, implied, MAY: a FAIL only under `--strict` for SHOULD and implied)."""
     return level in FAILING_LEVELS
 
 
 def miss_verdict(level: str, strict: bool = False) -> Verdict:
-    """FAIL or WARN for a miss of a requirement at `level`; under `--strict` a missed SHOULD is a FAIL."""
+    """FAIL or WARN for a miss of a requirement at `level`; under `--strict` a missed SHOULD or implied
+    requirement is a FAIL."""
     if level_fails(level) or (strict and level in STRICT_LEVELS):
         return Verdict.FAIL
     return Verdict.WARN

@@ -33,6 +33,7 @@ from conformance.model.verdicts import (
     EXIT_INTERRUPTED,
     EXIT_MEANING,
     EXIT_TERMINATED,
+    LEVEL_MEANING,
     LEVELS,
     VERDICTS,
     WORST_FIRST,
@@ -653,8 +654,8 @@ def render(report: Report | Mapping[str, Any]) -> str:
     for level in levels:
         n = sum(c.level == level for c in cases)
         out.append(
-            f'<label><input type="checkbox" class="filter" data-kind="level" value="{_e(level)}" checked> '
-            f"{_e(level)} {n}</label>"
+            f'<label title="{_e(LEVEL_MEANING.get(level, level))}"><input type="checkbox" class="filter" '
+            f'data-kind="level" value="{_e(level)}" checked> {_e(level)} {n}</label>'
         )
     out.append(f'</fieldset><span id="shown">{len(cases)} cases</span></div>')
     if not not_passed:

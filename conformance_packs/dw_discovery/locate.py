@@ -20,10 +20,10 @@ then tools annotated `readOnlyHint: true` that take no required argument and who
 `schema`. When no body carries the marker, a candidate under the profile's well-known names is taken
 instead (a resource named or addressed `mcp-discovery`, the `describe_mcp_surface` tool or a tool
 named `*mcp_discovery`), so that a document whose `schema` marker is missing or wrong is judged, and
-fails its marker row, rather than leaving every row unjudged. Nothing found is the SERVE row's FAIL
-(the target was run for a profile it does not show), naming what was looked for; a configured location
-that does not deliver is the server's failure too (it was declared), and a configuration the harness
-refuses is ERROR (reported once, by the SERVE check; the other checks SKIP).
+fails its marker row, rather than leaving every row unjudged. Nothing found is the SERVE row's miss (a
+WARN, level implied: the target was run for a profile it does not show), naming what was looked for; a
+configured location that does not deliver is the server's miss too (it was declared), and a configuration
+the harness refuses is ERROR (reported once, by the SERVE check; the other checks SKIP).
 
 The search result is cached per (target, revision) in `ctx.shared`, so every check judges one fetch.
 """

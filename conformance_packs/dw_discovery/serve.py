@@ -1,7 +1,9 @@
 """DWD-SERVE-001: the server serves its discovery document somewhere the harness can find it.
 
-A server the run names for this profile and that shows no document FAILs here: the profile's central
-artifact is missing, and a run that SKIPs every row for it must not exit 0."""
+A server the run names for this profile and that shows no document misses this row: the profile's central
+artifact is missing, so the run says so once rather than SKIPping every row unremarked. The row is level
+implied (the normative schema constrains the document, not that one is served): WARN, FAIL under
+`--strict`."""
 
 from __future__ import annotations
 

@@ -215,8 +215,8 @@ def uwmd_check(
 ) -> Callable[[CheckFunc], CheckFunc]:
     """`check`, first asking whether the server shows the profile at all (UWMD-PROFILE-001).
 
-    A server named with `--suite uwmd` that lists none of the `uwmd.*` tools gets one FAIL, on that row,
-    and SKIPs blocked by it: not one FAIL per row judged on an absence.
+    A server named with `--suite uwmd` that lists none of the `uwmd.*` tools gets one WARN on that row
+    (level implied; --strict: FAIL) and SKIPs blocked by it: not one verdict per row judged on an absence.
     """
 
     return _profile_check(check_id, requirement, title, **options)

@@ -98,31 +98,31 @@ MUTANTS: dict[str, tuple[tuple[str, ...], dict[str, Any], set[tuple[str, str]]]]
     # Only a describe_mcp_surface tool serves it, without the marker: found by the tool's name.
     "surface-tool-only": ((), {}, {(P + "doc.required", "FAIL"), (P + "doc.schema-id", "SKIP")}),
     "bad-tool-name": ((), {}, {(P + "doc.tool-names", "FAIL")}),
-    "ghost-tool": ((), {}, {(P + "live.tools-live", "FAIL")}),
+    "ghost-tool": ((), {}, {(P + "live.tools-live", "WARN")}),
     # DWD-TOOL-001: a live tool the document leaves out is WARN incomplete-discovery.
     "undocumented-tool": ((), {}, {(P + "live.tools-documented", "WARN")}),
-    "schema-drift": ((), {}, {(P + "live.input-schemas", "FAIL")}),
-    "preview-over-limit": ((), {}, {(P + "preview.within-limit", "FAIL")}),
+    "schema-drift": ((), {}, {(P + "live.input-schemas", "WARN")}),
+    "preview-over-limit": ((), {}, {(P + "preview.within-limit", "WARN")}),
     # U+FFFD for 1 or 2 bytes of a character grows the preview past the limit; for 3 bytes it fits,
     # and only the UTF-8 check sees it (asserted below).
-    "preview-mid-char": ((), {}, {(P + "preview.within-limit", "FAIL"), (P + "preview.utf8-cut", "FAIL")}),
-    "truncated-false": ((), {}, {(P + "preview.truncated-flag", "FAIL")}),
-    "byte-miscount": ((), {}, {(P + "preview.byte-count", "FAIL")}),
-    "no-full-payload": ((), {}, {(P + "preview.full-payload", "FAIL")}),
+    "preview-mid-char": ((), {}, {(P + "preview.within-limit", "WARN"), (P + "preview.utf8-cut", "WARN")}),
+    "truncated-false": ((), {}, {(P + "preview.truncated-flag", "WARN")}),
+    "byte-miscount": ((), {}, {(P + "preview.byte-count", "WARN")}),
+    "no-full-payload": ((), {}, {(P + "preview.full-payload", "WARN")}),
     # Nothing is cut when 0 means "no limit", so the full-payload rule has nothing to judge.
     "zero-unlimited": (
         ("--preview-limit", "0"),
         {},
         {
-            (P + "preview.within-limit", "FAIL"),
-            (P + "preview.truncated-flag", "FAIL"),
+            (P + "preview.within-limit", "WARN"),
+            (P + "preview.truncated-flag", "WARN"),
             (P + "preview.full-payload", "SKIP"),
         },
     ),
-    "limit-mismatch": ((), {}, {(P + "preview.limit-matches", "FAIL")}),
+    "limit-mismatch": ((), {}, {(P + "preview.limit-matches", "WARN")}),
     "v14-surface": ((), {}, {(P + "doc.version-skew", "WARN")}),
-    "bad-envelope": ((), {}, {(P + "live.output-envelopes", "FAIL")}),
-    "unstable": ((), {}, {(P + "doc.stable", "FAIL")}),
+    "bad-envelope": ((), {}, {(P + "live.output-envelopes", "WARN")}),
+    "unstable": ((), {}, {(P + "doc.stable", "WARN")}),
 }
 
 
@@ -159,15 +159,16 @@ def test_strict_mode_turns_version_skew_into_a_failure() -> None:
 
 
 @pytest.mark.parametrize("module", ["conformance_reference.base_server", "no-document"])
-def test_without_a_document_the_serve_row_fails_and_says_what_was_looked_for(module: str) -> None:
+def test_without_a_document_the_serve_row_warns_and_says_what_was_looked_for(module: str) -> None:
     """A server run for the profile that shows no document claims a profile it does not show: the
-    SERVE row FAILs (the run exits 1) and every other row SKIPs, naming what was looked for."""
+    SERVE row WARNs (level implied: the schema is normative for the document, not for serving one; the
+    run exits 0, 1 under --strict) and every other row SKIPs, naming what was looked for."""
     target = _mutant(module) if module == "no-document" else _stdio(module=module)
     report = _run(target)
     # The rows about the document SKIP; the preview rows judge the live tools, which may still pass.
-    assert {(c, v) for c, v in _non_pass(report) if v != "SKIP"} == {(P + "serve.located", "FAIL")}
+    assert {(c, v) for c, v in _non_pass(report) if v != "SKIP"} == {(P + "serve.located", "WARN")}
     assert (P + "doc.schema-id", "SKIP") in _non_pass(report)
-    assert len(report["cases"]) == 26 and report["footer"]["exit_code"] == 1
+    assert len(report["cases"]) == 26 and report["footer"]["exit_code"] == 0
     served = next(c for c in report["cases"] if c["check"] == P + "serve.located")
     assert "shows no discovery document" in served["message"]
     assert "MCP resources with a JSON mimeType" in served["message"] and "readOnlyHint" in served["message"]
@@ -229,9 +230,9 @@ def test_configured_preview_calls_are_made_as_given() -> None:
     }
 
 
-def test_a_configured_resource_that_does_not_exist_fails_the_serve_row() -> None:
+def test_a_configured_resource_that_does_not_exist_misses_the_serve_row() -> None:
     report = _run(_stdio(settings={"dw-discovery": {"resource": "dw://nowhere"}}))
-    assert (P + "serve.located", "FAIL") in _non_pass(report)
+    assert (P + "serve.located", "WARN") in _non_pass(report)
     assert {v for c, v in _non_pass(report) if c.startswith(P + "doc.")} == {"SKIP"}
 
 
@@ -287,6 +288,6 @@ def test_a_target_file_can_name_a_file_and_a_baseline(tmp_path: Path) -> None:
     )
     report = _run(load_target_file(tmp_path / "target.toml"))
     # A file is not the server serving it; the baseline lists a tool the document no longer has.
-    assert _non_pass(report) == {(P + "serve.located", "SKIP"), (P + "doc.stable", "FAIL")}
+    assert _non_pass(report) == {(P + "serve.located", "SKIP"), (P + "doc.stable", "WARN")}
     stable = next(c for c in report["cases"] if c["check"] == P + "doc.stable")
     assert "'cancel_workflow' was removed or renamed" in stable["message"]

@@ -1,4 +1,5 @@
-"""Each planted defect of the UWMD reference must FAIL (or WARN, for SHOULD rows) exactly the rows it breaks.
+"""Each planted defect of the UWMD reference must FAIL (or WARN, for SHOULD and implied rows) exactly the
+rows it breaks.
 
 The mutants are `tests/servers/uwmd_mutants.py --defect NAME`: the reference with one rule overridden.
 Each runs over stdio on 2026-07-28. The twelve defects the issue names run against every UWMD check but
@@ -8,8 +9,9 @@ assertion is the exact set of (check, verdict) pairs that did not pass, so a mut
 unrelated row would fail this test.
 
 A text block that differs from structuredContent is a WARN of UWMD-RESULT-002 (a SHOULD row: the catalog
-asks for FAIL, which its level cannot give) and a FAIL of UWMD-RESULT-002-EQUAL (that FAIL, in a row of its
-own), which `uwmd.result.text-agrees` checks for the five uwmd tools.
+asks for FAIL, which its level cannot give) and a miss of UWMD-RESULT-002-EQUAL (in a row of its own, level
+implied: a WARN too, since no MUST asks the block to equal structuredContent), which
+`uwmd.result.text-agrees` checks for the five uwmd tools.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from conformance.model import requirements
+from conformance.model.verdicts import miss_verdict
 from tests.profile_helpers import mutant_params
 from tests.servers.uwmd_mutants import DEFECTS
 from tests.uwmd_helpers import COSTLY, PROFILE, checks, non_pass
@@ -26,12 +30,18 @@ F = "FAIL"
 W = "WARN"
 
 
+#: Each check's row level: a miss is FAIL for MUST, MUST NOT and MUST (schema), WARN for implied and SHOULD
+#: (`conformance.model.verdicts`).
+LEVEL = {c.id: requirements.get(c.requirement).level for c in checks()}
+
+
 def rows(*pairs: str) -> set[tuple[str, str]]:
-    """`check` for a FAIL, `check:WARN` (or `:SKIP`) for another verdict."""
+    """`check` for a miss of its row (FAIL, or WARN where the row is implied), `check:WARN` (or `:SKIP`)
+    for a verdict the check gives whatever the level (weak evidence, a SHOULD aspect, a blocked row)."""
     out = set()
     for pair in pairs:
         check_id, _, verdict = pair.partition(":")
-        out.add((f"uwmd.{check_id}", verdict or F))
+        out.add((f"uwmd.{check_id}", verdict or miss_verdict(LEVEL[f"uwmd.{check_id}"])))
     return out
 
 

@@ -29,10 +29,13 @@ def test_one_second_timestamps_pass_retry_safety(tmp_path: Path) -> None:
     assert "not on timestamps" in case["message"]
 
 
-def test_a_server_without_the_uwmd_tools_fails_the_profile_row_once() -> None:
-    """Item 6: `--suite uwmd` against a plain server claims a binding it does not show: one FAIL on
-    UWMD-PROFILE-001, every other row SKIP blocked by it, exit 1."""
-    assert_profile_row_blocks_the_rest(run([plain_target()]), "uwmd.profile.shown")
+def test_a_server_without_the_uwmd_tools_misses_the_profile_row_once() -> None:
+    """Item 6: `--suite uwmd` against a plain server claims a binding it does not show: one WARN on
+    UWMD-PROFILE-001 (level implied: the binding defines its tools without an RFC 2119 keyword), every
+    other row SKIP blocked by it, exit 0; --strict makes it the FAIL that exits 1."""
+    assert_profile_row_blocks_the_rest(run([plain_target()]), "uwmd.profile.shown", "WARN")
+    strict = run([plain_target()], strict=True)
+    assert_profile_row_blocks_the_rest(strict, "uwmd.profile.shown", "FAIL")
 
 
 def test_the_reference_shows_the_binding(tmp_path: Path) -> None:

@@ -63,12 +63,22 @@ def test_every_uwmd_row_but_the_info_rows_is_checked_on_both_transports(
 
 def test_levels_are_the_catalogs() -> None:
     """12 MUST, 3 MUST NOT, 7 SHOULD, 1 SHOULD NOT, 37 implied, 2 info (catalog §6), plus two implied rows:
-    UWMD-RESULT-002-EQUAL (the FAIL the catalog's RESULT-002 test asks for) and UWMD-PROFILE-001 (at
-    UWMD-TOOL-001's level)."""
+    UWMD-RESULT-002-EQUAL (the catalog's RESULT-002 text-agreement half) and UWMD-PROFILE-001 (at
+    UWMD-TOOL-001's level); then two catalog rows a MUST or schema makes unavoidable (the levels audit of
+    issue 31): UWMD-CONC-002 MUST (strong If-Match), UWMD-TOOL-015 MUST (schema) (the EditOperation
+    schema)."""
     counts: dict[str, int] = {}
     for row in REQUIREMENTS["requirements"]:
         counts[row["level"]] = counts.get(row["level"], 0) + 1
-    assert counts == {"MUST": 12, "MUST NOT": 3, "SHOULD": 7, "SHOULD NOT": 1, "implied": 39, "info": 2}
+    assert counts == {
+        "MUST": 13,
+        "MUST NOT": 3,
+        "MUST (schema)": 1,
+        "SHOULD": 7,
+        "SHOULD NOT": 1,
+        "implied": 37,
+        "info": 2,
+    }
     assert all(table()[row["id"]].suite == "uwmd" for row in REQUIREMENTS["requirements"])
 
 
