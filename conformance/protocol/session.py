@@ -39,7 +39,16 @@ from conformance.text import bytes_text
 
 CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
 #: Methods whose name-like parameter is mirrored in the `Mcp-Name` header (2026-07-28 over HTTP).
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The 2026-07-28 tasks extension (SEP-2663) names the task the same way: a server that serves it
+    # refuses a tasks/* request whose Mcp-Name header is absent (-32020), whoever sends it.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: The request a server of each era must answer (ping: "The receiver MUST respond promptly"; 2026-07-28
 #: has no ping, and "Servers MUST implement server/discover"), sent right after a probe to settle it.
 SENTINEL_METHODS = {"legacy": "ping", "modern": "server/discover"}

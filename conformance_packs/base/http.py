@@ -100,12 +100,13 @@ async def _legacy_get_reply(ctx: CaseContext, adapter: Any) -> Any:
             return None  # 405, whose body did not end within the timeout: no GET stream, and no failure
 
 
-def _expect_400(call: Call, code: int, what: str) -> None:
+def _expect_400(call: Call, code: int | None, what: str) -> None:
+    """Refused with HTTP 400 and, when `code` is given, that JSON-RPC error code: each else a miss."""
     if call.result is not None:
         missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
     if call.reply.status != 400:
         missed(f"{what}: HTTP {call.reply.status}, not 400", **call.excerpt())
-    if call.error_code != code:
+    if code is not None and call.error_code != code:
         missed(f"{what}: {call.drew()}, not error {code}", **call.excerpt())
 
 
@@ -118,12 +119,23 @@ def _expect_400(call: Call, code: int, what: str) -> None:
 )
 async def header_mismatch(ctx: CaseContext) -> None:
     session = await ctx.session()
-    call = await session.request("tools/list", headers={"Mcp-Method": "tools/call"})
-    ctx.calls.append(call)
-    _expect_400(call, jsonrpc.HEADER_MISMATCH, "Mcp-Method says tools/call for a tools/list body")
-    call = await session.request("tools/list", headers={"MCP-Protocol-Version": "2025-11-25"})
-    ctx.calls.append(call)
-    _expect_400(call, jsonrpc.HEADER_MISMATCH, "MCP-Protocol-Version header 2025-11-25 with _meta 2026-07-28")
+    probes = (
+        ({"Mcp-Method": "tools/call"}, "Mcp-Method says tools/call for a tools/list body"),
+        (
+            {"MCP-Protocol-Version": "2025-11-25"},
+            "MCP-Protocol-Version header 2025-11-25 with _meta 2026-07-28",
+        ),
+    )
+    for headers, what in probes:
+        call = await session.request("tools/list", headers=headers)
+        ctx.calls.append(call)
+        _expect_400(call, None, what)
+        if call.error_code != jsonrpc.HEADER_MISMATCH:
+            # The MUST is the 400 ("For HTTP, the response status code MUST be 400 Bad Request"); the
+            # schema's -32020 is the error "Returned when a server rejects a request because" of the
+            # mismatch, and a server that refused it for another reason (routing by the legacy header
+            # to a session it lacks, say) broke no MUST: WARN, saying which code came back.
+            ctx.soft_warn(f"{what}: refused with HTTP 400 but {call.drew()}, not HeaderMismatchError -32020")
 
 
 @check(

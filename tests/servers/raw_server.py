@@ -34,6 +34,8 @@ DEFECTS = {
     "schema-violation": "echo returns structuredContent that violates its outputSchema",
     "text-differs": "echo's JSON text block differs from structuredContent",
     "unknown-tool-success": "answers a call of an unknown tool with a successful result",
+    "mismatch-legacy-code": "over HTTP, refuses a header that disagrees with the body with 400 and -32600,"
+    " not HeaderMismatchError -32020",
     "unknown-tool-text": "answers a call of an unknown tool with isError false and the refusal in its text"
     ' ("Error: Missing arguments"), as some Go servers do',
     "stack-trace": "puts a Python traceback into the message of unknown-method errors",
@@ -543,7 +545,10 @@ def serve_http(server: Server) -> None:
                 return
             mismatch = self.mismatch(message)
             if mismatch:
-                error = {"code": -32020, "message": mismatch}
+                # mismatch-legacy-code: refused with 400, but routed by the header to the legacy era,
+                # as a dual-era server that reads the header first does ("Missing session ID").
+                code = -32600 if server.defect == "mismatch-legacy-code" else -32020
+                error = {"code": code, "message": mismatch}
                 self.reply(
                     400, json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": error}).encode()
                 )

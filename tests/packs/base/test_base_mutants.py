@@ -100,7 +100,7 @@ STRICT = {
     )
 }
 #: Defects only the HTTP server has, tested below.
-HTTP_ONLY = {"get-200", "malformed-202", "unknown-method-text", "get-silent"}
+HTTP_ONLY = {"get-200", "malformed-202", "unknown-method-text", "get-silent", "mismatch-legacy-code"}
 #: Defects with a test of their own below (they cost a timeout).
 OWN_TEST = {
     "slow-tool",
@@ -164,6 +164,16 @@ def test_http_get_200_mutant(tmp_path: Path) -> None:
     target = _http_target(tmp_path, "--defect", "get-200")
     assert non_pass(run([target])) == {("base.http.modern-get-405", "WARN")}
     assert non_pass(run([target], select="http.", strict=True)) == {("base.http.modern-get-405", "FAIL")}
+
+
+def test_a_header_mismatch_refused_with_another_code_is_a_warn(tmp_path: Path) -> None:
+    """BASE-HTTP-003's MUST is the 400, met; -32020 is the schema's error for a rejection because of the
+    mismatch, and a server that refused for another reason (the legacy route's -32600) broke no MUST."""
+    target = _http_target(tmp_path, "--defect", "mismatch-legacy-code")
+    report = run([target], select="base.http.header-mismatch")
+    assert non_pass(report) == {("base.http.header-mismatch", "WARN")}
+    case = _case(report, "base.http.header-mismatch")
+    assert "refused with HTTP 400 but error -32600, not HeaderMismatchError -32020" in case["message"]
 
 
 def test_a_get_with_no_status_line_is_judged_not_error(tmp_path: Path) -> None:
