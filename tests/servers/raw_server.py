@@ -43,6 +43,7 @@ DEFECTS = {
     "cursor-loop": "the tools/list cursor points back to the first page forever",
     "stdout-garbage": "writes a log line to stdout at start",
     "stdout-binary": "writes bytes that are not UTF-8 (and a terminal escape) to stdout at start",
+    "stdout-on-call": "writes a log line to stdout before answering a tools/call of echo",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
     "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
@@ -434,6 +435,9 @@ def serve_stdio(server: Server) -> None:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
+        if server.defect == "stdout-on-call" and b'"tools/call"' in line and b'"echo"' in line:
+            out.write(b"echo: called\n")
+            out.flush()
         response = server.handle_line(line.rstrip(b"\r\n"))
         if response is not None:
             data = json.dumps(response, separators=(",", ":")).encode() + b"\n"

@@ -51,6 +51,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     },
     "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
     "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
+    # The evidence is the call the line came with (`test_a_stray_line_shows_the_call_it_came_with`).
+    "stdout-on-call": {("base.stdio.stdout-only-messages", "FAIL")},
     # Arguments built from the schema reach the strict tool; one that refuses every call is no fault.
     "strict-args": set(),
     "strict-args-violation": {("base.call.structured-matches-schema", "FAIL")},
@@ -127,6 +129,24 @@ def test_stdio_mutant_fails_exactly_its_checks(defect: str) -> None:
         assert all(c["evidence"] or c["message"] for c in failed), "a FAIL carries its evidence"
     else:
         assert report["footer"]["exit_code"] == 0
+
+
+def test_a_stray_line_shows_the_call_it_came_with() -> None:
+    """A line a tools/call drew is shown with that call (the last request sent before it, by the wire
+    log's order) and its answer, and the case's transcript holds them, not only the check's own
+    tools/list; a line written at start is shown with the first request, which the harness had sent
+    before it read anything."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "stdout-on-call")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.stdio.stdout-only-messages"]
+    assert case["verdict"] == "FAIL" and "echo: called" in case["message"], case["message"]
+    request = json.loads(case["evidence"]["request"])
+    assert request["method"] == "tools/call" and request["params"]["name"] == "echo", request
+    assert json.loads(case["evidence"]["response"])["id"] == request["id"]
+    texts = [e.get("text", "") for e in case["transcript"]]
+    assert texts.index(case["evidence"]["request"]) < texts.index("echo: called")
+    report = run([stdio("tests.servers.raw_server", "--defect", "stdout-garbage")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.stdio.stdout-only-messages"]
+    assert json.loads(case["evidence"]["request"])["method"] in ("initialize", "server/discover")
 
 
 def _http_target(tmp_path: Path, *args: str) -> str:
