@@ -4,8 +4,6 @@ shutdown (the server exits once its stdin is closed)."""
 from __future__ import annotations
 
 import base64
-import json
-from typing import Any
 
 from conformance.pack_api import (
     BATCH_REVISIONS,
@@ -18,6 +16,7 @@ from conformance.pack_api import (
     skip,
     unjudgeable,
 )
+from conformance_packs.base.wirelog import drawn_by
 
 
 @check(
@@ -49,7 +48,7 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
             missed(
                 "stdout carried bytes that are not UTF-8",
                 why=bytes_text(base64.b64decode(entry["base64"]), 120),
-                **_drawn_by(ctx, log, index),
+                **drawn_by(ctx, log, index),
             )
         frame = classify(entry["text"].encode("utf-8")) if "truncated_from" not in entry else None
         if frame is not None and "oversize" in frame.extra:
@@ -58,7 +57,7 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
         if frame is not None and (frame.kind == "garbage" or not _message(frame.value, ctx.revision)):
             missed(
                 f"stdout carried a line that is not a JSON-RPC message: {entry['text'][:120]!r}",
-                **_drawn_by(ctx, log, index),
+                **drawn_by(ctx, log, index),
             )
     if unread and unread == lines:
         skip(
@@ -66,53 +65,6 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
         )
     past = f" ({unread} past the harness's caps, not read)" if unread else ""
     ctx.note(f"{lines} stdout lines{past}, all JSON messages")
-
-
-#: The most wire entries a stray line's evidence attaches: the request before it, what came between, it.
-CAUSE_ENTRIES = 12
-
-
-def _drawn_by(ctx: CaseContext, log: list[dict[str, Any]], index: int) -> dict[str, Any]:
-    """The exchange a stray stdout line at `index` of the wire log came with: the last request the
-    harness sent before it (by the log's order, whichever case sent it) and that request's answer, not
-    this check's own request, which came long after. The entries from that request to the line are
-    attached, so the case's transcript shows them in order. A line before any request came with the
-    server's start."""
-    sent = next((i for i in range(index - 1, -1, -1) if _request_id(log[i]) is not None), None)
-    if sent is None:
-        ctx.attach(log[: index + 1][-CAUSE_ENTRIES:])
-        return {"request": "(none: the line came before the harness sent any request)"}
-    request_id = _request_id(log[sent])
-    answer = next(
-        (e["text"] for e in log[sent + 1 :] if e.get("dir") == "recv" and _answer_id(e) == request_id),
-        "(no response)",
-    )
-    ctx.attach(log[sent : index + 1][-CAUSE_ENTRIES:])
-    return {"request": log[sent]["text"], "response": answer}
-
-
-def _request_id(entry: dict[str, Any]) -> str | None:
-    """The id (as JSON text) of a request the harness sent in this entry, None for anything else."""
-    value = _json_of(entry, "send")
-    if isinstance(value, dict) and isinstance(value.get("method"), str) and "id" in value:
-        return json.dumps(value["id"])
-    return None
-
-
-def _answer_id(entry: dict[str, Any]) -> str | None:
-    value = _json_of(entry, "recv")
-    if isinstance(value, dict) and "method" not in value and "id" in value:
-        return json.dumps(value["id"])
-    return None
-
-
-def _json_of(entry: dict[str, Any], direction: str) -> Any:
-    if entry.get("dir") != direction or not isinstance(entry.get("text"), str):
-        return None
-    try:
-        return json.loads(entry["text"])
-    except ValueError:
-        return None
 
 
 def _message(value: object, revision: str) -> bool:

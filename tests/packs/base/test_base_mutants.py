@@ -53,6 +53,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
     # The evidence is the call the line came with (`test_a_stray_line_shows_the_call_it_came_with`).
     "stdout-on-call": {("base.stdio.stdout-only-messages", "FAIL")},
+    # Shown with the line that drew it (`test_a_log_message_shows_the_line_that_drew_it`).
+    "log-on-malformed": {("base.logging.capability-declared", "FAIL")},
     # Arguments built from the schema reach the strict tool; one that refuses every call is no fault.
     "strict-args": set(),
     "strict-args-violation": {("base.call.structured-matches-schema", "FAIL")},
@@ -147,6 +149,20 @@ def test_a_stray_line_shows_the_call_it_came_with() -> None:
     report = run([stdio("tests.servers.raw_server", "--defect", "stdout-garbage")], protocol="2025-11-25")
     (case,) = [c for c in report["cases"] if c["check"] == "base.stdio.stdout-only-messages"]
     assert json.loads(case["evidence"]["request"])["method"] in ("initialize", "server/discover")
+
+
+def test_a_log_message_shows_the_line_that_drew_it() -> None:
+    """A log message a line that is not JSON drew (BASE-RPC-005 sends it) is shown with that line, the
+    last thing sent before it, and not with the case's own last request."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "log-on-malformed")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.logging.capability-declared"]
+    assert case["verdict"] == "FAIL", case["message"]
+    assert "parse error" in case["evidence"]["wire_entry"]["text"]
+    sent = case["evidence"]["request"]
+    with pytest.raises(ValueError):
+        json.loads(sent)  # the malformed line itself
+    assert case["evidence"]["response"].startswith("(none expected")
+    assert sent in [e.get("text") for e in case["transcript"]]
 
 
 def _http_target(tmp_path: Path, *args: str) -> str:
