@@ -4,6 +4,7 @@ content type every request is answered in."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.pack_api import (
@@ -13,6 +14,7 @@ from conformance.pack_api import (
     CaseContext,
     TransportTimeout,
     TransportViolation,
+    blocked,
     check,
     jsonrpc,
     missed,
@@ -126,25 +128,76 @@ async def header_mismatch(ctx: CaseContext) -> None:
     _expect_400(call, jsonrpc.HEADER_MISMATCH, "MCP-Protocol-Version header 2025-11-25 with _meta 2026-07-28")
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """The answer to server/discover with a protocol version no server implements, sent once per
+    (target, revision) on a session of its own: what the cases before it did to the shared session
+    never reaches it, so its verdict is the same whichever cases ran (`-k` alone or the whole pack)."""
+
+    call: Call
+    #: The wire entries of the exchange, attached to the case that did not send it.
+    entries: list[dict[str, Any]]
+    #: The case that sent it.
+    by: str
+
+
+async def unsupported_answer(ctx: CaseContext) -> Unsupported:
+    async def send() -> Unsupported:
+        mark = ctx.mark()
+        session = await ctx.fresh_session()
+        params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
+        # Over Streamable HTTP the header says the same version as _meta (no header mismatch to judge).
+        headers = {"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"}
+        call = await session.request(
+            "server/discover", params, envelope=False, headers=headers if ctx.transport == "http" else None
+        )
+        return Unsupported(call, ctx.wire_since(mark), ctx.case_key)
+
+    answer = await ctx.remember_once(
+        "base:unsupported-revision", f"server/discover with protocol version {UNSUPPORTED}", send
+    )
+    ctx.calls.append(answer.call)
+    if answer.by != ctx.case_key:
+        ctx.attach(answer.entries)
+    return answer
+
+
+@check(
+    "base.modern.unsupported-revision",
+    "BASE-MODERN-002",
+    "an unsupported protocol version is -32022 with data.supported",
+    eras=("modern",),
+)
+async def unsupported_revision(ctx: CaseContext) -> None:
+    call = (await unsupported_answer(ctx)).call
+    what = f"server/discover with protocol version {UNSUPPORTED}"
+    if call.result is not None:
+        missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
+    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        missed(f"{what}: {call.drew()}, not error -32022", **call.excerpt())
+    _supported_listed(call)
+    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
+
+
 @check(
     "base.http.unsupported-revision",
     "BASE-HTTP-004",
-    "an unsupported revision is 400 with -32022",
+    "an unsupported protocol version is answered with HTTP 400",
     eras=("modern",),
     transports=("http",),
 )
-async def unsupported_revision(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
-    call = await session.request(
-        "server/discover",
-        params,
-        envelope=False,
-        headers={"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"},
-    )
-    ctx.calls.append(call)
-    _expect_400(call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"protocol version {UNSUPPORTED}")
-    _supported_listed(call)
+async def unsupported_revision_400(ctx: CaseContext) -> None:
+    call = (await unsupported_answer(ctx)).call
+    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        blocked(
+            "base.modern.unsupported-revision",
+            f"protocol version {UNSUPPORTED} drew {call.drew()}, no UnsupportedProtocolVersionError: "
+            "BASE-MODERN-002 judges the answer, this row only its status",
+        )
+    if call.reply.status != 400:
+        got = f"-32022 with HTTP {call.reply.status}"
+        missed(f"protocol version {UNSUPPORTED}: {got}, not 400", **call.excerpt())
+    ctx.note(f"protocol version {UNSUPPORTED}: HTTP 400")
 
 
 #: A protocol version no server implements.
@@ -170,24 +223,6 @@ def _expect_error(call: Call, code: int, what: str) -> None:
         missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
     if call.error_code != code:
         missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
-
-
-@check(
-    "base.modern.unsupported-revision",
-    "BASE-HTTP-004",
-    "an unsupported _meta protocol version is -32022 (stdio)",
-    eras=("modern",),
-    transports=("stdio", "sse"),
-)
-async def unsupported_revision_stream(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
-    call = await ctx.request("server/discover", params, envelope=False)
-    _expect_error(
-        call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"server/discover with protocol version {UNSUPPORTED}"
-    )
-    _supported_listed(call)
-    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
 
 
 @check(
