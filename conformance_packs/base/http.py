@@ -4,7 +4,7 @@ content type every request is answered in."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.pack_api import (
@@ -244,6 +244,24 @@ async def meta_required_stream(ctx: CaseContext) -> None:
     ctx.note("server/discover without clientCapabilities: -32602")
 
 
+@dataclass
+class _Answered:
+    """One way of answering a request that broke the transport: a body it came with, and the methods
+    so answered, each with the cases that met it."""
+
+    body: str
+    methods: dict[str, list[str]] = field(default_factory=dict)
+
+    def met(self, method: str, case: str) -> None:
+        self.methods.setdefault(method, []).append(case)
+
+    def line(self, why: str) -> str:
+        """`why` (the status and content type), the body in words, then who met it."""
+        body = f" (body {self.body[:120]!r})" if self.body.strip() else " (no body)"
+        met = [f"{m} (met by {', '.join(dict.fromkeys(cases))})" for m, cases in self.methods.items()]
+        return f"{why}{body}, to {', '.join(met)}"
+
+
 #: Requests every server must accept and answer: a listing, and a method it does not have.
 ANSWER_PROBES = ("tools/list", "conformance/no-such-method")
 
@@ -258,25 +276,26 @@ async def request_answer(ctx: CaseContext) -> None:
     """Judge the answers of this check's own probes and every answer an earlier case of this revision
     met (the runner runs this check last and names it in the cases it blocked)."""
     earlier = recorded_violations(ctx)
-    # One line per (method, why): the same answer met by five cases is one defect, not five.
-    problems: dict[tuple[str, str], list[str]] = {}
+    # One line per way of answering (the status and content type, with a body seen): the same answer
+    # to five methods, or met by five cases, is one defect, said once with every method and case.
+    answers: dict[str, _Answered] = {}
     for seen in earlier:
-        problems.setdefault((seen["method"], seen["why"]), []).append(seen["case"])
+        answered = answers.setdefault(seen["why"], _Answered(str(seen.get("body", ""))))
+        answered.met(seen["method"], seen["case"])
     for method in ANSWER_PROBES:
         try:
             call = await ctx.request(method)
         except TransportViolation as exc:
-            problems.setdefault((method, str(exc)), []).append("this case")
+            answers.setdefault(str(exc), _Answered(str(exc.evidence or ""))).met(method, "this case")
             continue
         if call.reply.violation:
-            problems.setdefault((method, call.reply.violation), []).append("this case")
-    if problems:
-        lines = [
-            f"{method}: {why} (met by {', '.join(dict.fromkeys(cases))})"
-            for (method, why), cases in problems.items()
-        ]
+            body = call.reply.frames[0].raw[:300].decode("utf-8", "replace") if call.reply.frames else ""
+            answers.setdefault(call.reply.violation, _Answered(body)).met(method, "this case")
+    if answers:
+        lines = [answered.line(why) for why, answered in answers.items()]
+        lead = f"{len(lines)} different answers broke the transport: " if len(lines) > 1 else ""
         evidence: dict[str, Any] = {"violations": earlier[:20]} if earlier else {}
         if ctx.calls and ctx.calls[-1].reply.violation:
             evidence.update(ctx.calls[-1].excerpt())
-        missed(f"{len(lines)} kind(s) of answer broke the transport: " + "; ".join(lines), **evidence)
+        missed(lead + "; ".join(lines), **evidence)
     ctx.note(f"{len(ANSWER_PROBES)} probes answered in application/json or text/event-stream")

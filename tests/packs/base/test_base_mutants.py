@@ -291,6 +291,10 @@ def test_http_unknown_method_text_mutant_fails_the_transport_row_once(tmp_path: 
     }
     failed = next(c for c in report["cases"] if c["key"] == judge)
     assert failed["requirement"] == "BASE-HTTP-005" and "text/plain" in failed["message"]
+    # One way of answering, said in words (status, content type, body) with every method it met, not a
+    # count of (method, answer) pairs.
+    assert failed["message"].startswith("HTTP 400 answered a JSON-RPC request with Content-Type text/plain")
+    assert "(body 'method not found" in failed["message"] and "kind(s)" not in failed["message"]
     blocked = [c for c in report["cases"] if c.get("blocked_by")]
     assert {c["check"] for c in blocked} == UNKNOWN_METHOD_CASES | MODERN_UNKNOWN_METHOD_CASES
     assert all(c["blocked_by"] == judge and c["message"].startswith(f"blocked by {judge}") for c in blocked)
