@@ -19,6 +19,9 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: The code LSP gives an answer to a cancelled request ("RequestCancelled"): MCP defines none, but SDKs
+#: answer a cancelled call with it, so it names the cancellation in an error.
+REQUEST_CANCELLED = -32800
 
 #: The most JSON values (containers, strings, numbers, literals) one message may hold to be parsed. A
 #: parsed value costs 30 to 70 bytes of Python objects, so a message under the 16 MB cap made of

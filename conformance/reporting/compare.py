@@ -136,6 +136,9 @@ def diff(before: Report | Mapping[str, Any], after: Report | Mapping[str, Any]) 
             out.notes.append(f"the {name} report is incomplete ({report.footer.reason})")
     for key in sorted(a.keys() | b.keys()):
         ca, cb = a.get(key), b.get(key)
+        if ca is not None and cb is not None and ca.requirement != cb.requirement:
+            # A row renamed or split: the same case now judges another row ID, whatever its verdict.
+            out.notes.append(f"{key}: requirement {ca.requirement} -> {cb.requirement}")
         va = str(ca.verdict) if ca is not None else None
         vb = str(cb.verdict) if cb is not None else None
         section = section_of(va, vb)

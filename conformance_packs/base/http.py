@@ -4,6 +4,7 @@ content type every request is answered in."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.pack_api import (
@@ -13,6 +14,7 @@ from conformance.pack_api import (
     CaseContext,
     TransportTimeout,
     TransportViolation,
+    blocked,
     check,
     jsonrpc,
     missed,
@@ -138,25 +140,76 @@ async def header_mismatch(ctx: CaseContext) -> None:
             ctx.soft_warn(f"{what}: refused with HTTP 400 but {call.drew()}, not HeaderMismatchError -32020")
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """The answer to server/discover with a protocol version no server implements, sent once per
+    (target, revision) on a session of its own: what the cases before it did to the shared session
+    never reaches it, so its verdict is the same whichever cases ran (`-k` alone or the whole pack)."""
+
+    call: Call
+    #: The wire entries of the exchange, attached to the case that did not send it.
+    entries: list[dict[str, Any]]
+    #: The case that sent it.
+    by: str
+
+
+async def unsupported_answer(ctx: CaseContext) -> Unsupported:
+    async def send() -> Unsupported:
+        mark = ctx.mark()
+        session = await ctx.fresh_session()
+        params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
+        # Over Streamable HTTP the header says the same version as _meta (no header mismatch to judge).
+        headers = {"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"}
+        call = await session.request(
+            "server/discover", params, envelope=False, headers=headers if ctx.transport == "http" else None
+        )
+        return Unsupported(call, ctx.wire_since(mark), ctx.case_key)
+
+    answer = await ctx.remember_once(
+        "base:unsupported-revision", f"server/discover with protocol version {UNSUPPORTED}", send
+    )
+    ctx.calls.append(answer.call)
+    if answer.by != ctx.case_key:
+        ctx.attach(answer.entries)
+    return answer
+
+
+@check(
+    "base.modern.unsupported-revision",
+    "BASE-MODERN-002",
+    "an unsupported protocol version is -32022 with data.supported",
+    eras=("modern",),
+)
+async def unsupported_revision(ctx: CaseContext) -> None:
+    call = (await unsupported_answer(ctx)).call
+    what = f"server/discover with protocol version {UNSUPPORTED}"
+    if call.result is not None:
+        missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
+    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        missed(f"{what}: {call.drew()}, not error -32022", **call.excerpt())
+    _supported_listed(call)
+    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
+
+
 @check(
     "base.http.unsupported-revision",
     "BASE-HTTP-004",
-    "an unsupported revision is 400 with -32022",
+    "an unsupported protocol version is answered with HTTP 400",
     eras=("modern",),
     transports=("http",),
 )
-async def unsupported_revision(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
-    call = await session.request(
-        "server/discover",
-        params,
-        envelope=False,
-        headers={"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"},
-    )
-    ctx.calls.append(call)
-    _expect_400(call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"protocol version {UNSUPPORTED}")
-    _supported_listed(call)
+async def unsupported_revision_400(ctx: CaseContext) -> None:
+    call = (await unsupported_answer(ctx)).call
+    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+        blocked(
+            "base.modern.unsupported-revision",
+            f"protocol version {UNSUPPORTED} drew {call.drew()}, no UnsupportedProtocolVersionError: "
+            "BASE-MODERN-002 judges the answer, this row only its status",
+        )
+    if call.reply.status != 400:
+        got = f"-32022 with HTTP {call.reply.status}"
+        missed(f"protocol version {UNSUPPORTED}: {got}, not 400", **call.excerpt())
+    ctx.note(f"protocol version {UNSUPPORTED}: HTTP 400")
 
 
 #: A protocol version no server implements.
@@ -185,24 +238,6 @@ def _expect_error(call: Call, code: int, what: str) -> None:
 
 
 @check(
-    "base.modern.unsupported-revision",
-    "BASE-HTTP-004",
-    "an unsupported _meta protocol version is -32022 (stdio)",
-    eras=("modern",),
-    transports=("stdio", "sse"),
-)
-async def unsupported_revision_stream(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
-    call = await ctx.request("server/discover", params, envelope=False)
-    _expect_error(
-        call, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, f"server/discover with protocol version {UNSUPPORTED}"
-    )
-    _supported_listed(call)
-    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
-
-
-@check(
     "base.modern.meta-required",
     "BASE-HTTP-016",
     "a request missing a required _meta field is -32602 (stdio)",
@@ -221,6 +256,24 @@ async def meta_required_stream(ctx: CaseContext) -> None:
     ctx.note("server/discover without clientCapabilities: -32602")
 
 
+@dataclass
+class _Answered:
+    """One way of answering a request that broke the transport: a body it came with, and the methods
+    so answered, each with the cases that met it."""
+
+    body: str
+    methods: dict[str, list[str]] = field(default_factory=dict)
+
+    def met(self, method: str, case: str) -> None:
+        self.methods.setdefault(method, []).append(case)
+
+    def line(self, why: str) -> str:
+        """`why` (the status and content type), the body in words, then who met it."""
+        body = f" (body {self.body[:120]!r})" if self.body.strip() else " (no body)"
+        met = [f"{m} (met by {', '.join(dict.fromkeys(cases))})" for m, cases in self.methods.items()]
+        return f"{why}{body}, to {', '.join(met)}"
+
+
 #: Requests every server must accept and answer: a listing, and a method it does not have.
 ANSWER_PROBES = ("tools/list", "conformance/no-such-method")
 
@@ -235,25 +288,26 @@ async def request_answer(ctx: CaseContext) -> None:
     """Judge the answers of this check's own probes and every answer an earlier case of this revision
     met (the runner runs this check last and names it in the cases it blocked)."""
     earlier = recorded_violations(ctx)
-    # One line per (method, why): the same answer met by five cases is one defect, not five.
-    problems: dict[tuple[str, str], list[str]] = {}
+    # One line per way of answering (the status and content type, with a body seen): the same answer
+    # to five methods, or met by five cases, is one defect, said once with every method and case.
+    answers: dict[str, _Answered] = {}
     for seen in earlier:
-        problems.setdefault((seen["method"], seen["why"]), []).append(seen["case"])
+        answered = answers.setdefault(seen["why"], _Answered(str(seen.get("body", ""))))
+        answered.met(seen["method"], seen["case"])
     for method in ANSWER_PROBES:
         try:
             call = await ctx.request(method)
         except TransportViolation as exc:
-            problems.setdefault((method, str(exc)), []).append("this case")
+            answers.setdefault(str(exc), _Answered(str(exc.evidence or ""))).met(method, "this case")
             continue
         if call.reply.violation:
-            problems.setdefault((method, call.reply.violation), []).append("this case")
-    if problems:
-        lines = [
-            f"{method}: {why} (met by {', '.join(dict.fromkeys(cases))})"
-            for (method, why), cases in problems.items()
-        ]
+            body = call.reply.frames[0].raw[:300].decode("utf-8", "replace") if call.reply.frames else ""
+            answers.setdefault(call.reply.violation, _Answered(body)).met(method, "this case")
+    if answers:
+        lines = [answered.line(why) for why, answered in answers.items()]
+        lead = f"{len(lines)} different answers broke the transport: " if len(lines) > 1 else ""
         evidence: dict[str, Any] = {"violations": earlier[:20]} if earlier else {}
         if ctx.calls and ctx.calls[-1].reply.violation:
             evidence.update(ctx.calls[-1].excerpt())
-        missed(f"{len(lines)} kind(s) of answer broke the transport: " + "; ".join(lines), **evidence)
+        missed(lead + "; ".join(lines), **evidence)
     ctx.note(f"{len(ANSWER_PROBES)} probes answered in application/json or text/event-stream")

@@ -13,7 +13,7 @@ from typing import Any
 from conformance.pack_api import MODERN_REVISIONS, Call, CaseContext, check, jsonrpc, missed, skip, weak
 from conformance_packs.base.common import Sources, answered_calls, call_sweep
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
-from conformance_packs.base.wirelog import excerpt, read_log
+from conformance_packs.base.wirelog import drawn_by, excerpt, read_log
 
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 INVALID_LEVEL = "verbose"
@@ -197,6 +197,7 @@ async def capability_declared(ctx: CaseContext) -> None:
                 f"message {anywhere[0].entry}: notifications/message sent, but the logging capability is"
                 " not declared",
                 **excerpt(entries, anywhere[0]),
+                **drawn_by(ctx, entries, anywhere[0].entry),
             )
         call, message = logged[0]
         missed(

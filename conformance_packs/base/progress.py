@@ -23,6 +23,7 @@ from conformance.pack_api import (
     TransportTimeout,
     blocked,
     check,
+    jsonrpc,
     missed,
     paced,
     skip,
@@ -480,14 +481,47 @@ async def no_response(ctx: CaseContext) -> None:
     if answer is None:
         ctx.note(f"tools/call {target.tool!r}{_with(target)} was cancelled {how} and drew no response")
         return
-    if settled_at is not None and answer.index > settled_at:
-        missed(
-            f"tools/call {target.tool!r}{_with(target)}, cancelled {how}, was answered once the server had "
-            f"answered a request sent after the cancellation: {answer.text()}"
+    _judge_answer(ctx, target, how, answer, settled_at)
+
+
+def _judge_answer(
+    ctx: CaseContext, target: ProgressCall, how: str, answer: Received, settled_at: int | None
+) -> None:
+    """Judge the answer a cancelled call drew by what it is and when it came.
+
+    An error that names the cancellation was written after the server read it, whenever it arrives: a
+    response for the cancelled request the server chose to send (2026-07-28 over stdio: "MUST NOT send
+    any further messages for it"; before, the SHOULD). Any other answer that comes once a request sent
+    after the cancellation is answered shows the server still working on the call; every revision lets
+    a server ignore a cancellation of a request it cannot cancel, so that is the SHOULD. Any other
+    answer before it may have crossed the cancellation: SKIP.
+    """
+    late = settled_at is not None and answer.index > settled_at
+    call = f"tools/call {target.tool!r}{_with(target)}, cancelled {how},"
+    if names_cancellation(answer):
+        when = "once it had answered a request sent after it" if late else "after reading the cancellation"
+        missed(f"{call} was answered with an error about the cancellation, {when}: {answer.text()}")
+    if late:
+        ctx.miss_should(
+            f"{call} was answered once the server had answered a request sent after the cancellation "
+            f"(held at the SHOULD: a server may ignore a cancellation it cannot honour): {answer.text()}"
         )
+        return
     skip(
         f"tools/call {target.tool!r} was answered before the request after the cancellation: the answer may "
         "have crossed the cancellation (a completed request may ignore it)"
+    )
+
+
+def names_cancellation(answer: Received) -> bool:
+    """An error answer about the cancellation: LSP's RequestCancelled code (-32800), which SDKs send, or
+    a message that says it was cancelled. Only the cancellation's reader can write it."""
+    error = answer.value.get("error")
+    if not isinstance(error, dict):
+        return False
+    message = error.get("message")
+    return error.get("code") == jsonrpc.REQUEST_CANCELLED or (
+        isinstance(message, str) and "cancel" in message.lower()
     )
 
 

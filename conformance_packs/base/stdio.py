@@ -16,6 +16,7 @@ from conformance.pack_api import (
     skip,
     unjudgeable,
 )
+from conformance_packs.base.wirelog import drawn_by
 
 
 @check(
@@ -35,7 +36,8 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
             raise
         ctx.note(f"no request of its own ({exc})")  # the log the other cases left is still judged
     lines = unread = 0
-    for entry in ctx.wire_log():
+    log = ctx.wire_log()
+    for index, entry in enumerate(log):
         if entry.get("channel") != "stdout" or entry.get("dir") != "recv":
             continue
         lines += 1
@@ -46,13 +48,17 @@ async def stdout_only_messages(ctx: CaseContext) -> None:
             missed(
                 "stdout carried bytes that are not UTF-8",
                 why=bytes_text(base64.b64decode(entry["base64"]), 120),
+                **drawn_by(ctx, log, index),
             )
         frame = classify(entry["text"].encode("utf-8")) if "truncated_from" not in entry else None
         if frame is not None and "oversize" in frame.extra:
             unread += 1
             continue
         if frame is not None and (frame.kind == "garbage" or not _message(frame.value, ctx.revision)):
-            missed(f"stdout carried a line that is not a JSON-RPC message: {entry['text'][:120]!r}")
+            missed(
+                f"stdout carried a line that is not a JSON-RPC message: {entry['text'][:120]!r}",
+                **drawn_by(ctx, log, index),
+            )
     if unread and unread == lines:
         skip(
             f"the {lines} stdout line(s) all exceeded the harness's caps and were not read: nothing to judge"

@@ -159,3 +159,69 @@ def read_log(ctx: CaseContext) -> tuple[list[dict[str, Any]], list[Seen]]:
 def excerpt(entries: list[dict[str, Any]], seen: Seen) -> dict[str, Any]:
     """Evidence for one message: its wire entry as recorded."""
     return {"wire_entry": entries[seen.entry]}
+
+
+#: The most wire entries `drawn_by` attaches to a case: what the harness sent, what came between, the
+#: message it judges.
+CAUSE_ENTRIES = 12
+
+
+def drawn_by(ctx: CaseContext, entries: list[dict[str, Any]], index: int) -> dict[str, Any]:
+    """Evidence of what drew the server's entry at `index` of the revision's wire log, by the log's
+    order, whichever case sent it, not the judging case's own exchange, which came later: the first
+    thing the harness sent after the server's last answer before it (a request, with its answer; a
+    notification; a line that is no message at all), since a server that reads in order was working on
+    that one (a probe's malformed line is followed by a ping at once); when everything sent had been
+    answered, the last thing sent. What else was sent meanwhile is listed (`also_sent`), and the entries
+    from the first to `index` are attached, so the case's transcript shows them in order. It is the
+    evidence's `request` (so the runner adds no exchange of the case's own in its place)."""
+    sends = _pending(entries, index)
+    if not sends:
+        ctx.attach(entries[: index + 1][-CAUSE_ENTRIES:])
+        return {"request": "(nothing: it came before the harness sent anything)", "response": "(none)"}
+    first = sends[0]
+    ctx.attach(entries[first : index + 1][-CAUSE_ENTRIES:])
+    evidence = _exchange_from(entries, first)
+    if len(sends) > 1:
+        evidence["also_sent"] = [_sent_text(entries[i]) for i in sends[1:CAUSE_ENTRIES]]
+    return evidence
+
+
+def _pending(entries: list[dict[str, Any]], index: int) -> list[int]:
+    """The indexes of what the harness sent after the server's last answer before `index` (or, when it
+    sent nothing since, of the last thing it sent)."""
+    sends: list[int] = []
+    for i in range(index - 1, -1, -1):
+        entry = entries[i]
+        if entry.get("dir") == "send":
+            sends.append(i)
+        elif entry.get("dir") == "recv" and _kind(_decode(entry)) == "response" and sends:
+            break
+        elif entry.get("dir") == "recv" and _kind(_decode(entry)) == "response":
+            last = next((j for j in range(i - 1, -1, -1) if entries[j].get("dir") == "send"), None)
+            return [] if last is None else [last]
+    return sorted(sends)
+
+
+def _sent_text(entry: dict[str, Any]) -> str:
+    text = entry.get("text")
+    return text if isinstance(text, str) else f"{entry.get('channel', '')} (no body)"
+
+
+def _exchange_from(entries: list[dict[str, Any]], sent: int) -> dict[str, Any]:
+    """The entry sent at `sent` as evidence, with the answer it drew when it is a request."""
+    text = _sent_text(entries[sent])
+    value = _decode(entries[sent])
+    if not (isinstance(value, dict) and isinstance(value.get("method"), str) and "id" in value):
+        return {"request": text, "response": "(none expected: what was sent is no request)"}
+    key = _id_key(value["id"])
+    answer = next(
+        (e["text"] for e in entries[sent + 1 :] if e.get("dir") == "recv" and _answers(e, key)),
+        "(no response)",
+    )
+    return {"request": text, "response": answer}
+
+
+def _answers(entry: dict[str, Any], key: str) -> bool:
+    value = _decode(entry)
+    return isinstance(value, dict) and "method" not in value and "id" in value and _id_key(value["id"]) == key

@@ -129,6 +129,17 @@ def test_diff_reports_added_and_removed_cases(runs: dict[str, Path]) -> None:
     assert [c.key for c in compare.diff(before, after).added] == [passing["key"]]
 
 
+def test_diff_notes_a_case_whose_row_id_changed(runs: dict[str, Path]) -> None:
+    """A row split or renamed keeps the case's key (its check's): the diff says the row ID changed."""
+    before = _load(runs["reference"])
+    after = copy.deepcopy(before)
+    case = after["cases"][0]
+    was, case["requirement"] = case["requirement"], "BASE-RENAMED-001"
+    result = compare.diff(before, after)
+    assert f"{case['key']}: requirement {was} -> BASE-RENAMED-001" in result.notes
+    assert f"note: {case['key']}: requirement {was} -> BASE-RENAMED-001" in result.text()
+
+
 def test_diff_of_a_missing_report_is_a_usage_error(tmp_path: Path) -> None:
     done = cli("diff", str(tmp_path / "nope"), str(tmp_path / "nope2"))
     assert done.returncode == 2 and "no report" in done.stderr

@@ -11,6 +11,7 @@ and the reference (`PROXIED`), so a check that fails can only fail on that defec
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -364,6 +365,8 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "progress-after-response": ProgressAfterResponse,
     "server-cancels": ServerCancels,
     "ignore-cancel": ResourceFeatures,
+    "error-on-cancel": ResourceFeatures,
+    "crossing-result": ResourceFeatures,
     "count-arguments": CountArguments,
     "count-arguments-decreasing": CountArgumentsDecreasing,
     "count-arguments-one-step": CountOneStep,
@@ -397,8 +400,7 @@ def _proxy(
 
     def pump() -> None:
         for line in out:
-            sys.stdout.buffer.write(rewrite(line))
-            sys.stdout.buffer.flush()
+            _write(rewrite(line))
 
     thread = threading.Thread(target=pump, daemon=True)
     thread.start()
@@ -416,8 +418,71 @@ def _proxy(
     return code
 
 
+_STDOUT = threading.Lock()
+
+
+def _write(line: bytes) -> None:
+    """One line to the harness: the child's pump and a planted answer never interleave their bytes."""
+    with _STDOUT:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+
+
 def _no_cancel(line: bytes) -> bool:
     return b'"notifications/cancelled"' not in line
+
+
+def _cancelled_id(line: bytes) -> Any:
+    """The requestId of a notifications/cancelled line (None for any other line)."""
+    if b'"notifications/cancelled"' not in line:
+        return None
+    params = json.loads(line).get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
+
+
+_CALLS: set[str] = set()
+
+
+def _error_on_cancel(line: bytes) -> bool:
+    """Answer a cancelled call with -32800 as soon as the cancellation is read (a response for the
+    cancelled request), then pass the cancellation on, so the reference stops and sends nothing more. A
+    cancellation of an id no tools/call used is passed on unanswered, as the reference leaves it."""
+    if b'"tools/call"' in line:
+        _CALLS.add(json.dumps(json.loads(line).get("id")))
+    request_id = _cancelled_id(line)
+    if request_id is not None and json.dumps(request_id) in _CALLS:
+        error = {"code": -32800, "message": "Request cancelled"}
+        _write(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode() + b"\n")
+    return True
+
+
+class _Crossing:
+    """Let the cancelled call's own result cross the cancellation: the cancellation is held back (never
+    passed on) until the reference has written the call's answer, and every client line after it waits
+    as well, so the result arrives before the answer to the request sent after the cancellation."""
+
+    def __init__(self) -> None:
+        self.answered: dict[str, threading.Event] = {}
+
+    def keep(self, line: bytes) -> bool:
+        request_id = _cancelled_id(line)
+        if request_id is None:
+            return True
+        # Bounded: the reference answers a counting call in well under a second.
+        self.answered.setdefault(json.dumps(request_id), threading.Event()).wait(10)
+        return False
+
+    def seen(self, line: bytes) -> bytes:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            return line
+        if isinstance(value, dict) and "id" in value and "method" not in value:
+            self.answered.setdefault(json.dumps(value["id"]), threading.Event()).set()
+        return line
+
+
+_CROSSING = _Crossing()
 
 
 def _same(line: bytes) -> bytes:
@@ -426,6 +491,8 @@ def _same(line: bytes) -> bytes:
 
 PROXIED: dict[str, tuple[Callable[[bytes], bool], Callable[[bytes], bytes], str]] = {
     "ignore-cancel": (_no_cancel, _same, "none"),
+    "error-on-cancel": (_error_on_cancel, _same, "none"),
+    "crossing-result": (_CROSSING.keep, _CROSSING.seen, "none"),
     "count-arguments-ignore-cancel": (_no_cancel, _same, "count-arguments"),
     "sleeper-ignore-cancel": (_no_cancel, _same, "sleeper"),
     "no-text-no-blob": (lambda line: True, lambda line: line.replace(_BLOB_FIELD, b""), "none"),

@@ -47,6 +47,9 @@ DEFECTS = {
     "cursor-loop": "the tools/list cursor points back to the first page forever",
     "stdout-garbage": "writes a log line to stdout at start",
     "stdout-binary": "writes bytes that are not UTF-8 (and a terminal escape) to stdout at start",
+    "stdout-on-call": "writes a log line to stdout before answering a tools/call of echo",
+    "log-on-malformed": "sends a log message (notifications/message) about a line that is not JSON, without"
+    " declaring the logging capability",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
     "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
@@ -433,6 +436,14 @@ class Server:
         return ""
 
 
+def _is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
 def serve_stdio(server: Server) -> None:
     out = sys.stdout.buffer
     if server.defect == "stdout-garbage":
@@ -446,6 +457,13 @@ def serve_stdio(server: Server) -> None:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
+        if server.defect == "stdout-on-call" and b'"tools/call"' in line and b'"echo"' in line:
+            out.write(b"echo: called\n")
+            out.flush()
+        if server.defect == "log-on-malformed" and not _is_json(line):
+            log = {"level": "error", "logger": "raw", "data": f"parse error: {line[:40]!r}"}
+            note = {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
+            out.write(json.dumps(note).encode() + b"\n")
         whole = deaf_read(server.defect, line.rstrip(b"\r\n"), stuck)
         if whole is None:
             continue

@@ -58,6 +58,10 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     },
     "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
     "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
+    # The evidence is the call the line came with (`test_a_stray_line_shows_the_call_it_came_with`).
+    "stdout-on-call": {("base.stdio.stdout-only-messages", "FAIL")},
+    # Shown with the line that drew it (`test_a_log_message_shows_the_line_that_drew_it`).
+    "log-on-malformed": {("base.logging.capability-declared", "FAIL")},
     # Arguments built from the schema reach the strict tool; one that refuses every call is no fault.
     "strict-args": set(),
     "strict-args-violation": {("base.call.structured-matches-schema", "FAIL")},
@@ -142,6 +146,38 @@ def test_stdio_mutant_fails_exactly_its_checks(defect: str) -> None:
         assert all(c["evidence"] or c["message"] for c in failed), "a FAIL carries its evidence"
     else:
         assert report["footer"]["exit_code"] == 0
+
+
+def test_a_stray_line_shows_the_call_it_came_with() -> None:
+    """A line a tools/call drew is shown with that call (the last request sent before it, by the wire
+    log's order) and its answer, and the case's transcript holds them, not only the check's own
+    tools/list; a line written at start is shown with the first request, which the harness had sent
+    before it read anything."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "stdout-on-call")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.stdio.stdout-only-messages"]
+    assert case["verdict"] == "FAIL" and "echo: called" in case["message"], case["message"]
+    request = json.loads(case["evidence"]["request"])
+    assert request["method"] == "tools/call" and request["params"]["name"] == "echo", request
+    assert json.loads(case["evidence"]["response"])["id"] == request["id"]
+    texts = [e.get("text", "") for e in case["transcript"]]
+    assert texts.index(case["evidence"]["request"]) < texts.index("echo: called")
+    report = run([stdio("tests.servers.raw_server", "--defect", "stdout-garbage")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.stdio.stdout-only-messages"]
+    assert json.loads(case["evidence"]["request"])["method"] in ("initialize", "server/discover")
+
+
+def test_a_log_message_shows_the_line_that_drew_it() -> None:
+    """A log message a line that is not JSON drew (BASE-RPC-005 sends it) is shown with that line, the
+    last thing sent before it, and not with the case's own last request."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "log-on-malformed")], protocol="2025-11-25")
+    (case,) = [c for c in report["cases"] if c["check"] == "base.logging.capability-declared"]
+    assert case["verdict"] == "FAIL", case["message"]
+    assert "parse error" in case["evidence"]["wire_entry"]["text"]
+    sent = case["evidence"]["request"]
+    with pytest.raises(ValueError):
+        json.loads(sent)  # the malformed line itself
+    assert case["evidence"]["response"].startswith("(none expected")
+    assert sent in [e.get("text") for e in case["transcript"]]
 
 
 def _http_target(tmp_path: Path, *args: str) -> str:
@@ -280,6 +316,10 @@ def test_http_unknown_method_text_mutant_fails_the_transport_row_once(tmp_path: 
     }
     failed = next(c for c in report["cases"] if c["key"] == judge)
     assert failed["requirement"] == "BASE-HTTP-005" and "text/plain" in failed["message"]
+    # One way of answering, said in words (status, content type, body) with every method it met, not a
+    # count of (method, answer) pairs.
+    assert failed["message"].startswith("HTTP 400 answered a JSON-RPC request with Content-Type text/plain")
+    assert "(body 'method not found" in failed["message"] and "kind(s)" not in failed["message"]
     blocked = [c for c in report["cases"] if c.get("blocked_by")]
     assert {c["check"] for c in blocked} == UNKNOWN_METHOD_CASES | MODERN_UNKNOWN_METHOD_CASES
     assert all(c["blocked_by"] == judge and c["message"].startswith(f"blocked by {judge}") for c in blocked)

@@ -73,6 +73,11 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     "server-cancels": (MODERN, {("base.cancel.server-sends-none", "FAIL")}),
     # Not answering a cancelled request is a SHOULD.
     "ignore-cancel": (LEGACY, {("base.cancel.no-response", "WARN")}),
+    # An error about the cancellation is a message sent for it: 2026-07-28's stdio MUST NOT (the SHOULD
+    # before, `test_an_error_about_the_cancellation_is_judged_by_revision`).
+    "error-on-cancel": (MODERN, {("base.cancel.no-response", "FAIL")}),
+    # A result that arrives before the answer to the request after the cancellation may have crossed it.
+    "crossing-result": (MODERN, {("base.cancel.no-response", "SKIP")}),
     # A count that takes its steps and delay: the simplest arguments (steps 1, delay 0) show one value
     # and nothing to cancel, so the harness sizes them (3 steps, 0.5 s) and judges both rows.
     "count-arguments": (LEGACY, set()),
@@ -185,6 +190,31 @@ def test_a_cancellation_is_sent_to_a_call_in_flight(defect: str, judged: str) ->
     )
     (case,) = report["cases"]
     assert case["verdict"] == "PASS" and judged in case["message"], case["message"]
+
+
+@pytest.mark.slow
+def test_an_error_about_the_cancellation_is_judged_by_revision() -> None:
+    """A call answered with -32800 as soon as its cancellation is read: FAIL where the revision's text
+    is a MUST NOT (2026-07-28 over stdio), WARN where it is the SHOULD; each case shows the level it was
+    judged at. A late result stays the SHOULD in 2026-07-28 too (a cancellation the server could not
+    honour may be ignored), and a result that crossed the cancellation is SKIP in every revision."""
+    cases = {
+        defect: {
+            c["revision"]: c
+            for c in run(
+                [stdio("tests.servers.base_resources_mutants", "--defect", defect)],
+                select="cancel.no-response",
+            )["cases"]
+        }
+        for defect in ("error-on-cancel", "ignore-cancel", "crossing-result")
+    }
+    errors = cases["error-on-cancel"]
+    assert (errors[MODERN]["verdict"], errors[MODERN]["level"]) == ("FAIL", "MUST NOT")
+    assert (errors[LEGACY]["verdict"], errors[LEGACY]["level"]) == ("WARN", "SHOULD")
+    assert all("error about the cancellation" in c["message"] for c in errors.values())
+    assert {c["verdict"] for c in cases["ignore-cancel"].values()} == {"WARN"}
+    crossing = cases["crossing-result"].values()
+    assert all(c["verdict"] == "SKIP" and "crossed the cancellation" in c["message"] for c in crossing)
 
 
 @pytest.mark.slow
