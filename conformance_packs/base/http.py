@@ -239,8 +239,8 @@ def _expect_error(call: Call, code: int, what: str) -> None:
 
 @check(
     "base.modern.meta-required",
-    "BASE-HTTP-016",
-    "a request missing a required _meta field is -32602 (stdio)",
+    "BASE-MODERN-003",
+    "a request missing a required _meta field is -32602",
     eras=("modern",),
     transports=("stdio", "sse"),
 )

@@ -232,7 +232,8 @@ def test_a_request_on_stdout_is_a_fail_in_2026_07_28_only() -> None:
 
 @pytest.mark.parametrize("defect", ["stdio-meta-optional", "stdio-version-accepted"])
 def test_a_2026_07_28_meta_rule_broken_over_stdio_fails_its_row(defect: str) -> None:
-    """BASE-HTTP-016 and -004 hold over stdio too (the error code; the 400 is HTTP's): each mutant
+    """BASE-MODERN-003 and -002 hold over stdio too (the error code; the 400 is BASE-HTTP-016's and
+    -004's): each mutant
     FAILs exactly its row, in 2026-07-28 only, and the reference passes both (the revision's own run)."""
     report = run([stdio("tests.servers.base_http_mutants", "--defect", defect)], select="base.modern.")
     assert non_pass(report) == EXPECTED[defect]
