@@ -203,6 +203,9 @@ def markdown(report: AnyReport) -> str:
     ]
     if unscored:
         out += [unscored_line(unscored) + ".", ""]
+    reasons = skip_reason_lines(model.cases)
+    if reasons:
+        out += ["SKIPs by reason:", "", *(f"- {_md(line)}" for line in reasons), ""]
     if problems:
         out += ["## Problems", ""]
         for case in problems:
