@@ -137,6 +137,13 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     run.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print every case that did not pass as it finishes (by default only FAIL and ERROR, and a "
+        "status line on a terminal; NO_COLOR turns colour off)",
+    )
+    run.add_argument(
         "-j",
         "--jobs",
         type=int,
@@ -425,7 +432,8 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     builder = api.new_builder(plan, header)
     run_id = builder.report["header"]["run_id"]
     directory = Path(args.report_dir) if args.report_dir else Path("reports") / run_id
-    report, code = _run_stoppable(plan, options, builder, directory / "report.json", quiet=args.quiet)
+    mode = "quiet" if args.quiet else "verbose" if args.verbose else "default"
+    report, code = _run_stoppable(plan, options, builder, directory / "report.json", mode=mode)
     if expected is not None:
         from conformance.reporting import baseline
 
@@ -512,7 +520,7 @@ def _warn_short_secrets(plan: Any) -> None:
 
 
 def _run_stoppable(
-    plan: Any, options: Any, builder: Any, path: Any, *, quiet: bool
+    plan: Any, options: Any, builder: Any, path: Any, *, mode: Any
 ) -> tuple[dict[str, Any], int | None]:
     """Run the plan with SIGINT and SIGTERM handled (`Stop`): the report as finished, and the exit
     code of the signal that stopped it (None when none did: the report's own then)."""
@@ -523,7 +531,7 @@ def _run_stoppable(
 
     stop = Stop(builder, path)
     try:
-        asyncio.run(stop.run(api.run_plan_async(plan, options, builder, [Progress(quiet=quiet)])))
+        asyncio.run(stop.run(api.run_plan_async(plan, options, builder, [Progress(mode=mode)])))
     except (KeyboardInterrupt, asyncio.CancelledError):
         stop.reason = stop.reason or "interrupted"
     # asyncio may absorb the Ctrl-C into a cancelled run that still returns: the report says so.
