@@ -27,7 +27,8 @@ def _case(verdict: Verdict, name: str, unscored: str | None = None) -> CaseFinis
     return CaseFinished(
         CaseResult(
             key=f"base.{name}[stdio@2025-11-25]", check=f"base.{name}", suite="base",
-            requirement="BASE-X-001", level="MUST", title="t", target=0, transport="stdio", revision="2025-11-25", verdict=verdict,
+            requirement="BASE-X-001", level="MUST", title="t", target=0, transport="stdio",
+            revision="2025-11-25", verdict=verdict,
             message=f"{name} said so", duration=0.0, unscored=unscored,
         )
     )  # fmt: skip
