@@ -105,15 +105,13 @@ WORST_FIRST: tuple[Verdict, ...] = (
 
 #: Why a case is SKIP, as every view counts SKIPs: a row that does not apply to what the server
 #: declares, a case the run's options held back (its `option` says which would judge it), a case blocked
-#: by another case's finding (one defect, one verdict), a case that found nothing to judge, and one that
-#: could not run.
-SkipKind = Literal["not-applicable", "needs-option", "blocked", "nothing-to-judge", "could-not-run"]
+#: by another case's finding (one defect, one verdict), and a case that found nothing to judge.
+SkipKind = Literal["not-applicable", "needs-option", "blocked", "nothing-to-judge"]
 SKIP_KINDS: dict[str, str] = {
     "needs-option": "not judged under this run's options",
     "not-applicable": "not applicable: a capability or feature the server does not declare",
     "blocked": "blocked by another case's finding",
     "nothing-to-judge": "nothing to judge",
-    "could-not-run": "could not run",
 }
 
 #: A run's result in words, one per way it can end (`result`).

@@ -104,7 +104,9 @@ def skip_reason_lines(cases: Sequence[Case]) -> list[str]:
     for kind, words in SKIP_KINDS.items():
         if kind not in kinds:
             continue
-        hint = ", ".join(f"{option} would judge {count}" for option, count in options.get(kind, {}).items())
+        ranked = sorted(options.get(kind, {}).items(), key=lambda item: -item[1])
+        hint = ", ".join(f"{option} would judge {count}" for option, count in ranked[:3])
+        hint += f", and {len(ranked) - 3} more" if len(ranked) > 3 else ""
         lines.append(f"SKIP {kinds[kind]:>5}  {words}" + (f" ({hint})" if hint else ""))
     return lines
 
