@@ -314,9 +314,14 @@ def headline(report: Report | Mapping[str, Any]) -> Headline:
         )
         why += "."
     elif word in ("interrupted", "incomplete"):
+        # The scored cases, as the totals line and every view count them; the unscored ones apart.
+        scored = sum(1 for case in cases if not case.unscored)
+        more = len(cases) - scored
         why = (
-            f"The run stopped before it finished ({footer.reason}): the report holds the {len(cases)} "
-            f"case{plural} judged until then, and the rest were never run."
+            f"The run stopped before it finished ({footer.reason}): the report holds the {scored} "
+            f"case{'' if scored == 1 else 's'} judged until then"
+            + (f" (and {more} more not scored)" if more else "")
+            + ", and the rest were never run."
         )
     elif word == "not judged":
         why = (
