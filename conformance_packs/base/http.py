@@ -142,11 +142,15 @@ async def header_mismatch(ctx: CaseContext) -> None:
 
 @dataclass(frozen=True)
 class Unsupported:
-    """The answer to server/discover with a protocol version no server implements, sent once per
-    (target, revision) on a session of its own: what the cases before it did to the shared session
-    never reaches it, so its verdict is the same whichever cases ran (`-k` alone or the whole pack)."""
+    """The answers to server/discover with a protocol version no server implements, sent once per
+    (target, revision) on a session of its own: first, then again after two requests of the revision
+    on the same session. What the cases before it did to the shared session never reaches it, so its
+    verdict is the same whichever cases ran (`-k` alone or the whole pack); and a server that checks the
+    version of a session's first requests only (as one TypeScript SDK v2 stdio server did) is still met,
+    since 2026-07-28 carries the version on every request."""
 
-    call: Call
+    #: (when it was sent, the call): "first on a fresh session", "after two requests".
+    calls: tuple[tuple[str, Call], ...]
     #: The wire entries of the exchange, attached to the case that did not send it.
     entries: list[dict[str, Any]]
     #: The case that sent it.
@@ -160,15 +164,30 @@ async def unsupported_answer(ctx: CaseContext) -> Unsupported:
         params = {"_meta": {**session.meta(), META_PROTOCOL_VERSION: UNSUPPORTED}}
         # Over Streamable HTTP the header says the same version as _meta (no header mismatch to judge).
         headers = {"MCP-Protocol-Version": UNSUPPORTED, "Mcp-Method": "server/discover"}
-        call = await session.request(
-            "server/discover", params, envelope=False, headers=headers if ctx.transport == "http" else None
-        )
-        return Unsupported(call, ctx.wire_since(mark), ctx.case_key)
+
+        async def unsupported() -> Call:
+            return await session.request(
+                "server/discover",
+                params,
+                envelope=False,
+                headers=headers if ctx.transport == "http" else None,
+            )
+
+        first = await unsupported()
+        # Two requests of the revision that are not server/discover: a declared list method where there
+        # is one (a server may treat discovery apart from the session's other requests).
+        lists = (("tools", "tools/list"), ("prompts", "prompts/list"))
+        declared = [method for capability, method in lists if ctx.identity.has(capability)]
+        for _ in range(2):
+            await session.request(declared[0] if declared else "resources/list")
+        later = await unsupported()
+        calls = (("first on a fresh session", first), ("after two other requests on its session", later))
+        return Unsupported(calls, ctx.wire_since(mark), ctx.case_key)
 
     answer = await ctx.remember_once(
         "base:unsupported-revision", f"server/discover with protocol version {UNSUPPORTED}", send
     )
-    ctx.calls.append(answer.call)
+    ctx.calls.extend(call for _, call in answer.calls)
     if answer.by != ctx.case_key:
         ctx.attach(answer.entries)
     return answer
@@ -181,14 +200,14 @@ async def unsupported_answer(ctx: CaseContext) -> Unsupported:
     eras=("modern",),
 )
 async def unsupported_revision(ctx: CaseContext) -> None:
-    call = (await unsupported_answer(ctx)).call
-    what = f"server/discover with protocol version {UNSUPPORTED}"
-    if call.result is not None:
-        missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
-    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
-        missed(f"{what}: {call.drew()}, not error -32022", **call.excerpt())
-    _supported_listed(call)
-    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported")
+    for when, call in (await unsupported_answer(ctx)).calls:
+        what = f"server/discover with protocol version {UNSUPPORTED} ({when})"
+        if call.result is not None:
+            missed(f"{what}: the request was processed (a result came back)", **call.excerpt())
+        if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+            missed(f"{what}: {call.drew()}, not error -32022", **call.excerpt())
+        _supported_listed(call)
+    ctx.note(f"protocol version {UNSUPPORTED}: -32022 with data.supported, first and after two requests")
 
 
 @check(
@@ -199,16 +218,16 @@ async def unsupported_revision(ctx: CaseContext) -> None:
     transports=("http",),
 )
 async def unsupported_revision_400(ctx: CaseContext) -> None:
-    call = (await unsupported_answer(ctx)).call
-    if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
-        blocked(
-            "base.modern.unsupported-revision",
-            f"protocol version {UNSUPPORTED} drew {call.drew()}, no UnsupportedProtocolVersionError: "
-            "BASE-MODERN-002 judges the answer, this row only its status",
-        )
-    if call.reply.status != 400:
-        got = f"-32022 with HTTP {call.reply.status}"
-        missed(f"protocol version {UNSUPPORTED}: {got}, not 400", **call.excerpt())
+    for when, call in (await unsupported_answer(ctx)).calls:
+        if call.error_code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+            blocked(
+                "base.modern.unsupported-revision",
+                f"protocol version {UNSUPPORTED} ({when}) drew {call.drew()}, no "
+                "UnsupportedProtocolVersionError: BASE-MODERN-002 judges the answer, this row its status",
+            )
+        if call.reply.status != 400:
+            got = f"-32022 with HTTP {call.reply.status}"
+            missed(f"protocol version {UNSUPPORTED} ({when}): {got}, not 400", **call.excerpt())
     ctx.note(f"protocol version {UNSUPPORTED}: HTTP 400")
 
 

@@ -47,6 +47,8 @@ STDIO_DEFECTS = {
     "stdout-request": "writes a JSON-RPC ping request to stdout when it starts",
     "stdio-meta-optional": "takes a 2026-07-28 request whose _meta has no clientCapabilities (stdio)",
     "stdio-version-accepted": "serves a 2026-07-28 request whose _meta names an unknown version (stdio)",
+    "stdio-version-checked-early": "checks the _meta protocol version of a process's first three requests"
+    " only, and serves a later one that names an unknown version (stdio)",
 }
 #: Defects of the legacy HTTP+SSE transport's endpoints (`--http --sse`).
 SSE_DEFECTS = {
@@ -362,10 +364,24 @@ def _known_version(meta: dict[str, Any]) -> None:
         meta[key] = MODERN
 
 
+class _KnownVersionLater:
+    """`_known_version` from a process's fourth 2026-07-28 request on: a server that validates the
+    version while a connection starts and trusts it afterwards."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def __call__(self, meta: dict[str, Any]) -> None:
+        self.seen += 1
+        if self.seen > 3:
+            _known_version(meta)
+
+
 #: stdio defects planted by rewriting what the client writes before the reference reads it.
 STDIN_REWRITES: dict[str, Callable[[dict[str, Any]], None]] = {
     "stdio-meta-optional": _add_capabilities,
     "stdio-version-accepted": _known_version,
+    "stdio-version-checked-early": _KnownVersionLater(),
 }
 
 

@@ -57,6 +57,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     # The 2026-07-28 _meta rules over stdio: the error code, with no HTTP status to ask for.
     "stdio-meta-optional": {("base.modern.meta-required", "FAIL")},
     "stdio-version-accepted": {("base.modern.unsupported-revision", "FAIL")},
+    # Met on a session of its own after two other requests, whichever cases ran before.
+    "stdio-version-checked-early": {("base.modern.unsupported-revision", "FAIL")},
     # Over HTTP+SSE, where BASE-CANCEL-002 is judged like stdio: a SHOULD, so WARN.
     "cancel-ignored": {("base.cancel.no-response", "WARN")},
 }
@@ -230,7 +232,9 @@ def test_a_request_on_stdout_is_a_fail_in_2026_07_28_only() -> None:
     assert case["revision"] == "2026-07-28" and "mutant-ping" in case["message"]
 
 
-@pytest.mark.parametrize("defect", ["stdio-meta-optional", "stdio-version-accepted"])
+@pytest.mark.parametrize(
+    "defect", ["stdio-meta-optional", "stdio-version-accepted", "stdio-version-checked-early"]
+)
 def test_a_2026_07_28_meta_rule_broken_over_stdio_fails_its_row(defect: str) -> None:
     """BASE-MODERN-003 and -002 hold over stdio too (the error code; the 400 is BASE-HTTP-016's and
     -004's): each mutant
