@@ -7,7 +7,7 @@ from typing import TextIO
 
 from conformance.engine.events import CaseFinished, Event, TargetFinished, TargetStarted
 from conformance.model.verdicts import Verdict
-from conformance.text import visible
+from conformance.text import by_cause, visible
 
 
 def _t(text: str) -> str:
@@ -38,17 +38,25 @@ class Progress:
         elif isinstance(event, TargetFinished):
             spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
             self._line(_t(f"  revisions spoken: {spoken}"))
-            for probe in event.info.get("probe") or []:
-                if not probe.get("spoken"):
-                    why = (probe.get("message") or "not spoken").splitlines()[0].removeprefix("not spoken: ")
-                    self._line(_t(f"  not spoken: {probe.get('revision')}: {why}"))
+            if event.info.get("unreachable"):
+                return  # its connect ERROR said why, one line per cause
+            unspoken = [
+                (str(probe.get("revision")), (probe.get("message") or "not spoken").splitlines()[0])
+                for probe in event.info.get("probe") or []
+                if not probe.get("spoken")
+            ]
+            for line in by_cause((revision, why.removeprefix("not spoken: ")) for revision, why in unspoken):
+                self._line(_t(f"  not spoken: {line}"))
         elif isinstance(event, CaseFinished):
             result = event.result
             self.done += 1
             self.counts[result.verdict] = self.counts.get(result.verdict, 0) + 1
             if result.verdict != Verdict.PASS:
-                first = result.message.splitlines()[0][:140] if result.message else ""
-                self._line(_t(f"  {result.verdict:5} {result.key}  {first}"))
+                said = result.message.splitlines() or [""]
+                self._line(_t(f"  {result.verdict:5} {result.key}  {said[0][:140]}"))
+                if result.verdict == Verdict.ERROR and result.revision == "any":  # a target not reached
+                    for more in said[1:6]:
+                        self._line(_t(f"        {more[:140]}"))
             if self.tty:
                 tally = " ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
                 self.stream.write(f"\r\033[K  [{self.done}] {tally}  {_t(result.key[:60])}")
