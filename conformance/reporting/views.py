@@ -185,6 +185,26 @@ def _md_case(case: Case) -> list[str]:
     return out
 
 
+#: The longest reproduction report.md shows (characters); a longer one is left to `mcp-conformance show`.
+MD_REPRODUCTION_CHARS = 1500
+
+
+def _md_reproduction(model: Report, case: Case) -> list[str]:
+    """A FAIL's or WARN's reproduction (`reproduce.reproduction`) as one fenced block, when it is short;
+    the fence is longer than any run of backticks in it, and invisible characters are escaped."""
+    from conformance.reporting.reproduce import reproduction
+
+    if case.verdict not in (Verdict.FAIL, Verdict.WARN):
+        return []
+    target = next((t for t in model.targets if t.index == case.target), None)
+    found = reproduction(case, target, model.header.harness.version)
+    if found is None or len(found.text()) > MD_REPRODUCTION_CHARS:
+        return []
+    text = visible(found.text(), lines=True)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return ["Reproduce:", "", f"{fence}sh", text, fence, ""]
+
+
 def markdown(report: AnyReport) -> str:
     """The Markdown summary: the result and what its exit code means, the totals, the problems (FAIL,
     ERROR and XPASS, then WARN) with their keys and messages, then the run, the other cases that did
@@ -219,7 +239,7 @@ def markdown(report: AnyReport) -> str:
     if problems:
         out += ["## Problems", ""]
         for case in problems:
-            out += _md_case(case)
+            out += _md_case(case) + _md_reproduction(model, case)
     figures = official_lines(model.cases)
     if figures:
         out += ["## Official suite", "", *(f"- {_md(line)}" for line in figures), ""]
