@@ -1,5 +1,6 @@
-"""Command line: `mcp-conformance run | list | explain | vectors`, and the report commands of
-`cli_reports` (`baseline update | diff | merge | badge | certify | verify`).
+"""Command line: `mcp-conformance run | list | explain | vectors`, one case of a report seen and run
+again (`cli_cases`: `show | replay`), and the report commands of `cli_reports` (`baseline update | diff |
+merge | badge | certify | verify`).
 
 Only argparse and the installed packs' declarations are imported at start-up; the engine and the
 suites' checks load when a command needs them, so `--help`, `list` and `explain` stay fast. The
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from conformance import __version__
-from conformance.front import cli_authority, cli_reports
+from conformance.front import cli_authority, cli_cases, cli_reports
 from conformance.model import packs
 from conformance.model.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.model.verdicts import (
@@ -44,7 +45,7 @@ class Parser(argparse.ArgumentParser):
         text = " ".join(message.split())
         self.exit(EXIT_USAGE, f"mcp-conformance: {text} (see `{self.prog} --help`)\n")
 
-    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         """As argparse, but an unrecognized argument is the error of the sub-command it was given to
         (argparse leaves it to the top-level parser, whose help does not list the option)."""
         parsed, extras = self.parse_known_args(args, namespace)
@@ -79,7 +80,7 @@ class Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """A value outside the choices says which choice it was probably meant to be."""
         try:
-            super()._check_value(action, value)  # type: ignore[misc]
+            super()._check_value(action, value)
         except argparse.ArgumentError as exc:
             from conformance.text import closest
 
@@ -229,6 +230,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     vectors_sub = vectors.add_subparsers(dest="vectors_command", required=True)
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
     vlint.add_argument("--suite", choices=all_suites)
+    cli_cases.add_parsers(sub)
     cli_reports.add_parsers(sub)
     cli_authority.add_parsers(sub)
     return parser
@@ -263,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_coverage(args)
         if args.command == "vectors":
             return cmd_vectors_lint(args)
+        if args.command in cli_cases.COMMANDS:
+            return cli_cases.main(args)
         if args.command in cli_reports.COMMANDS:
             return cli_reports.main(args)
         if args.command in cli_authority.COMMANDS:
