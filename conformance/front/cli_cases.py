@@ -236,13 +236,21 @@ def replay_argv(report: Report, case: Case, report_dir: str | None) -> list[str]
             f"(mcp-conformance run --server {target.spec})"
         )
     options = report.header.options
-    argv = ["run", "--server", target.spec, "--suite", case.suite, "-k", case.check]
+    server = ["--server", target.spec] if not embedded(report) else []
+    argv = ["run", *server, "--suite", case.suite, "-k", case.check]
     argv += ["--protocol", case.revision, "--quiet"]
     argv += ["--strict"] if options.get("strict") else []
     argv += ["--experimental"] if options.get("experimental") else []
     if options.get("call_tools"):
         argv += ["--call-tools", str(options["call_tools"])]
     return argv + (["--report-dir", report_dir] if report_dir else [])
+
+
+def embedded(report: Report) -> bool:
+    """Whether the report is of a run without `--server` (the suites' own reference servers): replayed
+    the same way, against the same targets in the same order."""
+    command = report.header.command
+    return command is not None and not any(part.startswith("--server") for part in command)
 
 
 def _replay(report: Report, case: Case, args: argparse.Namespace) -> int:
@@ -262,7 +270,9 @@ def _replay(report: Report, case: Case, args: argparse.Namespace) -> int:
         again = model.load(Path(directory))
     except (OSError, ValueError):
         return code  # the run said why (a usage error, an unwritable folder)
-    key = case_key(case.check, case.transport, case.revision, 0)
+    spec = next((t.spec for t in report.targets if t.index == case.target), "")
+    index = next((t.index for t in again.targets if t.spec == spec), 0)  # the same target, in this run
+    key = case_key(case.check, case.transport, case.revision, index)
     now = next((c for c in again.cases if c.key == key), None)
     said = f"{now.verdict}: {now.first_line(200)}" if now else "not judged (the target no longer offers it)"
     print(f"replay: {case.key}: was {case.verdict}, now {said}")
