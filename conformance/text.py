@@ -322,3 +322,31 @@ def _found(text: str, needles: Iterable[str]) -> list[tuple[int, int]]:
 def masker(secrets: tuple[str, ...]) -> Masker:
     """The one `Masker` of these secrets (its needles are worked out once)."""
     return Masker(secrets)
+
+
+# --------------------------------------------------------------------------- suggestions
+
+
+def closest(word: str, candidates: Iterable[str], *, n: int = 1) -> list[str]:
+    """The candidates `word` was most likely meant to be, best first, for a "did you mean": one that
+    differs only in case first (`explain base-rpc-002`), else the nearest by `difflib` on lower-cased
+    text (`--sever`, `rnu`), else none."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for candidate in candidates:
+        by_lower.setdefault(candidate.lower(), candidate)
+    wanted = word.lower()
+    if wanted in by_lower:
+        return [by_lower[wanted]]
+    return [by_lower[c] for c in difflib.get_close_matches(wanted, list(by_lower), n=n, cutoff=0.6)]
+
+
+def by_cause(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """`(revision, why)` pairs as one line per distinct why, with the revisions it holds for, in first
+    seen order (`2026-07-28, 2025-11-25: connection refused at 127.0.0.1:9`): a target that is not there
+    says so once, not once per revision."""
+    grouped: dict[str, list[str]] = {}
+    for revision, why in pairs:
+        grouped.setdefault(why, []).append(revision)
+    return [f"{', '.join(revisions)}: {why}" for why, revisions in grouped.items()]

@@ -104,6 +104,40 @@ class TargetUnreachable(TransportError):
     kind = "unreachable"
 
 
+def cause_in_words(exc: BaseException, *, url: str = "", program: str = "") -> str:
+    """Why a target could not be started or reached, in words a user reads (`command not found: X`,
+    `connection refused at 127.0.0.1:9`), never Python's exception text (`[Errno 111] Connect call
+    failed ('127.0.0.1', 9)`): the first operating-system error in the exception's chain says it."""
+    import errno as codes
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url) if url else None
+    where = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}" if parts else ""
+    seen: BaseException | None = exc
+    for _ in range(16):  # the chain is short; bounded all the same
+        if seen is None:
+            break
+        if isinstance(seen, FileNotFoundError) and program:
+            return f"command not found: {program}"
+        if isinstance(seen, PermissionError) and program:
+            return f"not allowed to run {program} (is it executable?)"
+        if isinstance(seen, socket.gaierror):
+            return f"host name not found: {parts.hostname if parts else '?'}"
+        if isinstance(seen, OSError) and seen.errno:
+            words = {
+                codes.ECONNREFUSED: "connection refused",
+                codes.EHOSTUNREACH: "host unreachable",
+                codes.ENETUNREACH: "network unreachable",
+                codes.ETIMEDOUT: "connection timed out",
+                codes.ECONNRESET: "connection reset",
+            }.get(seen.errno) or os.strerror(seen.errno).lower()
+            return f"{words} at {where}" if where else f"{words}: {program}" if program else words
+        seen = seen.__cause__ or seen.__context__
+    return str(exc) or type(exc).__name__
+
+
 @dataclass
 class Reply:
     """What came back for one exchange."""

@@ -30,6 +30,7 @@ from conformance.adapters.base import (
     TransportTimeout,
     TransportTooLarge,
     TransportViolation,
+    cause_in_words,
     too_large,
 )
 from conformance.adapters.decoding import BodyDecoder
@@ -121,7 +122,9 @@ class HttpAdapter(Adapter):
             ) from None
         except httpx.ConnectError as exc:
             if not self._connected_once:
-                raise TargetUnreachable(f"cannot connect to {self.url}: {exc}") from None
+                raise TargetUnreachable(
+                    f"cannot connect to {self.url}: {cause_in_words(exc, url=self.url)}"
+                ) from None
             raise TransportClosed(f"connection to {self.url} failed: {exc}") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
             raise TransportClosed(f"the connection broke during {method}: {exc!r}") from None

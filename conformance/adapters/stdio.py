@@ -23,7 +23,14 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from conformance.adapters.base import NO_RESPONSE, Headers, Reply, StreamAdapter, TargetUnreachable
+from conformance.adapters.base import (
+    NO_RESPONSE,
+    Headers,
+    Reply,
+    StreamAdapter,
+    TargetUnreachable,
+    cause_in_words,
+)
 from conformance.adapters.transcript import Transcript
 from conformance.protocol.jsonrpc import Frame, classify
 
@@ -67,7 +74,7 @@ class StdioAdapter(StreamAdapter):
                 self.argv, stdin=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd
             )
         except OSError as exc:
-            raise TargetUnreachable(f"cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise TargetUnreachable(cause_in_words(exc, program=self.argv[0])) from None
         except ValueError as exc:
             raise TargetUnreachable(f"cannot start {self.argv[0]!r}: {exc}") from None
         self.transcript.record("event", note=f"started pid {self.proc.pid}: {' '.join(self.argv)}")

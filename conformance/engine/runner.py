@@ -48,7 +48,7 @@ from conformance.model.requirements import get as requirement
 from conformance.model.targets import Target
 from conformance.model.verdicts import Verdict, finished_verdict, judged_at, outcome_verdict, unscored
 from conformance.protocol.versions import era_of
-from conformance.text import masker
+from conformance.text import by_cause, masker
 
 T = TypeVar("T")
 
@@ -339,13 +339,13 @@ class Runner:
             for suite in run.suites:
                 self._emit_connect(run, suite, Verdict.SKIP, unjudged, entries=entries)
             return
-        lines = [f"{p.revision}: {p.message}" for p in probes]
+        lines = by_cause((p.revision, p.message) for p in probes)
         evidence = "\n".join(p.evidence for p in probes if p.evidence)[-4000:]
         tail = [line for line in evidence.splitlines() if line.strip() and not line.startswith("exit status")]
         if tail:
             lines.append(f"last stderr line: {tail[-1].strip()[:200]}")
         refused = any(p.call is not None for p in probes) and not any(p.unreachable for p in probes)
-        for suite in run.suites:
+        for suite in run.suites if refused else self._error_suites(run):
             if refused:
                 # It answered but refused every revision tried: that is a verdict, not an outage.
                 message = "the server accepted none of the revisions tried:\n" + "\n".join(lines)
@@ -379,8 +379,15 @@ class Runner:
         """The target could not be launched or reached at all: every suite's connect case is ERROR."""
         run.outcome.unreachable = True
         run.info["unreachable"] = str(exc)
-        for suite in run.suites:
+        for suite in self._error_suites(run):
             self._emit_connect_error(run, suite, str(exc), exc.evidence, run.transcript.entries[-40:])
+
+    def _error_suites(self, run: TargetRun) -> list[str]:
+        """The suites whose connect case says the target could not be reached: every one but an
+        extension's pack the user did not claim (it runs by default, unscored, and would only repeat
+        the same cause), unless that leaves none."""
+        kept = [s for s in run.suites if claimed(self.options, run.target, s) or not _is_extension(s)]
+        return kept or list(run.suites)
 
     def _emit_connect_error(
         self, run: TargetRun, suite: str, message: str, evidence: str, entries: list[dict[str, Any]]
@@ -725,6 +732,14 @@ def _case_result(
         skip=skip,
         judged_at=judged_at,
     )
+
+
+def _is_extension(suite: str) -> bool:
+    """Whether `suite` is an extension's pack (apps, tasks)."""
+    from conformance.model import packs
+
+    pack = packs.installed().get(suite)
+    return pack is not None and pack.extension is not None
 
 
 def claimed(options: RunOptions, target: Target, suite: str) -> bool:

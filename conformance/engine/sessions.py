@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapters.base import Adapter, TargetUnreachable, TransportError
+from conformance.adapters.base import Adapter, TargetUnreachable, TransportError, cause_in_words
 from conformance.adapters.stdio import StdioAdapter, start_tagged, stop_process_group
 from conformance.adapters.transcript import Transcript
 from conformance.engine.memo import CURRENT_KEY, met
@@ -240,7 +240,7 @@ async def launched(target: Target, transcript: Transcript) -> AsyncIterator[Targ
             target.launch, stdin=asyncio.subprocess.DEVNULL, env=target.env or None, cwd=target.cwd
         )
     except OSError as exc:
-        raise TargetUnreachable(f"cannot start {target.launch[0]!r}: {exc.strerror or exc}") from None
+        raise TargetUnreachable(cause_in_words(exc, program=target.launch[0])) from None
     drain: list[asyncio.Task[bytes]] = []
     try:
         assert proc.stdout is not None and proc.stderr is not None

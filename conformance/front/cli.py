@@ -1,5 +1,6 @@
-"""Command line: `mcp-conformance run | list | explain | vectors`, and the report commands of
-`cli_reports` (`baseline update | diff | merge | badge | certify | verify`).
+"""Command line: `mcp-conformance run | list | explain | vectors`, one case of a report seen and run
+again (`cli_cases`: `show | replay`), and the report commands of `cli_reports` (`baseline update | diff |
+merge | badge | certify | verify`).
 
 Only argparse and the installed packs' declarations are imported at start-up; the engine and the
 suites' checks load when a command needs them, so `--help`, `list` and `explain` stay fast. The
@@ -13,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from conformance.front import cli_authority, cli_reports
+from conformance import __version__
+from conformance.front import cli_authority, cli_cases, cli_reports
 from conformance.model import packs
 from conformance.model.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.model.verdicts import (
@@ -36,11 +38,59 @@ EXIT_CODES = "Exit codes. " + " ".join(f"{code}: {meaning}." for code, meaning i
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `mcp-conformance: <what is wrong>` and exit 2, no usage dump
-    (`--help` is unchanged). Subcommand parsers are of this class too."""
+    (`--help` is unchanged), naming the help of the (sub-)command whose input was wrong, with a "did
+    you mean" for a mistyped option, command or choice. Subcommand parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
         text = " ".join(message.split())
         self.exit(EXIT_USAGE, f"mcp-conformance: {text} (see `{self.prog} --help`)\n")
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse, but an unrecognized argument is the error of the sub-command it was given to
+        (argparse leaves it to the top-level parser, whose help does not list the option)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = self._chosen(parsed)
+            hint = parser.option_hint(extras)
+            parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> Parser:
+        """The deepest sub-command parser `parsed` went through (this parser when none)."""
+        parser: Parser = self
+        while True:
+            sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            chosen = sub.choices.get(getattr(parsed, sub.dest, None) or "") if sub is not None else None
+            if not isinstance(chosen, Parser):
+                return parser
+            parser = chosen
+
+    def option_hint(self, extras: Sequence[str]) -> str:
+        """` (did you mean --server?)` for the first unknown option close to one of this parser's."""
+        from conformance.text import closest
+
+        known = [s for s in self._option_string_actions if s.startswith("--")]
+        for extra in extras:
+            if extra.startswith("--"):
+                close = closest(extra.partition("=")[0], known)
+                if close:
+                    return f" (did you mean {close[0]}?)"
+        return ""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A value outside the choices says which choice it was probably meant to be."""
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            from conformance.text import closest
+
+            choices = [str(c) for c in action.choices or ()]
+            close = closest(str(value), choices)
+            if not close:
+                raise
+            listed = ", ".join(map(repr, choices))
+            said = f"invalid choice: {value!r} (did you mean {close[0]}? choose from {listed})"
+            raise argparse.ArgumentError(action, said) from exc
 
 
 def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
@@ -52,6 +102,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
         epilog=EXIT_CODES,
     )
+    parser.add_argument("--version", action="version", version=f"mcp-conformance {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser(
@@ -186,6 +237,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     vectors_sub = vectors.add_subparsers(dest="vectors_command", required=True)
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
     vlint.add_argument("--suite", choices=all_suites)
+    cli_cases.add_parsers(sub)
     cli_reports.add_parsers(sub)
     cli_authority.add_parsers(sub)
     return parser
@@ -220,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_coverage(args)
         if args.command == "vectors":
             return cmd_vectors_lint(args)
+        if args.command in cli_cases.COMMANDS:
+            return cli_cases.main(args)
         if args.command in cli_reports.COMMANDS:
             return cli_reports.main(args)
         if args.command in cli_authority.COMMANDS:
@@ -239,7 +293,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 class UsageProblem(Exception):
-    pass
+    """A one-line usage error (exit 2). `command` names the sub-command whose `--help` the line points
+    at, for a problem with that command's options (not with a target file, whose line says where)."""
+
+    def __init__(self, message: str, *, command: str = "") -> None:
+        super().__init__(message)
+        self.command = command
+
+    def __str__(self) -> str:
+        said = super().__str__()
+        return f"{said} (see `mcp-conformance {self.command} --help`)" if self.command else said
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -343,19 +406,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     # whole table (every requirements.json read and validated against its schema, jsonschema imported)
     # is read only for a row no check names, or an ID that is none.
     known = catalog(packs.names())
-    wanted = args.id
-    if wanted not in known.rows:
-        matches = [c for checks in known.checks.values() for c in checks if c.id == wanted]
-        wanted = matches[0].requirement if matches else wanted
-    row = known.rows.get(wanted)
-    if row is None:
-        from conformance.model.requirements import table
-
-        row = table().get(wanted)
-        if row is None:
-            raise UsageProblem(
-                f"unknown requirement or check ID {wanted!r}; `mcp-conformance list` shows them"
-            )
+    row = _row_named(known, args.id)
     if row.suite == "core":  # the connect case every suite opens with
         checks = [f"{suite}.connect" for suite in packs.names()]
         judged: list[str] = []
@@ -385,6 +436,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if "source" in values:
             print(f"Source:  {at.source}")
     return EXIT_OK
+
+
+def _row_named(known: Any, wanted: str) -> Any:
+    """The requirement row `wanted` names: a requirement ID or a check ID, in any case
+    (`base-rpc-002`); an unknown one is a usage error saying which ID it was probably meant to be."""
+    from conformance.text import closest
+
+    checks = {c.id: c.requirement for entries in known.checks.values() for c in entries}
+    names = [*known.rows, *checks]
+    found = closest(wanted, names)
+    if found and found[0].lower() == wanted.lower():
+        wanted = found[0]
+        return known.rows[checks.get(wanted, wanted)]
+    from conformance.model.requirements import table
+
+    rows = table()  # every row: one no check names, or an ID that is none
+    found = closest(wanted, [*rows, *checks])
+    if found and found[0].lower() == wanted.lower():
+        return rows[found[0]]
+    hint = f" (did you mean {found[0]}?)" if found else ""
+    raise UsageProblem(f"unknown requirement or check ID {wanted!r}{hint}; `mcp-conformance list` shows them")
 
 
 def cmd_vectors_lint(args: argparse.Namespace) -> int:
@@ -444,15 +516,15 @@ def cmd_run(args: argparse.Namespace, command: list[str]) -> int:
 def _check_run_options(args: argparse.Namespace) -> None:
     """The `run` options argparse cannot check: a usage error names the first one out of range."""
     if args.timeout is not None and args.timeout <= 0:
-        raise UsageProblem("--timeout must be positive")
+        raise UsageProblem("--timeout must be positive", command="run")
     if args.start_timeout is not None and args.start_timeout <= 0:
-        raise UsageProblem("--start-timeout must be positive")
+        raise UsageProblem("--start-timeout must be positive", command="run")
     if args.target_budget is not None and args.target_budget <= 0:
-        raise UsageProblem("--target-budget must be positive")
+        raise UsageProblem("--target-budget must be positive", command="run")
     if args.max_restarts < 0:
-        raise UsageProblem("--max-restarts must be 0 or more")
+        raise UsageProblem("--max-restarts must be 0 or more", command="run")
     if args.jobs < 1:
-        raise UsageProblem("-j must be 1 or more")
+        raise UsageProblem("-j must be 1 or more", command="run")
 
 
 def _suites_of(args: argparse.Namespace) -> list[str]:
@@ -477,11 +549,17 @@ def _plan_of(args: argparse.Namespace, suites: list[str]) -> Any:
     `[timeouts]`, which win over the defaults (the engine settles each target's figures and records
     them in the report)."""
     from conformance.front import api
-    from conformance.model.targets import UsageError
+    from conformance.model.targets import UsageError, parse_target
 
     checks = api.select_checks(suites, args.select)
     if not checks:
         raise UsageProblem(f"-k {args.select!r} selects no check; `mcp-conformance list` shows them")
+    for spec in args.server or ():
+        if not spec.strip().endswith(".toml"):  # a target file's own errors name the file and key
+            try:
+                parse_target(spec)
+            except UsageError as exc:
+                raise UsageProblem(str(exc), command="run") from None
     try:
         plan = api.build_plan(args.server, suites, checks)
     except UsageError as exc:

@@ -99,9 +99,26 @@ def parse_target(spec: str) -> Target:
         return Target(kind="http", url=_check_url(spec))
     if spec.endswith(".toml"):
         return replace(load_target_file(Path(spec)), spec=spec)
+    if _names_a_command(spec):
+        raise UsageError(
+            f"cannot read --server {spec!r}: it names a command; to run it over stdio, give "
+            f"--server {shlex.quote('stdio:' + spec)}"
+        )
     raise UsageError(
         f"cannot read --server {spec!r}: use stdio:COMMAND, http://HOST:PORT/PATH, sse:URL or FILE.toml"
     )
+
+
+def _names_a_command(spec: str) -> bool:
+    """Whether `spec` is a command line whose program is on PATH (or an executable file): the user
+    meant `stdio:` and left it out (`--server mcp-server-time`). Nothing is started."""
+    import shutil
+
+    try:
+        argv = shlex.split(spec)
+    except ValueError:
+        return False
+    return bool(argv) and shutil.which(argv[0]) is not None
 
 
 def _split_command(text: str) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from conformance.model import verdicts
 from conformance.model.verdicts import Verdict
 from conformance.reporting import canonical
 from conformance.reporting.canonical import FORMAT, FORMAT_VERSION
-from conformance.text import readable
+from conformance.text import by_cause, readable
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -118,12 +118,13 @@ class Target:
 
     def not_spoken(self) -> list[str]:
         """`revision: why` for every probed revision the target did not open (a timed-out probe among
-        them), so no view lets a revision vanish without saying what its probe found."""
-        return [
-            f"{p.revision}: {_first_line(p.message).removeprefix('not spoken: ')}"
+        them), so no view lets a revision vanish without saying what its probe found; revisions not
+        spoken for the same reason share one line (`by_cause`)."""
+        return by_cause(
+            (p.revision, _first_line(p.message).removeprefix("not spoken: "))
             for p in self.probe
             if not p.spoken
-        ]
+        )
 
 
 def _first_line(text: str) -> str:

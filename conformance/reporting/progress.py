@@ -17,7 +17,7 @@ from typing import Literal, TextIO
 from conformance.engine.events import CaseFinished, Event, RunFinished, TargetFinished, TargetStarted
 from conformance.engine.results import CaseResult
 from conformance.model.verdicts import BLOCKING, Verdict, gate
-from conformance.text import visible
+from conformance.text import by_cause, visible
 
 Mode = Literal["quiet", "default", "verbose"]
 
@@ -96,10 +96,15 @@ class Progress:
         elif isinstance(event, TargetFinished):
             spoken = ", ".join(event.info.get("revisions_spoken") or []) or "none"
             self._line(_t(f"  revisions spoken: {spoken}"))
-            for probe in event.info.get("probe") or []:
-                if not probe.get("spoken"):
-                    why = (probe.get("message") or "not spoken").splitlines()[0].removeprefix("not spoken: ")
-                    self._line(_t(f"  not spoken: {probe.get('revision')}: {why}"))
+            if event.info.get("unreachable"):
+                return  # its connect ERROR said why, one line per cause
+            unspoken = [
+                (str(probe.get("revision")), (probe.get("message") or "not spoken").splitlines()[0])
+                for probe in event.info.get("probe") or []
+                if not probe.get("spoken")
+            ]
+            for line in by_cause((revision, why.removeprefix("not spoken: ")) for revision, why in unspoken):
+                self._line(_t(f"  not spoken: {line}"))
         elif isinstance(event, CaseFinished):
             self._case(event)
         elif isinstance(event, RunFinished):
@@ -115,6 +120,9 @@ class Progress:
             first = result.message.splitlines()[0][:140] if result.message else ""
             apart = f"  [{result.unscored}, not scored]" if result.unscored else ""
             self._line(f"  {self.style.verdict(result.verdict)} {_t(result.key)}  {_t(first)}{apart}")
+            if result.verdict == Verdict.ERROR and result.revision == "any":  # a target not reached
+                for more in result.message.splitlines()[1:6]:
+                    self._line(_t(f"        {more[:140]}"))
         if self.tty:
             spin = SPINNER[self.done % len(SPINNER)] if self.style.symbols else "-"
             where = f"{result.transport}@{result.revision}  {result.check}"

@@ -48,7 +48,8 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         spoken = ", ".join(target.revisions_spoken) or "none"
         name = (target.server_info or {}).get("name", "?")
         lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={spoken}"))
-        lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
+        if not target.unreachable:  # else its connect ERROR says why, one line per cause
+            lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
     shown = 0
     for case in problems_first(model.cases):
         if case.verdict == Verdict.PASS:
@@ -58,6 +59,7 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
             at = f" ({case.level_shown})" if case.judged_at else ""
             line = f"  {case.verdict:5} {case.key}  {case.requirement}{at}  {case.first_line(160)}{apart}"
             lines.append(_t(line))
+            lines.extend(_t(f"        {more[:160]}") for more in unreachable_causes(case)[1:])
         shown += 1
     if shown > limit:
         lines.append(f"  … and {shown - limit} more non-PASS cases (see the report)")
@@ -82,6 +84,14 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
     lines.append(_t(headline(model).line))
     return "\n".join(lines)
+
+
+def unreachable_causes(case: Case) -> list[str]:
+    """The lines of a connect ERROR's message (a target not reached: one line per distinct cause, at
+    most 6), which the one-line summary of a case would cut to its first; empty for any other case."""
+    if case.verdict != Verdict.ERROR or case.revision != "any" or not case.check.endswith(".connect"):
+        return []
+    return case.message.splitlines()[:6]
 
 
 def skip_reason_lines(cases: Sequence[Case]) -> list[str]:
@@ -177,6 +187,26 @@ def _md_case(case: Case) -> list[str]:
     return out
 
 
+#: The longest reproduction report.md shows (characters); a longer one is left to `mcp-conformance show`.
+MD_REPRODUCTION_CHARS = 1500
+
+
+def _md_reproduction(model: Report, case: Case) -> list[str]:
+    """A FAIL's or WARN's reproduction (`reproduce.reproduction`) as one fenced block, when it is short;
+    the fence is longer than any run of backticks in it, and invisible characters are escaped."""
+    from conformance.reporting.reproduce import reproduction
+
+    if case.verdict not in (Verdict.FAIL, Verdict.WARN):
+        return []
+    target = next((t for t in model.targets if t.index == case.target), None)
+    found = reproduction(case, target, model.header.harness.version)
+    if found is None or len(found.text()) > MD_REPRODUCTION_CHARS:
+        return []
+    text = visible(found.text(), lines=True)
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return ["Reproduce:", "", f"{fence}sh", text, fence, ""]
+
+
 def markdown(report: AnyReport) -> str:
     """The Markdown summary: the result and what its exit code means, the totals, the problems (FAIL,
     ERROR and XPASS, then WARN) with their keys and messages, then the run, the other cases that did
@@ -211,7 +241,7 @@ def markdown(report: AnyReport) -> str:
     if problems:
         out += ["## Problems", ""]
         for case in problems:
-            out += _md_case(case)
+            out += _md_case(case) + _md_reproduction(model, case)
     figures = official_lines(model.cases)
     if figures:
         out += ["## Official suite", "", *(f"- {_md(line)}" for line in figures), ""]

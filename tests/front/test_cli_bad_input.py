@@ -48,20 +48,39 @@ def test_unreachable_url_exits_3_with_an_error_report(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert "Traceback" not in result.stdout + result.stderr
     report = report_of(tmp_path)
-    scored = [(c["check"], c["verdict"]) for c in report["cases"] if not c.get("unscored")]
-    assert scored == [("base.connect", "ERROR")]
-    # The extensions' packs that run by default (apps, tasks) say the same beside it, unscored.
-    assert {(c["check"], c["verdict"]) for c in report["cases"] if c.get("unscored")} == {
-        ("apps.connect", "ERROR"),
-        ("tasks.connect", "ERROR"),
-    }
-    assert all("cannot connect" in c["message"] for c in report["cases"])
+    # The extensions' packs that run by default (apps, tasks), unnamed and unscored, say nothing.
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [("base.connect", "ERROR")]
+    message = report["cases"][0]["message"]
+    assert "connection refused at 127.0.0.1:9" in message
+    assert "Errno" not in message and "Connect call failed" not in message
+    # One line per distinct cause: the four Streamable HTTP revisions share theirs.
+    out = result.stdout + result.stderr
+    assert out.count("connection refused") == 1, out
+
+
+def test_an_unreachable_target_gives_each_cause_once_in_words(tmp_path: Path) -> None:
+    result = cli("run", "--server", "stdio:no-such-command-7f3a", "--report-dir", str(tmp_path))
+    assert result.returncode == 3
+    out = result.stdout + result.stderr
+    # Once in the live progress (stderr), once in the summary (stdout): not once per revision and pack.
+    assert result.stderr.count("command not found: no-such-command-7f3a") == 1, result.stderr
+    assert result.stdout.count("command not found: no-such-command-7f3a") == 1, result.stdout
+    assert "apps.connect" not in out and "tasks.connect" not in out
+    assert "No such file or directory" not in out
+
+
+def test_a_named_extension_pack_still_says_its_target_is_unreachable(tmp_path: Path) -> None:
+    result = cli(
+        "run", "--server", "stdio:no-such-command-7f3a", "--suite", "tasks", "--report-dir", str(tmp_path)
+    )
+    assert result.returncode == 3
+    assert [c["check"] for c in report_of(tmp_path)["cases"]] == ["tasks.connect"]
 
 
 def test_missing_command_exits_3(tmp_path: Path) -> None:
     result = cli("run", "--server", "stdio:no-such-command-7f3a", "--report-dir", str(tmp_path), "--quiet")
     assert result.returncode == 3
-    assert "cannot start 'no-such-command-7f3a'" in report_of(tmp_path)["cases"][0]["message"]
+    assert "command not found: no-such-command-7f3a" in report_of(tmp_path)["cases"][0]["message"]
 
 
 def test_server_that_exits_at_start_shows_its_stderr(tmp_path: Path) -> None:
@@ -226,6 +245,21 @@ def test_an_unknown_suite_is_one_line_naming_the_suites() -> None:
         (["run", "--server"], ["--server", "expected one argument"]),
         (["explain"], ["required: id"]),
         (["no-such-command"], ["'no-such-command'", "'run'"]),
+        (["rnu"], ["'rnu'", "did you mean run?", "see `mcp-conformance --help`"]),
+        (["EXPLAIN", "x"], ["did you mean explain?"]),
+        (["run", "--sever", "x"], ["--sever", "did you mean --server?", "see `mcp-conformance run --help`"]),
+        (["run", "--serverr=x"], ["did you mean --server?", "see `mcp-conformance run --help`"]),
+        (["run", "--suite", "BASE"], ["did you mean base?", "see `mcp-conformance run --help`"]),
+        (["run", "--protocol", "2025-11-24"], ["did you mean 2025-11-25?"]),
+        (["diff", "a", "b", "--jsn"], ["did you mean --json?", "see `mcp-conformance diff --help`"]),
+        (
+            ["baseline", "update", "--report", "r", "--out", "o", "--include-wran"],
+            ["did you mean --include-warn?", "see `mcp-conformance baseline update --help`"],
+        ),
+        (["run", "--timeout", "0"], ["--timeout must be positive", "see `mcp-conformance run --help`"]),
+        (["run", "--server", "nonsense"], ["stdio:COMMAND", "see `mcp-conformance run --help`"]),
+        (["explain", "BASE-RPC-02"], ["'BASE-RPC-02'", "did you mean BASE-RPC-002?"]),
+        (["explain", "base.rpc.id-ehco"], ["did you mean base.rpc.id-echo?"]),
         ([], ["required: command"]),
         (["list", "--suite", "nosuch"], ["'nosuch'", "'base'"]),
     ],
@@ -234,6 +268,30 @@ def test_argument_errors_are_one_line(args: list[str], words: list[str]) -> None
     line = one_line(cli(*args))
     for word in words:
         assert word in line
+
+
+def test_version() -> None:
+    from conformance import __version__
+
+    result = cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"mcp-conformance {__version__}"
+
+
+@pytest.mark.parametrize("wanted", ["base-rpc-002", "Base.Rpc.Id-Echo", "BASE-RPC-002"])
+def test_explain_takes_an_id_in_any_case(wanted: str) -> None:
+    result = cli("explain", wanted)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("BASE-RPC-002  ")
+
+
+def test_a_bare_command_as_server_suggests_stdio(tmp_path: Path) -> None:
+    program = tmp_path / "my-mcp-server"
+    program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    program.chmod(0o755)
+    line = one_line(cli("run", "--server", f"{program} --flag"))
+    assert f"--server 'stdio:{program} --flag'" in line
+    assert "see `mcp-conformance run --help`" in line
 
 
 def test_help_still_prints_usage_and_every_exit_code() -> None:

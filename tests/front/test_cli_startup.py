@@ -30,6 +30,8 @@ HEAVY = ("mcp", "mcp_types", "pydantic", "httpx", "anyio", "joserfc", "cryptogra
         ["certify", "--help"],
         ["list", "--suite", "auth"],
         ["auth-token", "--help"],
+        ["show", "--help"],
+        ["--version"],
     ],
 )
 def test_light_commands_import_nothing_heavy(argv: list[str]) -> None:
