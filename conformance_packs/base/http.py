@@ -3,7 +3,6 @@ content type every request is answered in."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,23 +255,34 @@ def _expect_error(call: Call, code: int, what: str) -> None:
         missed(f"{what}: error code {call.error_code!r}, not {code}", **call.excerpt())
 
 
+#: The request BASE-MODERN-003 and BASE-HTTP-016 judge: the protocol version stays (over Streamable
+#: HTTP the header agrees), the required clientCapabilities is left out.
+META_MISSING = "server/discover without clientCapabilities in _meta"
+
+
+async def meta_missing_answer(ctx: CaseContext) -> Call:
+    """The answer to `META_MISSING`, sent once per (target, revision) whichever row asks first: the
+    error code is MODERN-003's on every transport, the HTTP status BASE-HTTP-016's."""
+
+    async def send() -> Call:
+        params = {"_meta": {META_PROTOCOL_VERSION: ctx.revision}}
+        return await (await ctx.session()).request("server/discover", params, envelope=False)
+
+    call = await ctx.remember_once("base:meta-missing", META_MISSING, send)
+    ctx.calls.append(call)
+    return call
+
+
 @check(
     "base.modern.meta-required",
     "BASE-MODERN-003",
     "a request missing a required _meta field is -32602",
     eras=("modern",),
-    transports=("stdio", "sse"),
 )
 async def meta_required_stream(ctx: CaseContext) -> None:
-    # The protocol version stays; the required clientCapabilities is left out.
-    params = {"_meta": {META_PROTOCOL_VERSION: ctx.revision}}
-    call = await ctx.request("server/discover", params, envelope=False)
-    _expect_error(
-        call,
-        jsonrpc.INVALID_PARAMS,
-        f"server/discover with _meta {json.dumps(params['_meta'])} (no clientCapabilities)",
-    )
-    ctx.note("server/discover without clientCapabilities: -32602")
+    call = await meta_missing_answer(ctx)
+    _expect_error(call, jsonrpc.INVALID_PARAMS, META_MISSING)
+    ctx.note(f"{META_MISSING}: -32602")
 
 
 @dataclass

@@ -4,10 +4,18 @@ headers, unknown methods and envelope the server must hold a request to."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from conformance.pack_api import META_PROTOCOL_VERSION, Call, CaseContext, check, jsonrpc, missed, unjudgeable
+from conformance.pack_api import (
+    Call,
+    CaseContext,
+    blocked,
+    check,
+    jsonrpc,
+    missed,
+    unjudgeable,
+)
+from conformance_packs.base.http import META_MISSING, meta_missing_answer
 
 #: Revisions with a Streamable HTTP POST rule for notifications and responses (2024-11-05 has none).
 STREAMABLE_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -167,15 +175,14 @@ async def name_header_matched(ctx: CaseContext) -> None:
     transports=("http",),
 )
 async def meta_required(ctx: CaseContext) -> None:
-    session = await ctx.session()
-    # The protocol version stays (headers and body agree); the required clientCapabilities is left out.
-    params = {"_meta": {META_PROTOCOL_VERSION: ctx.revision}}
-    call = await session.request("server/discover", params, envelope=False)
-    ctx.calls.append(call)
-    sent = json.dumps(params["_meta"])
-    _expect_refusal(
-        call, 400, jsonrpc.INVALID_PARAMS, f"server/discover with _meta {sent} (no clientCapabilities)"
-    )
+    call = await meta_missing_answer(ctx)
+    if call.error_code != jsonrpc.INVALID_PARAMS:
+        blocked(
+            "base.modern.meta-required",
+            f"{META_MISSING} drew {call.drew()}: BASE-MODERN-003 judges the answer, this row its status",
+        )
+    _expect_refusal(call, 400, None, META_MISSING)
+    ctx.note(f"{META_MISSING}: HTTP 400")
 
 
 @check(

@@ -87,7 +87,7 @@ def test_pinned_revision_the_server_does_not_speak_is_a_skip() -> None:
 STREAMABLE_HTTP = ("http",)
 TRANSPORT_BOUND: dict[str, tuple[str, ...]] = {
     # Streamable HTTP's own rules (POST, GET, headers, event IDs), its session management, its 403.
-    **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 17, 18)},
+    **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 16, 17, 18)},
     **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (19, 20, 21, 22)},
     **{f"BASE-SESS-{n:03d}": STREAMABLE_HTTP for n in (1, 2, 3, 4)},
     "BASE-ORIGIN-001": STREAMABLE_HTTP,
