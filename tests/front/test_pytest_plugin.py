@@ -90,6 +90,15 @@ def test_same_cases_and_verdicts_as_the_cli(
     for case in failed:
         assert f"FAILED mcp-conformance::{case['key']}" in output
     assert "quote:" in output and "McpConformanceWarning" in output
+    # pytest counts the cases as it collects them, beside the implementer's own test.
+    assert f"collected {len(cli_report['cases']) + 1} items" in output
+    # Each warning is located at its case (requirement and level), never at the plugin's own code.
+    summary = output[output.index("warnings summary") : output.index("-- Docs: https://docs.pytest.org")]
+    assert "pytest_plugin.py" not in summary
+    for case in (c for c in cli_report["cases"] if c["verdict"] == "WARN"):
+        level = f"{case['level']}; judged as {case['judged_at']}" if case.get("judged_at") else case["level"]
+        assert f"mcp-conformance::{case['key']}" in summary
+        assert f"{case['requirement']} ({level}):0: McpConformanceWarning: {case['message']}" in summary
     ours = [tc for tc in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
     ours = [tc for tc in ours if tc.get("classname") == "mcp-conformance"]
     assert len(ours) == len(cli_report["cases"])
