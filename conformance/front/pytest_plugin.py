@@ -17,10 +17,10 @@ there are), so the suites run once, while pytest collects, and each case becomes
 session's own collection: pytest's `collected N items` counts them, and `-k` and marks apply to them.
 `--collect-only` runs the suites too.
 
-Speed: the run is the CLI's own (the steps of `api.run_report`). pytest marks every module of a plugin's
-distribution for assertion rewriting, which would re-parse and recompile the whole harness and its
-packs on import for asserts it never relies on; the plugin takes its own packages off that list when
-it runs (`bench/pytest_plugin.py` measures the plugin against the CLI on the same cases).
+Speed: the run is the CLI's own (the steps of `api.run_report`), and what it imports is imported as
+the CLI imports it, without pytest's assertion rewriting (`_imports_not_rewritten`), which would
+re-parse and recompile the harness, its packs and hypothesis on every import (`bench/pytest_plugin.py`
+measures the plugin against the CLI on the same cases, beside pytest's own cost).
 
 Registered through the `pytest11` entry point, this module is imported by every pytest session in an
 environment where the harness is installed: without `--mcp-server` it adds its options and does
@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,29 +238,25 @@ def _run(config: pytest.Config, prepared: _Prepared) -> dict[str, Any]:
 def pytest_collection(session: pytest.Session) -> None:
     """Settle the run before pytest collects (a usage error stops the session as one)."""
     if session.config.getoption("mcp_server"):
-        session.config.stash[_PREPARED_KEY] = _prepare(session.config)
+        with _imports_not_rewritten():
+            session.config.stash[_PREPARED_KEY] = _prepare(session.config)
 
 
-#: The packages of this distribution, which pytest marks for assertion rewriting (see the module's doc).
-_OWN_PACKAGES = ("conformance", "conformance_packs", "conformance_reference")
-
-
-def _harness_not_rewritten() -> None:
-    """Take the harness's own packages off pytest's assertion-rewriting list, so importing the packs
-    for a run costs what it costs the CLI. pytest keeps that list on the import hook it installs
-    (`_must_rewrite`, not a public interface): where it is not found, nothing changes but speed."""
-    for finder in sys.meta_path:
-        marked = getattr(finder, "_must_rewrite", None)
-        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
-            marked.difference_update(_OWN_PACKAGES)
-            cache = getattr(finder, "_marked_for_rewrite_cache", None)
-            if isinstance(cache, dict):
-                cache.clear()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("mcp_server"):
-        _harness_not_rewritten()
+@contextmanager
+def _imports_not_rewritten() -> Iterator[None]:
+    """Import what the run needs as the CLI does: with pytest's assertion-rewriting import hook out
+    of `sys.meta_path` meanwhile. pytest rewrites every module of each installed plugin's distribution
+    (this harness and its packs, hypothesis, anyio), re-parsing and recompiling each on import for
+    asserts the run never relies on; the session's own test modules are collected with the hook back
+    in its place."""
+    hooks = [(i, f) for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"]
+    for _, finder in hooks:
+        sys.meta_path.remove(finder)
+    try:
+        yield
+    finally:
+        for index, finder in hooks:
+            sys.meta_path.insert(index, finder)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -320,7 +317,8 @@ class McpRun(pytest.Collector):
     """The conformance run: collecting it runs the suites; its children are the cases."""
 
     def collect(self) -> list[pytest.Item]:
-        report = _run(self.config, self.config.stash[_PREPARED_KEY])
+        with _imports_not_rewritten():
+            report = _run(self.config, self.config.stash[_PREPARED_KEY])
         self.config.stash[_REPORT_KEY] = report
         return [McpCase.from_parent(self, name=case["key"], case=case) for case in report["cases"]]
 
