@@ -66,6 +66,12 @@ def _cli_defaults() -> dict[str, Any]:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    with _imports_not_rewritten():  # the CLI's parser and the packs' declarations, as the CLI reads them
+        _add_options(parser)
+
+
+def _add_options(parser: pytest.Parser) -> None:
+    """The `--mcp-*` options, with the `run` command's defaults and each pack's own options."""
     from conformance.front.cli import PROTOCOLS
 
     defaults = _cli_defaults()
