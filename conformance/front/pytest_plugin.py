@@ -7,12 +7,20 @@ reporting and selection (`-k`, `--junitxml`, xdist-free reruns); the plugin puts
 there as one pytest item, with the same verdicts, case IDs and canonical report as `mcp-conformance
 run`, because both go through `conformance.front.api` and the same report builder.
 
-Mapping: PASS passes; WARN passes with a `McpConformanceWarning`; SKIP skips with its reason; FAIL
-and ERROR fail (the failure shows the quoted requirement, the evidence and the transcript); with
+Mapping: PASS passes; WARN passes with a `McpConformanceWarning` attributed to the case (its key and
+requirement stand where a file and line would, not this module's line); SKIP skips with its reason;
+FAIL and ERROR fail (the failure shows the quoted requirement, the evidence and the transcript); with
 `--mcp-baseline`, XFAIL is an xfail and XPASS (a stale baseline entry) fails.
 
 The cases exist only once the server has been probed (which revisions it speaks decides which cases
-there are), so the suites run while pytest collects; `--collect-only` runs them too.
+there are), so the suites run once, while pytest collects, and each case becomes an item of the
+session's own collection: pytest's `collected N items` counts them, and `-k` and marks apply to them.
+`--collect-only` runs the suites too.
+
+Speed: the run is the CLI's own (the steps of `api.run_report`), and what it imports is imported as
+the CLI imports it, without pytest's assertion rewriting (`_imports_not_rewritten`), which would
+re-parse and recompile the harness, its packs and hypothesis on every import (`bench/pytest_plugin.py`
+measures the plugin against the CLI on the same cases, beside pytest's own cost).
 
 Registered through the `pytest11` entry point, this module is imported by every pytest session in an
 environment where the harness is installed: without `--mcp-server` it adds its options and does
@@ -22,7 +30,11 @@ nothing else, and it imports nothing beyond pytest and the standard library unti
 from __future__ import annotations
 
 import json
+import sys
 import warnings
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +66,12 @@ def _cli_defaults() -> dict[str, Any]:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    with _imports_not_rewritten():  # the CLI's parser and the packs' declarations, as the CLI reads them
+        _add_options(parser)
+
+
+def _add_options(parser: pytest.Parser) -> None:
+    """The `--mcp-*` options, with the `run` command's defaults and each pack's own options."""
     from conformance.front.cli import PROTOCOLS
 
     defaults = _cli_defaults()
@@ -135,13 +153,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         )
 
 
-def _run(config: pytest.Config) -> dict[str, Any]:
-    """Run the suites once per session, exactly as `mcp-conformance run` would, and write the report."""
+@dataclass(frozen=True)
+class _Prepared:
+    """What the run needs, settled before pytest collects: the plan (targets and checks), the run's
+    options, the header it records and the baseline to apply. Settling it first makes a bad
+    `--mcp-server`, suite or baseline a usage error, not a collection error."""
+
+    plan: list[Any]
+    options: Any
+    header: dict[str, Any]
+    baseline: Any
+
+
+_PREPARED_KEY = pytest.StashKey[_Prepared]()
+
+
+def _prepare(config: pytest.Config) -> _Prepared:
+    """The suites, checks, targets and options of the run, exactly as `mcp-conformance run` settles
+    them (`api.select_checks`, `api.build_plan`, `api.with_budgets`, `api.run_options`)."""
     from conformance.front import api
     from conformance.model import packs
     from conformance.model.targets import UsageError
     from conformance.reporting import baseline as baselines
-    from conformance.reporting import canonical, views
 
     if _BROKEN_PACKS:
         raise pytest.UsageError(_BROKEN_PACKS[0])
@@ -170,27 +203,34 @@ def _run(config: pytest.Config) -> dict[str, Any]:
         pack_values={o.dest: config.getoption(f"mcp_{o.dest}") for _, o in packs.all_options()},
     )
     select = config.getoption("mcp_select")
-    # The report's header records the options as the CLI does, with the same keys and meaning.
-    options = api.header_options(run_options, suites, select)
     try:
-        report = api.run_report(
-            config.getoption("mcp_server"),
-            suites,
-            select=select or None,
-            options=run_options,
-            header={"command": ["pytest", *config.invocation_params.args], "options": options},
-            budgets=(
-                config.getoption("mcp_timeout"),
-                config.getoption("mcp_start_timeout"),
-                config.getoption("mcp_target_budget"),
-            ),
-        )
+        checks = api.select_checks(suites, select or None)
+        plan = api.build_plan(config.getoption("mcp_server"), suites, checks)
     except UsageError as exc:  # a malformed target spec or file: the user's to fix
         raise pytest.UsageError(f"--mcp-server: {exc}") from None
     except packs.PackError as exc:  # a broken pack found when its checks load
         raise pytest.UsageError(str(exc)) from None
-    if base is not None:
-        baselines.apply(report, base)
+    budgets = ("mcp_timeout", "mcp_start_timeout", "mcp_target_budget")
+    plan = api.with_budgets(plan, *(config.getoption(name) for name in budgets))
+    # The report's header records the options as the CLI does, with the same keys and meaning.
+    options = api.header_options(run_options, suites, select)
+    header = {"command": ["pytest", *config.invocation_params.args], "options": options}
+    return _Prepared(plan, run_options, header, base)
+
+
+def _run(config: pytest.Config, prepared: _Prepared) -> dict[str, Any]:
+    """Run the plan once, as `mcp-conformance run` would, and write the report where asked."""
+    import asyncio
+
+    from conformance.engine.plan import finish, new_builder, run_plan_async
+    from conformance.reporting import baseline as baselines
+    from conformance.reporting import canonical, views
+
+    builder = new_builder(prepared.plan, prepared.header)
+    asyncio.run(run_plan_async(prepared.plan, prepared.options, builder))
+    report = finish(builder)
+    if prepared.baseline is not None:
+        baselines.apply(report, prepared.baseline)
     directory = config.getoption("mcp_report_dir")
     if directory:
         path = Path(directory)
@@ -201,14 +241,46 @@ def _run(config: pytest.Config) -> dict[str, Any]:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    """Append one item per conformance case (before `-k` and marks deselect, so they apply to ours)."""
-    if not config.getoption("mcp_server"):
-        return
-    collector = McpRun.from_parent(session, name="mcp-conformance", nodeid="mcp-conformance")
-    items.extend(collector.collect())
+def pytest_collection(session: pytest.Session) -> None:
+    """Settle the run before pytest collects (a usage error stops the session as one)."""
+    if session.config.getoption("mcp_server"):
+        with _imports_not_rewritten():
+            session.config.stash[_PREPARED_KEY] = _prepare(session.config)
+
+
+@contextmanager
+def _imports_not_rewritten() -> Iterator[None]:
+    """Import what the run needs as the CLI does: with pytest's assertion-rewriting import hook out
+    of `sys.meta_path` meanwhile. pytest rewrites every module of each installed plugin's distribution
+    (this harness and its packs, hypothesis, anyio), re-parsing and recompiling each on import for
+    asserts the run never relies on; the session's own test modules are collected with the hook back
+    in its place."""
+    hooks = [(i, f) for i, f in enumerate(sys.meta_path) if type(f).__name__ == "AssertionRewritingHook"]
+    for _, finder in hooks:
+        sys.meta_path.remove(finder)
+    try:
+        yield
+    finally:
+        for index, finder in hooks:
+            sys.meta_path.insert(index, finder)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(
+    collector: pytest.Collector,
+) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    """Add the conformance run to what the session collects, beside the implementer's own tests: its
+    cases are then collected as pytest collects any test (counted in `collected N items`, reported
+    per collector), before `-k` and marks deselect, so they apply to ours."""
+    report = yield
+    if (
+        isinstance(collector, pytest.Session)
+        and collector.config.getoption("mcp_server")
+        and report.outcome == "passed"
+    ):
+        run = McpRun.from_parent(collector, name="mcp-conformance", nodeid="mcp-conformance")
+        report.result.append(run)
+    return report
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -251,7 +323,8 @@ class McpRun(pytest.Collector):
     """The conformance run: collecting it runs the suites; its children are the cases."""
 
     def collect(self) -> list[pytest.Item]:
-        report = _run(self.config)
+        with _imports_not_rewritten():
+            report = _run(self.config, self.config.stash[_PREPARED_KEY])
         self.config.stash[_REPORT_KEY] = report
         return [McpCase.from_parent(self, name=case["key"], case=case) for case in report["cases"]]
 
@@ -284,7 +357,7 @@ class McpCase(pytest.Item):
         if outcome == "passed":
             return
         if outcome == "warned":
-            warnings.warn(McpConformanceWarning(f"{self.case['key']}: {message}"), stacklevel=1)
+            self._warn(message)
             return
         if outcome == "skipped":
             pytest.skip(message or "skipped")
@@ -292,6 +365,20 @@ class McpCase(pytest.Item):
             reason = (self.case.get("baseline") or {}).get("reason", "")
             pytest.xfail(f"baseline: {reason}; {message}")
         raise McpCaseFailed(self.case)
+
+    def _warn(self, message: str) -> None:
+        """The WARN as a warning located at the case, not at this line: pytest's summary lists it under
+        the case's item, with its requirement (and the level it was judged at) where a file and line
+        go, so one message seen in several revisions is one entry listing each case."""
+        case = self.case
+        level = f"{case['level']}; judged as {case['judged_at']}" if case.get("judged_at") else case["level"]
+        warnings.warn_explicit(
+            McpConformanceWarning(message),
+            McpConformanceWarning,
+            filename=f"{case['requirement']} ({level})",
+            lineno=0,
+            module=f"mcp-conformance::{case['key']}",
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if not isinstance(excinfo.value, McpCaseFailed):

@@ -6,13 +6,17 @@ with hashes of the page's own style and script: every server-provided string is 
 an escaping bug slipped through, an injected `<script>`, inline handler or remote image would be
 refused by the browser (and show as a console error, which the browser test looks for).
 
-The page opens on the outcome: a banner with the result in words and colour and what its exit code
-means, the verdict tiles (a zero is grey), then the cases that did not pass, worst first (FAIL, ERROR,
-XPASS, WARN, blocked SKIP, XFAIL, SKIP), each showing its finding (message, quoted requirement, the
-evidence that shows the fault) with the wire transcript and large evidence folded below; the PASS
-cases folded away; and a matrix of requirements (problems first) by transport and revision of each
-target whose cells link to their cases. The filters by verdict and level work on every case. With
-scripts off every case is shown, PASS still folded, and the links still lead to their cases.
+The page opens on the outcome and reads like it: a banner with the result in words and colour and
+what its exit code means, the verdict tiles counting the scored cases exactly as the banner and every
+other view do (`Report.apart`: the not-scored ones apart), then the findings (`findings.findings`: the
+cases that did not pass grouped by defect, FAILs first, then WARNs, each a folded card naming the
+revisions and transports where it was seen and linking to its cases), then a matrix of requirements
+(problems first) by transport and revision of each target whose cells link to their cases, and last
+the case list: each case that did not pass with its message, quoted requirement and the evidence that
+shows the fault (transcript and large evidence folded), and the SKIP and PASS cases folded away in a
+table each. The filters by verdict and level work on every case. With scripts off every case is in the
+page, SKIP and PASS still folded, and the links still lead to their cases (the browser opens a fold).
+One stdio server's page stays within 10 screens of 2,000 px (the browser test measures it).
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from conformance.model.verdicts import (
     EXIT_TERMINATED,
     LEVEL_MEANING,
     LEVELS,
+    SKIP_KINDS,
     VERDICTS,
     WORST_FIRST,
     Result,
     Verdict,
     result,
 )
+from conformance.reporting.findings import Finding, findings
 from conformance.reporting.model import Case, Report, case_anchor, coerce
 from conformance.text import bytes_text, readable, visible
 
@@ -132,7 +138,16 @@ blockquote { margin: 6px 0; padding: 4px 12px; border-left: 4px solid var(--line
 details { margin: 6px 0; } details > summary { cursor: pointer; color: #0969da; }
 details.fold { border: 1px solid var(--line); border-radius: 6px; padding: 4px 10px; }
 details.fold[open] > summary { margin-bottom: 4px; }
-#passed > summary { font-size: 16px; font-weight: 600; padding: 4px 0; }
+details.cases-fold > summary { font-size: 16px; font-weight: 600; padding: 4px 0; }
+details.finding-card { border-left: 6px solid #8c959f; margin: 6px 0; }
+details.f-FAIL, details.f-ERROR, details.f-XPASS { border-left-color: #cf222e; }
+details.f-WARN { border-left-color: #bf8700; } details.f-XFAIL { border-left-color: #54aeff; }
+details.finding-card > summary { color: var(--fg); }
+.fline { color: var(--muted); font-size: 13px; margin-left: 18px; overflow: hidden; text-overflow: ellipsis;
+         white-space: nowrap; }
+ul.finding-cases { margin: 4px 0; padding-left: 20px; }
+details.case-body { margin: 0; } details.case-body > summary { color: var(--fg); }
+details.case-body > summary h3 { display: inline; } details[open] > summary .fline { display: none; }
 dl { margin: 4px 0; } dt { font-weight: 600; margin-top: 4px; } dd { margin: 0 0 0 12px; }
 code { overflow-wrap: anywhere; }
 table.matrix td.cell { text-align: center; white-space: nowrap; padding: 2px 4px; }
@@ -140,7 +155,9 @@ table.matrix td.cell a { display: block; text-decoration: none; font-weight: 600
                          padding: 2px 4px; border-radius: 4px; }
 table.matrix td.none { color: #afb8c1; text-align: center; }
 table.matrix tbody th { font-weight: normal; } table.matrix tbody th b { font-weight: 600; }
-table.matrix .title { color: var(--muted); font-size: 12px; }
+table.matrix tbody th { white-space: nowrap; }
+table.matrix .title { color: var(--muted); font-size: 12px; display: inline-block; max-width: 340px;
+                      overflow: hidden; text-overflow: ellipsis; vertical-align: bottom; }
 table.matrix thead th { text-align: center; font-size: 12px; white-space: nowrap; }
 table.matrix thead th:first-child { text-align: left; }
 .level { color: var(--muted); font-size: 12px; white-space: nowrap; }
@@ -178,8 +195,11 @@ JS = """
   function reveal() {
     var id = decodeURIComponent(location.hash.slice(1));
     var el = id ? document.getElementById(id) : null;
-    if (!el || !el.classList.contains("case")) { return; }
-    if (el.hidden) {
+    if (!el) { return; }
+    if (el.tagName === "DETAILS") { el.open = true; }
+    var body = el.querySelector("details.case-body");
+    if (body) { body.open = true; }
+    if (el.classList.contains("case") && el.hidden) {
       boxes.forEach(function (box) {
         if (box.value === el.dataset[box.dataset.kind]) { box.checked = true; }
       });
@@ -440,13 +460,17 @@ def _evidence(case: Case) -> str:
 
 
 def _case(case: Case, anchors: Mapping[str, str]) -> str:
-    """A case that did not pass: the finding first (message, requirement and its quote, the evidence
-    that shows the fault), the transcript and large evidence folded below."""
+    """A case that judged a problem: the finding first (message, requirement and its quote, the evidence
+    that shows the fault), the transcript and large evidence folded below. A case that fails the run
+    shows open; a WARN or XFAIL is folded to its key and message's first line, since its finding card
+    above already says what it found and where (a link to it opens it)."""
     quote, source = _requirement(case.requirement, case.revision)
     attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
+    opened = " open" if case.verdict in BLOCKING else ""
     parts = [
         f'<article class="case c-{_e(case.verdict)}" id="{_e(anchors[case.key])}" {attrs}>',
-        f"<h3>{_verdict(case.verdict)} <code>{_e(case.key)}</code></h3>",
+        f'<details class="case-body"{opened}><summary><h3>{_verdict(case.verdict)} '
+        f'<code>{_e(case.key)}</code></h3><div class="fline">{_e(case.first_line(240))}</div></summary>',
         f'<p class="finding">{_e(case.message) or "<i>no message</i>"}</p>',
         f'<p class="req"><b>{_e(case.requirement)}</b> ({_e(case.level_shown)}): {_e(case.title)}</p>',
     ]
@@ -480,7 +504,7 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
     parts.append(_transcript(case.transcript))
     parts.append(
         f'<p class="meta">target {_e(case.target)} · {_e(case.transport)}@{_e(case.revision)} · '
-        f"check {_e(case.check)} · {case.duration * 1000:.0f} ms</p></article>"
+        f"check {_e(case.check)} · {case.duration * 1000:.0f} ms</p></details></article>"
     )
     return "".join(parts)
 
@@ -504,28 +528,120 @@ def _official_ids(case: Case) -> str:
     return f'<div class="meta">official: {_e(", ".join(case.official))}</div>'
 
 
+def _fold_row(case: Case, anchors: Mapping[str, str], why: str) -> str:
+    """One case of a folded table: verdict, key, requirement (and its official IDs), level, `why`."""
+    attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
+    return (
+        f'<tr class="case" id="{_e(anchors[case.key])}" {attrs}><td>{_verdict(case.verdict)}</td>'
+        f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}{_official_ids(case)}</td>"
+        f'<td class="hide-narrow">{_e(case.level_shown)}</td>'
+        f'<td class="hide-narrow">{why}</td>'
+        f'<td class="n hide-narrow">{case.duration * 1000:.0f}</td></tr>'
+    )
+
+
+def _fold_table(fold_id: str, summary: str, rows: Sequence[str], last: str) -> str:
+    """A closed `<details>` holding a table of cases: what PASS and SKIP cases are listed in."""
+    return (
+        f'<details id="{fold_id}" class="cases-fold"><summary>{summary}</summary>'
+        f'<div class="scroll"><table id="{fold_id}-table"><thead><tr><th>verdict</th><th>case</th>'
+        f'<th>requirement</th><th class="hide-narrow">level</th><th class="hide-narrow">{last}</th>'
+        f'<th class="n hide-narrow">ms</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+        "</details>"
+    )
+
+
+def _scored_summary(cases: Sequence[Case], verdict: str) -> str:
+    """`189 PASS cases, 3 more not scored`: a fold's count, the scored ones as the tiles count them."""
+    scored = sum(1 for case in cases if not case.unscored)
+    text = f"{scored} {verdict} case{'' if scored == 1 else 's'}"
+    return text + (f", {len(cases) - scored} more not scored" if scored < len(cases) else "")
+
+
 def _passed(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
     """The PASS cases, folded away (a closed `<details>` with the count): a table row each."""
     if not cases:
         return ""
-    rows = []
-    for case in cases:
-        attrs = f'data-verdict="{_e(case.verdict)}" data-level="{_e(case.level)}"'
-        rows.append(
-            f'<tr class="case" id="{_e(anchors[case.key])}" {attrs}><td>{_verdict(case.verdict)}</td>'
-            f"<td><code>{_e(case.key)}</code></td><td>{_e(case.requirement)}{_official_ids(case)}</td>"
-            f'<td class="hide-narrow">{_e(case.level_shown)}</td>'
-            f'<td class="hide-narrow">{_e(case.first_line(240))}</td>'
-            f'<td class="n hide-narrow">{case.duration * 1000:.0f}</td></tr>'
-        )
-    n = len(cases)
-    return (
-        f'<details id="passed"><summary>{n} PASS case{"" if n == 1 else "s"} (folded)</summary>'
-        '<div class="scroll"><table id="pass-table"><thead><tr><th>verdict</th><th>case</th>'
-        '<th>requirement</th><th class="hide-narrow">level</th><th class="hide-narrow">message</th>'
-        f'<th class="n hide-narrow">ms</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-        "</details>"
+    rows = [_fold_row(case, anchors, _e(case.first_line(240))) for case in cases]
+    return _fold_table("passed", _scored_summary(cases, "PASS") + " (folded)", rows, "message")
+
+
+def _skip_why(case: Case, anchors: Mapping[str, str]) -> str:
+    """A SKIP's reason in its row: the case blocking it (linked), its kind in words, its message."""
+    words = SKIP_KINDS.get(case.skip_kind, case.skip_kind)
+    why = f"<b>{_e(words)}</b>: {_e(case.first_line(240))}"
+    if case.blocked_by:
+        target = anchors.get(case.blocked_by)
+        link = f' (<a href="#{_e(target)}">that case</a>)' if target else ""
+        why = f"Blocked by <code>{_e(case.blocked_by)}</code>{link}: {_e(case.first_line(240))}"
+    if case.unscored:
+        why += f" <i>(not scored: {_e(case.unscored)})</i>"
+    return why
+
+
+def _skipped(cases: Sequence[Case], anchors: Mapping[str, str]) -> str:
+    """The SKIP cases, folded like PASS (they judged nothing): blocked ones first, each row saying why;
+    the summary counts them as the tiles do, by reason kind, the not-scored ones apart."""
+    if not cases:
+        return ""
+    kinds = Counter(case.skip_kind for case in cases if not case.unscored)
+    by_kind = ", ".join(f"{kinds[kind]} {words}" for kind, words in SKIP_KINDS.items() if kinds[kind])
+    summary = _scored_summary(cases, "SKIP") + (f" (scored: {_e(by_kind)})" if by_kind else "")
+    rows = [_fold_row(case, anchors, _skip_why(case, anchors)) for case in cases]
+    return _fold_table("skipped", summary + " (folded)", rows, "why")
+
+
+def _finding_card(found: Finding, anchors: Mapping[str, str], by_key: Mapping[str, Case], fid: str) -> str:
+    """One finding, folded: its verdict, requirement, level, where it was seen and its message's first
+    line in the summary; the whole message, the quoted requirement and a link to each case inside."""
+    first = by_key[found.keys[0]]
+    quote, source = _requirement(found.requirement, first.revision)
+    n = len(found.keys)
+    line = found.message.splitlines()[0][:240] if found.message else ""
+    parts = [
+        f'<details class="fold finding-card f-{_e(found.verdict)}" id="{_e(fid)}"><summary>',
+        f"{_verdict(found.verdict)} <b>{_e(found.requirement)}</b> "
+        f'<span class="level">({_e(found.level_shown)})</span> in {_e(found.where)} · '
+        f'{n} case{"" if n == 1 else "s"}<div class="fline">{_e(line)}</div></summary>',
+        f'<p class="finding">{_e(found.message) or "<i>no message</i>"}</p>',
+        f'<p class="req"><b>{_e(found.requirement)}</b> ({_e(found.level_shown)}): {_e(found.title)}</p>',
+    ]
+    if quote:
+        parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
+    if found.unscored:
+        parts.append(f"<p>Not scored ({_e(found.unscored)}): it fails no run.</p>")
+    links = "".join(
+        f'<li><a href="#{_e(anchors[key])}"><code>{_e(key)}</code></a></li>' for key in found.keys
     )
+    parts.append(f'<ul class="finding-cases">{links}</ul>')
+    if found.blocks:
+        count = len(found.blocks)
+        parts.append(f'<p class="meta">It blocks {count} SKIP case{"" if count == 1 else "s"}.</p>')
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _findings(found: Sequence[Finding], model: Report, anchors: Mapping[str, str]) -> str:
+    """The findings section: the non-PASS, non-SKIP cases grouped by defect, worst first."""
+    by_key = {case.key: case for case in model.cases}
+    out = ['<section id="findings"><h2>Findings</h2>']
+    if not found:
+        out.append('<p class="meta">No findings: no case failed, erred or warned.</p>')
+    else:
+        n = sum(len(f.keys) for f in found)
+        out.append(
+            f'<p class="meta">{len(found)} finding{"" if len(found) == 1 else "s"} from {n} case'
+            f"{'' if n == 1 else 's'}: one requirement broken the same way, with the revisions and "
+            "transports where it was seen. Open one for its message, requirement and cases.</p>"
+        )
+    seen: set[str] = set()
+    for number, finding in enumerate(found, start=1):
+        fid = f"finding-{finding.fingerprint}"
+        fid = fid if fid not in seen else f"{fid}-{number}"
+        seen.add(fid)
+        out.append(_finding_card(finding, anchors, by_key, fid))
+    out.append("</section>")
+    return "".join(out)
 
 
 def _matrix(model: Report, anchors: Mapping[str, str]) -> str:
@@ -557,7 +673,8 @@ def _matrix(model: Report, anchors: Mapping[str, str]) -> str:
         level, title = info[req]
         out.append(
             f'<tr data-level="{_e(level)}"><th scope="row"><b>{_e(req)}</b> '
-            f'<span class="level">{_e(level)}</span><div class="title hide-narrow">{_e(title)}</div></th>'
+            f'<span class="level">{_e(level)}</span> <span class="title hide-narrow" title="{_e(title)}">'
+            f"{_e(title)}</span></th>"
         )
         for column in ordered:
             here = cells.get((req, column))
@@ -587,48 +704,45 @@ _TILE_TONE = {
 }
 
 
-def render(report: Report | Mapping[str, Any]) -> str:
-    """The page; `report` is the model, or the canonical JSON it is read (and validated) from."""
-    model = coerce(report)
-    head, footer, cases = model.header, model.footer, model.cases
-    totals = footer.totals
-    counts = Counter(c.verdict for c in cases)
-    # The two baseline verdicts show only when a baseline was applied or they occur.
-    verdicts = [v for v in VERDICTS if v not in BASELINE_VERDICTS or counts[v] or footer.baseline]
-    levels = [lv for lv in LEVELS if any(c.level == lv for c in cases)]
-    levels += sorted({c.level for c in cases} - set(levels))
-    anchors = _anchors(cases)
-    ordered = problems_first(cases)
-    not_passed = [c for c in ordered if c.verdict != Verdict.PASS]
-    passed = [c for c in ordered if c.verdict == Verdict.PASS]
+def _banner(model: Report, findings_count: int) -> str:
+    """The outcome: the result in words and colour, why, what the exit code means, and where to go."""
     end = headline(model)
-    state = "complete" if footer.complete else f"INCOMPLETE ({footer.reason})"
-    out = [
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>MCP conformance report {_e(head.run_id)}</title><style>{CSS}</style></head><body>",
-        f'<header><h1>MCP conformance report</h1><p class="meta">Run {_e(head.run_id)} · harness '
-        f"{_e(head.harness.version)} · suites {_e(', '.join(head.suites))} · started "
-        f"{_e(head.started)} · {_e(state)}</p></header>",
-        f'<section id="outcome" class="banner r-{end.result.replace(" ", "-")}">',
-        f'<p class="result">{_e(end.result.capitalize())}</p><p class="why">{_e(end.why)}</p>',
-        f'<p class="exit">Exit code {end.code}: {_e(end.meaning)}.</p><nav>',
-        f'<a href="#cases">{len(not_passed)} did not pass</a>',
-        '<a href="#matrix">Requirement matrix</a>',
-        f'<a href="#passed">{len(passed)} passed</a>' if passed else "",
-        "</nav></section>",
-        '<section id="summary"><div class="tiles">',
-    ]
+    return "".join(
+        [
+            f'<section id="outcome" class="banner r-{end.result.replace(" ", "-")}">',
+            f'<p class="result">{_e(end.result.capitalize())}</p><p class="why">{_e(end.why)}</p>',
+            f'<p class="exit">Exit code {end.code}: {_e(end.meaning)}.</p><nav>',
+            f'<a href="#findings">{findings_count} finding{"" if findings_count == 1 else "s"}</a>',
+            '<a href="#matrix">Requirement matrix</a>',
+            '<a href="#cases">All cases</a>',
+            "</nav></section>",
+        ]
+    )
+
+
+def _tiles(model: Report, verdicts: Sequence[Verdict]) -> str:
+    """The verdict tiles: the scored cases, counted as the banner, the terminal and every other view
+    count them (`Report.apart`), and the not-scored ones apart in one line."""
+    scored, unscored = model.apart()
+    out = ['<div class="tiles">']
     for verdict in verdicts:
-        count = totals.get(verdict, counts[verdict])
+        count = scored.get(verdict, 0)
         tone = _TILE_TONE.get(verdict, "") if count else "zero"
         out.append(f'<div class="tile {tone} v-{_e(verdict)}">{_e(verdict)}<b>{_e(count)}</b></div>')
-    out.append(f'<div class="tile">cases<b>{len(cases)}</b></div></div>')
-    out.append(
+    out.append(f'<div class="tile t-cases">cases<b>{_e(scored.get("cases", 0))}</b></div></div>')
+    if unscored.get("cases"):
+        from conformance.reporting.views import unscored_line
+
+        out.append(f'<p class="meta unscored">{_e(unscored_line(unscored))}</p>')
+    return "".join(out)
+
+
+def _targets(model: Report) -> str:
+    """Each target: its spec, transport, the server it announced and the revisions it spoke."""
+    out = [
         '<div class="scroll"><table class="targets"><thead><tr><th>target</th><th>transport</th>'
         "<th>server</th><th>revisions spoken</th></tr></thead><tbody>"
-    )
+    ]
     for target in model.targets:
         unreachable = " (unreachable)" if target.unreachable else ""
         out.append(
@@ -640,38 +754,82 @@ def render(report: Report | Mapping[str, Any]) -> str:
             + "</td></tr>"
         )
     out.append("</tbody></table></div>")
-    if footer.baseline:
-        b = footer.baseline
+    if model.footer.baseline:
+        b = model.footer.baseline
         unmatched = ", ".join(b.unmatched) or "none"
         out.append(
             f"<p>Baseline {_e(b.path)} ({_e(b.entries)} entries; matching no case: {_e(unmatched)})</p>"
         )
-    out.append(_official(cases))
-    out.append("</section>")
-    out.append('<section id="cases"><h2>Cases that did not pass, worst first</h2><div id="filters">')
-    out.append("<fieldset><legend>Verdict</legend>")
+    return "".join(out)
+
+
+def _filters(cases: Sequence[Case], verdicts: Sequence[Verdict]) -> str:
+    """The verdict and level checkboxes the script applies to every case of the list and matrix."""
+    out = ['<div id="filters"><fieldset><legend>Verdict</legend>']
     for verdict in verdicts:
         out.append(
             f'<label><input type="checkbox" class="filter" data-kind="verdict" value="{_e(verdict)}" '
-            f"checked> {_verdict(verdict)} {counts[verdict]}</label>"
+            f"checked> {_verdict(verdict)}</label>"
         )
     out.append("</fieldset><fieldset><legend>Level</legend>")
+    levels = [lv for lv in LEVELS if any(c.level == lv for c in cases)]
+    levels += sorted({c.level for c in cases} - set(levels))
     for level in levels:
-        n = sum(c.level == level for c in cases)
         out.append(
             f'<label title="{_e(LEVEL_MEANING.get(level, level))}"><input type="checkbox" class="filter" '
-            f'data-kind="level" value="{_e(level)}" checked> {_e(level)} {n}</label>'
+            f'data-kind="level" value="{_e(level)}" checked> {_e(level)}</label>'
         )
     out.append(f'</fieldset><span id="shown">{len(cases)} cases</span></div>')
-    if not not_passed:
-        out.append('<p class="meta">Every case passed.</p>')
-    out.extend(_case(case, anchors) for case in not_passed)
-    out.append(_passed(passed, anchors))
-    out.append("</section>")
-    out.append(
-        '<section id="matrix"><h2>Requirements by transport and revision</h2><p class="meta">Problems '
-        "first; each cell is the verdict of that requirement's case (the worst, with a count, where "
-        f"there are several) and links to it.</p>{_matrix(model, anchors)}</section>"
-    )
-    out.append(f"<script>{JS}</script></body></html>\n")
     return "".join(out)
+
+
+def _case_list(model: Report, anchors: Mapping[str, str], verdicts: Sequence[Verdict]) -> str:
+    """Every case: those that judged a problem worst first, each in full; SKIP and PASS folded."""
+    ordered = problems_first(model.cases)
+    shown = [c for c in ordered if c.verdict not in (Verdict.PASS, Verdict.SKIP)]
+    scored, unscored = model.apart()
+    apart = f", {unscored['cases']} more not scored" if unscored.get("cases") else ""
+    out = [
+        f'<section id="cases"><h2>All cases: {scored.get("cases", 0)} scored{apart}</h2>',
+        _filters(model.cases, verdicts),
+    ]
+    if not shown:
+        skipped = any(c.verdict == Verdict.SKIP for c in ordered)
+        out.append(f'<p class="meta">Every case passed{" or was SKIP" if skipped else ""}.</p>')
+    out.extend(_case(case, anchors) for case in shown)
+    out.append(_skipped([c for c in ordered if c.verdict == Verdict.SKIP], anchors))
+    out.append(_passed([c for c in ordered if c.verdict == Verdict.PASS], anchors))
+    out.append("</section>")
+    return "".join(out)
+
+
+def render(report: Report | Mapping[str, Any]) -> str:
+    """The page; `report` is the model, or the canonical JSON it is read (and validated) from."""
+    model = coerce(report)
+    head, footer = model.header, model.footer
+    counts = Counter(c.verdict for c in model.cases)
+    # The two baseline verdicts show only when a baseline was applied or they occur.
+    verdicts = [v for v in VERDICTS if v not in BASELINE_VERDICTS or counts[v] or footer.baseline]
+    anchors = _anchors(model.cases)
+    state = "complete" if footer.complete else f"INCOMPLETE ({footer.reason})"
+    found = findings(model.cases)
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>MCP conformance report {_e(head.run_id)}</title><style>{CSS}</style></head><body>",
+            f'<header><h1>MCP conformance report</h1><p class="meta">Run {_e(head.run_id)} · harness '
+            f"{_e(head.harness.version)} · suites {_e(', '.join(head.suites))} · started "
+            f"{_e(head.started)} · {_e(state)}</p></header>",
+            _banner(model, len(found)),
+            f'<section id="summary">{_tiles(model, verdicts)}{_targets(model)}{_official(model.cases)}',
+            "</section>",
+            _findings(found, model, anchors),
+            '<section id="matrix"><h2>Requirements by transport and revision</h2><p class="meta">Problems '
+            "first; each cell is the verdict of that requirement's case (the worst, with a count, where "
+            f"there are several) and links to it.</p>{_matrix(model, anchors)}</section>",
+            _case_list(model, anchors, verdicts),
+            f"<script>{JS}</script></body></html>\n",
+        ]
+    )

@@ -90,6 +90,15 @@ def test_same_cases_and_verdicts_as_the_cli(
     for case in failed:
         assert f"FAILED mcp-conformance::{case['key']}" in output
     assert "quote:" in output and "McpConformanceWarning" in output
+    # pytest counts the cases as it collects them, beside the implementer's own test.
+    assert f"collected {len(cli_report['cases']) + 1} items" in output
+    # Each warning is located at its case (requirement and level), never at the plugin's own code.
+    summary = output[output.index("warnings summary") : output.index("-- Docs: https://docs.pytest.org")]
+    assert "pytest_plugin.py" not in summary
+    for case in (c for c in cli_report["cases"] if c["verdict"] == "WARN"):
+        level = f"{case['level']}; judged as {case['judged_at']}" if case.get("judged_at") else case["level"]
+        assert f"mcp-conformance::{case['key']}" in summary
+        assert f"{case['requirement']} ({level}):0: McpConformanceWarning: {case['message']}" in summary
     ours = [tc for tc in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")]
     ours = [tc for tc in ours if tc.get("classname") == "mcp-conformance"]
     assert len(ours) == len(cli_report["cases"])
@@ -138,3 +147,37 @@ def test_a_session_that_judged_nothing_fails(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(skipped=5)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "nothing was judged: all 5 cases are SKIP" in result.stdout.str()
+
+
+OWN_TESTS = """
+import sys
+
+
+def test_the_harness_was_imported_without_assertion_rewriting():
+    # pytest itself imports the plugin module (its entry point), and with it its parent packages.
+    loaded_by_pytest = {"conformance", "conformance.front", "conformance.front.pytest_plugin"}
+    loaders = {type(sys.modules[name].__loader__).__name__ for name in sys.modules
+               if name.startswith(("conformance", "hypothesis.")) and name not in loaded_by_pytest}
+    assert "conformance.engine.runner" in sys.modules and "conformance_packs.base.rpc" in sys.modules
+    assert loaders and "AssertionRewritingHook" not in loaders
+
+
+def test_the_sessions_own_asserts_are_still_rewritten():
+    assert [1, 2] == [1, 3]
+"""
+
+
+def test_the_run_imports_as_the_cli_and_the_sessions_own_tests_keep_their_asserts(
+    pytester: pytest.Pytester,
+) -> None:
+    """The harness and its packs are imported without pytest's assertion rewriting (the CLI's cost);
+    the hook is back for the implementer's tests, whose failed assert still shows its introspection."""
+    pytester.makepyfile(test_own=OWN_TESTS)
+    result = pytester.runpytest_subprocess(
+        "--mcp-server", SERVERS[0], "--mcp-suite", "base", "--mcp-select", "call",
+        "--mcp-protocol", "2025-11-25", "--mcp-timeout", "5", "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed") == 2, result.stdout.str()  # the mutant's FAIL, and the second own test
+    result.stdout.fnmatch_lines(["*At index 1 diff: 2 != 3*"])
+    assert "FAILED test_own.py::test_the_sessions_own_asserts_are_still_rewritten" in result.stdout.str()

@@ -1,13 +1,15 @@
 """The HTML report: one self-contained file from a real run, checked by parsing and in a real Chromium.
 
 The report comes from `mcp-conformance run` against two raw-server mutants, so it holds FAIL, WARN,
-SKIP and PASS cases with evidence and transcripts. The page must open on the outcome: a banner with
-the result and what the exit code means, the cases that did not pass worst first with their finding
-before the folded transcript, the PASS cases folded, and a requirement matrix whose cells link to
-their cases. In the browser: the page loads with no console error (a wrong CSP hash or a script error
-would show), the first visible case is a FAIL, a matrix link leads to its case (a folded PASS one
-too), the filters hide and show cases on real mouse clicks, and screenshots at 1280 and 420 px wide
-are written into the test's tmp dir.
+SKIP and PASS cases with evidence and transcripts. The page must read like the outcome: a banner with
+the result and what the exit code means, tiles counting the scored cases as the banner does, the
+findings (cases grouped by defect, folded cards linking to their cases), a requirement matrix whose
+cells link to their cases, then the cases that did not pass worst first with their finding before the
+folded transcript, the SKIP and PASS cases folded. In the browser: the page loads with no console
+error (a wrong CSP hash or a script error would show), the first visible case is a FAIL, a matrix link
+leads to its case (a folded PASS one too), the filters hide and show cases on real mouse clicks,
+screenshots at 1280 and 420 px wide are written into the test's tmp dir, and one stdio server's whole
+default run is at most 10 screens of 2,000 px tall.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 
 from conformance.model.requirements import get
 from conformance.model.verdicts import EXIT_MEANING, WORST_FIRST
-from conformance.reporting import html_report, model
+from conformance.reporting import findings, html_report, model
 from tests.browser import Browser
 from tests.conftest import cli, stdio
 
@@ -125,7 +127,8 @@ def test_the_banner_says_the_result_and_what_the_exit_code_means(report_dir: Pat
     banner = page[page.index('<section id="outcome"') : page.index("</section>")]
     assert 'class="banner r-failed"' in banner and '<p class="result">Failed</p>' in banner
     assert f"Exit code 1: {html.escape(EXIT_MEANING[1], quote=True)}." in banner
-    assert page.index('id="outcome"') < page.index('id="cases"') < page.index('id="matrix"')
+    order = ['id="outcome"', 'id="summary"', 'id="findings"', 'id="matrix"', 'id="cases"']
+    assert [page.index(part) for part in order] == sorted(page.index(part) for part in order)
 
 
 def _outcome(report: dict[str, Any], edit: Any) -> html_report.Headline:
@@ -193,13 +196,37 @@ def test_zero_tiles_are_neutral_and_a_fail_tile_is_red(report_dir: Path, report:
     assert tiles["v-ERROR"] == "zero" and tiles["v-FAIL"] == "t-bad"
 
 
-def test_cases_that_did_not_pass_come_first_worst_first_and_pass_is_folded(
+def _tile_counts(page: str) -> dict[str, int]:
+    found = re.findall(r'<div class="tile [^"]*">([A-Za-z]+)<b>(\d+)</b></div>', page)
+    return {name: int(count) for name, count in found}
+
+
+def test_the_tiles_count_the_scored_cases_as_the_banner_and_the_report_do(report: dict[str, Any]) -> None:
+    """The tiles show the scored totals (`Report.apart`), the banner's count; not-scored ones apart."""
+    data = copy.deepcopy(report)
+    data["cases"] = [c for c in data["cases"] if c["verdict"] != "FAIL"]  # passed: the banner counts
+    for case in data["cases"][:3]:  # three cases of an unclaimed extension: counted apart
+        case["unscored"] = "extension"
+    unscored = Counter(c["verdict"] for c in data["cases"] if c.get("unscored"))
+    data["footer"]["unscored"] = dict(unscored) | {"cases": 3}
+    data["footer"]["totals"] = model.Report.from_json(data).counts()
+    scored, apart = model.Report.from_json(data).apart()
+    page = html_report.render(data)
+    tiles = _tile_counts(page)
+    assert tiles == {v: scored[v] for v in tiles if v != "cases"} | {"cases": scored["cases"]}
+    assert scored["cases"] == len(data["cases"]) - 3 and apart["cases"] == 3
+    banner = page[page.index('<section id="outcome"') : page.index("</section>")]
+    assert f"{scored['cases']} cases, none blocking" in banner and "3 more not scored" in banner
+    assert "3 more cases not scored" in page[page.index('id="summary"') : page.index('id="findings"')]
+
+
+def test_cases_that_did_not_pass_come_first_worst_first_and_skip_and_pass_are_folded(
     report_dir: Path, report: dict[str, Any]
 ) -> None:
     page, parser = _page(report_dir)
     cases = report["cases"]
     shown = [attrs for tag, attrs in parser.tags if "case" in str(attrs.get("class", "")).split()]
-    order = ["FAIL", "ERROR", "XPASS", "WARN", "SKIP-blocked", "XFAIL", "SKIP", "PASS"]
+    order = ["FAIL", "ERROR", "XPASS", "WARN", "XFAIL", "SKIP-blocked", "SKIP", "PASS"]
 
     def group(case: dict[str, Any]) -> str:
         return "SKIP-blocked" if case["verdict"] == "SKIP" and case.get("blocked_by") else case["verdict"]
@@ -209,10 +236,39 @@ def test_cases_that_did_not_pass_come_first_worst_first_and_pass_is_folded(
     assert len({a["id"] for a in shown}) == len(cases) and all(
         str(a["id"]).startswith("case-") for a in shown
     )
-    folded = page[page.index('<details id="passed">') :]
+    skipped = page[
+        page.index('<details id="skipped" class="cases-fold">') : page.index('<details id="passed"')
+    ]
+    skips = [c for c in cases if c["verdict"] == "SKIP"]
+    assert f"<summary>{len(skips)} SKIP cases (scored: " in skipped
+    assert skipped.count('<tr class="case"') == len(skips) and "<article" not in skipped
+    folded = page[page.index('<details id="passed" class="cases-fold">') :]
     passes = [c for c in cases if c["verdict"] == "PASS"]
     assert f"<summary>{len(passes)} PASS cases (folded)</summary>" in folded
     assert folded.count('<tr class="case"') == len(passes) and "<article" not in folded
+
+
+def test_the_findings_group_the_cases_by_defect_and_link_to_each(
+    report_dir: Path, report: dict[str, Any]
+) -> None:
+    page, parser = _page(report_dir)
+    section = page[page.index('<section id="findings">') : page.index('<section id="matrix">')]
+    cards = re.findall(
+        r'<details class="fold finding-card f-(\w+)" id="(finding-[^"]+)">(.*?)</details>', section
+    )
+    found = findings.findings(model.Report.from_json(report).cases)
+    assert [(verdict, fid) for verdict, fid, _ in cards] == [
+        (str(f.verdict), f"finding-{f.fingerprint}") for f in found
+    ]
+    assert [c[0] for c in cards][:1] == ["FAIL"], "FAILs first"
+    problems = [c for c in report["cases"] if c["verdict"] not in ("PASS", "SKIP")]
+    linked = [
+        html.unescape(k) for _, _, body in cards for k in re.findall(r"<li><a [^>]*><code>(.*?)</code>", body)
+    ]
+    assert sorted(linked) == sorted(c["key"] for c in problems), "each case under exactly one finding"
+    ids = {attrs["id"] for _, attrs in parser.tags if attrs.get("id")}
+    assert set(re.findall(r'href="#(case-[^"]+)"', section)) <= ids
+    assert f'<a href="#findings">{len(found)} finding' in page
 
 
 def test_a_case_that_did_not_pass_shows_its_finding_first_and_folds_the_transcript(
@@ -220,12 +276,15 @@ def test_a_case_that_did_not_pass_shows_its_finding_first_and_folds_the_transcri
 ) -> None:
     page, _ = _page(report_dir)
     articles = re.findall(r'<article class="case .*?</article>', page, re.S)
-    problems = [c for c in report["cases"] if c["verdict"] != "PASS"]
+    problems = [c for c in report["cases"] if c["verdict"] not in ("PASS", "SKIP")]
     assert len(articles) == len(problems)
     by_key = {c["key"]: c for c in problems}
     for article in articles:
         key = html.unescape(re.search(r"<h3>.*?<code>(.*?)</code>", article).group(1))  # type: ignore[union-attr]
         case = by_key[key]
+        # A case that fails the run shows open; a WARN is folded to its summary (its finding says it).
+        opened = '<details class="case-body" open>' in article
+        assert opened == (case["verdict"] in ("FAIL", "ERROR", "XPASS")), key
         message = article.index('<p class="finding">')
         quote = article.index(html.escape(get(case["requirement"]).quote, quote=True))
         assert message < quote
@@ -300,7 +359,8 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
     chromium: str, report_dir: Path, report: dict[str, Any], tmp_path: Path
 ) -> None:
     cases = report["cases"]
-    non_pass = [c for c in cases if c["verdict"] != "PASS"]
+    judged = [c for c in cases if c["verdict"] not in ("PASS", "SKIP")]  # listed open or as a summary
+    passes = [c for c in cases if c["verdict"] == "PASS"]
     with Browser(chromium, tmp_path / "profile") as browser:
         browser.viewport(1280, 900)
         browser.open((report_dir / "report.html").as_uri())
@@ -310,13 +370,27 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
             "Array.from(document.querySelectorAll('.case')).find(el => el.checkVisibility()).dataset.verdict"
         )
         assert first == "FAIL"
-        # PASS cases are folded: in the page, counted as shown by the filters, but not laid out.
+        # SKIP and PASS cases are folded: in the page, counted as shown by the filters, not laid out.
         assert browser.evaluate("document.getElementById('passed').open") is False
-        assert _visible(browser) == len(non_pass)
+        assert browser.evaluate("document.getElementById('skipped').open") is False
+        assert browser.evaluate("document.querySelectorAll('details.finding-card[open]').length") == 0
+        assert _visible(browser) == len(judged)
         assert browser.evaluate("document.getElementById('shown').textContent") == (
             f"{len(cases)} of {len(cases)} cases shown"
         )
         shots = [browser.screenshot(tmp_path / "report-1280.png")]
+
+        # A finding opens on a click and its case link leads to the case, whose fold opens.
+        browser.click("details.finding-card.f-WARN > summary")
+        assert browser.evaluate("document.querySelector('details.finding-card.f-WARN').open") is True
+        target = browser.evaluate(
+            "document.querySelector('details.finding-card.f-WARN li a').getAttribute('href')"
+        )
+        browser.click("details.finding-card.f-WARN li a")
+        assert browser.evaluate("location.hash") == target and _in_view(browser, target[1:])
+        assert browser.evaluate(
+            f"document.getElementById({json.dumps(target[1:])}).querySelector('details.case-body').open"
+        ), "the WARN case's folded body opens"
 
         # A matrix cell leads to its case: a FAIL, then a PASS folded away (its fold opens).
         for verdict in ("FAIL", "PASS"):
@@ -334,19 +408,19 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
             )
             assert _in_view(browser, target[1:]), f"the {verdict} case is scrolled into view"
         assert browser.evaluate("document.getElementById('passed').open") is True
-        assert _visible(browser) == len(cases)
+        assert _visible(browser) == len(judged) + len(passes)
 
         browser.click('input.filter[data-kind="verdict"][value="PASS"]')
         assert browser.evaluate("document.querySelector('input[value=\"PASS\"]').checked") is False
-        assert _visible(browser) == len(non_pass)
+        assert _visible(browser) == len(judged)
         assert browser.evaluate("document.getElementById('shown').textContent") == (
-            f"{len(non_pass)} of {len(cases)} cases shown"
+            f"{len(cases) - len(passes)} of {len(cases)} cases shown"
         )
         browser.click('input.filter[data-kind="level"][value="MUST"]')
-        assert _visible(browser) == sum(c["level"] != "MUST" for c in non_pass)
+        assert _visible(browser) == sum(c["level"] != "MUST" for c in judged)
         browser.click('input.filter[data-kind="verdict"][value="PASS"]')
         browser.click('input.filter[data-kind="level"][value="MUST"]')
-        assert _visible(browser) == len(cases)
+        assert _visible(browser) == len(judged) + len(passes)
 
         browser.evaluate("document.getElementById('passed').open = false; window.scrollTo(0, 0)")
         browser.viewport(420, 900)
@@ -393,3 +467,41 @@ def test_a_cell_with_several_cases_shows_the_worst_with_a_count(report: dict[str
         rf'<a class="verdict v-WARN" href="#{re.escape(anchor)}" title="[^"]*">WARN &times;2</a>', page
     )
     assert cell is not None and "PASS 1" in cell.group() and "WARN 1" in cell.group()
+
+
+#: The page of one stdio server's default run (every default pack, every revision) is read on a
+#: screen: at most this many screens of this height, laid out 1280 px wide, with nothing unfolded.
+SCREENS, SCREEN_PX = 10, 2000
+
+
+@pytest.fixture(scope="module")
+def one_server_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A default run of one stdio server with a defect: FAILs (shown open), WARNs, SKIPs and PASSes in
+    each revision it speaks, as a user's first `mcp-conformance run --server stdio:...` writes."""
+    out = tmp_path_factory.mktemp("one-server")
+    server = stdio(RAW, "--defect", "schema-violation")
+    done = cli("run", "--server", server, "--timeout", "5", "--quiet", "--report-dir", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    return out
+
+
+def _png_height(path: Path) -> int:
+    """A PNG's height in pixels, from its IHDR chunk (bytes 20 to 24, big-endian)."""
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_in_chromium_one_stdio_servers_page_is_at_most_ten_screens(
+    chromium: str, one_server_dir: Path, tmp_path: Path
+) -> None:
+    data = json.loads((one_server_dir / "report.json").read_text(encoding="utf-8"))
+    assert len({c["revision"] for c in data["cases"]}) >= 3 and {"FAIL", "SKIP", "PASS"} <= {
+        c["verdict"] for c in data["cases"]
+    }
+    with Browser(chromium, tmp_path / "profile") as browser:
+        browser.viewport(1280, 900)
+        browser.open((one_server_dir / "report.html").as_uri())
+        height = browser.evaluate("document.documentElement.scrollHeight")
+        shot = browser.screenshot(tmp_path / "one-server-1280.png")
+        assert browser.errors() == []
+    assert _png_height(shot) == height
+    assert height <= SCREENS * SCREEN_PX, f"{height} px is {height / SCREEN_PX:.1f} screens"
