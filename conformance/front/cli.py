@@ -639,10 +639,14 @@ def _write_outputs(report: dict[str, Any], code: int | None, directory: Any) -> 
         print(f"mcp-conformance: no view was written: {exc}", file=sys.stderr)
         print(f"report: {directory / 'report.json'}  (exit {code})")
         return code
-    for failure in views.write_views(written, directory):
+    failures = views.write_views(written, directory)
+    for failure in failures:
         print(f"mcp-conformance: {failure}", file=sys.stderr)
-    print(views.summary_text(written))
-    print(f"report: {directory / 'report.json'}  (exit {code})")
+    page = (
+        "report.json" if any(failure.startswith("the html view") for failure in failures) else "report.html"
+    )
+    beside = "report.json, report.md" if page == "report.html" else "the views"
+    print(views.summary_text(written, location=f"{directory / page}  ({beside} beside it; exit {code})"))
     return code
 
 

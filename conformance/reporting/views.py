@@ -18,6 +18,7 @@ from typing import Any
 
 from conformance.model.verdicts import BLOCKING, JUNIT_ELEMENT, SKIP_KINDS, VERDICTS, Verdict
 from conformance.reporting import html_report, sarif
+from conformance.reporting.findings import Finding, findings
 from conformance.reporting.html_report import PROBLEMS, evidence_items, headline, problems_first
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
@@ -39,35 +40,32 @@ def _t(text: Any) -> str:
     return visible(readable(text))
 
 
-def summary_text(report: AnyReport, *, limit: int = 60) -> str:
-    """The terminal summary: one line per target, each non-PASS case (worst first), totals, and last
-    the result with what its exit code means, in one line."""
+def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = None) -> str:
+    """The terminal summary, the outcome at a glance: one line per target, each finding (a defect, its
+    cases grouped: `reporting.findings`, worst first, the scored ones), the SKIPs counted by why, the
+    totals, where the report is (`location`), and last the result with what its exit code means."""
     model = coerce(report)
     lines = []
     for target in model.targets:
-        spoken = ", ".join(target.revisions_spoken) or "none"
+        listed = ", ".join(target.revisions_spoken) or "none"
         name = (target.server_info or {}).get("name", "?")
-        lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={spoken}"))
+        lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={listed}"))
         if not target.unreachable:  # else its connect ERROR says why, one line per cause
             lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
-    shown = 0
-    for case in problems_first(model.cases):
-        if case.verdict == Verdict.PASS:
-            continue
-        if shown < limit:
-            apart = f"  [{case.unscored}, not scored]" if case.unscored else ""
-            at = f" ({case.level_shown})" if case.judged_at else ""
-            line = f"  {case.verdict:5} {case.key}  {case.requirement}{at}  {case.first_line(160)}{apart}"
-            lines.append(_t(line))
-            lines.extend(_t(f"        {more[:160]}") for more in unreachable_causes(case)[1:])
-        shown += 1
-    if shown > limit:
-        lines.append(f"  … and {shown - limit} more non-PASS cases (see the report)")
+    found = [f for f in findings(model.cases) if not f.unscored]
+    spoken = sorted({r for target in model.targets for r in target.revisions_spoken})
+    by_key = {case.key: case for case in model.cases}
+    for finding in found[:limit]:
+        lines.append(_t(finding_line(finding, spoken, len(model.targets) > 1)))
+        lines.extend(_t(f"        {more[:160]}") for more in unreachable_causes(by_key[finding.keys[0]])[1:])
+    if len(found) > limit:
+        lines.append(f"  … and {len(found) - limit} more findings (see the report)")
+    if found:
+        lines.append(
+            f"{len(found)} finding(s) above: `mcp-conformance show CASE` prints a case, `run -v` lists every one"
+        )
     totals, unscored = model.apart()
     counts = "  ".join(f"{v} {totals.get(v, 0)}" for v in model.shown_verdicts())
-    blocked = sum(1 for case in model.cases if case.blocked_by)
-    if blocked:
-        counts += f"  ({blocked} of the SKIPs blocked by another case)"
     state = "" if model.footer.complete else "  (INCOMPLETE: " + model.footer.reason + ")"
     lines.extend(_t(line) for line in skip_reason_lines(model.cases))
     lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
@@ -82,13 +80,32 @@ def summary_text(report: AnyReport, *, limit: int = 60) -> str:
     base = model.footer.baseline
     if base and base.unmatched:
         lines.append(_t(f"baseline entries matching no case: {', '.join(base.unmatched)}"))
+    if location:
+        lines.append(_t(f"report: {location}"))
     lines.append(_t(headline(model).line))
     return "\n".join(lines)
 
 
+def finding_line(finding: Finding, spoken: Sequence[str] = (), with_target: bool = False) -> str:
+    """One finding in one line: its verdict, requirement and the level it was judged at, where it was
+    seen ("every revision" when that is each of `spoken`), and the start of its message."""
+    revisions = (
+        "every revision"
+        if len(finding.revisions) > 1 and set(spoken) == set(finding.revisions)
+        else ", ".join(finding.revisions)
+    )
+    where = f"{', '.join(finding.transports)}, {revisions}"
+    if with_target:
+        where += f", target {', '.join(map(str, finding.targets))}"
+    count = f" x{len(finding.keys)}" if len(finding.keys) > 1 else ""
+    said = finding.message.splitlines()[0] if finding.message else ""
+    said = said if len(said) <= 150 else said[:149] + "…"
+    return f"  {finding.verdict:5} {finding.requirement} ({finding.level_shown}){count} [{where}]: {said}"
+
+
 def unreachable_causes(case: Case) -> list[str]:
     """The lines of a connect ERROR's message (a target not reached: one line per distinct cause, at
-    most 6), which the one-line summary of a case would cut to its first; empty for any other case."""
+    most 6), which the one-line summary of a finding would cut to its first; empty for any other case."""
     if case.verdict != Verdict.ERROR or case.revision != "any" or not case.check.endswith(".connect"):
         return []
     return case.message.splitlines()[:6]

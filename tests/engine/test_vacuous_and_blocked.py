@@ -48,7 +48,7 @@ def test_a_blocked_case_names_its_blocker_in_the_report_and_every_view(
     assert [c["key"] for c in report["cases"] if c["verdict"] in ("FAIL", "ERROR")] == [JUDGE]
     # A case that was not blocked carries no blocked_by at all (the report keeps its old shape).
     assert all("blocked_by" not in c for c in report["cases"] if c not in blocked)
-    assert f"{len(blocked)} of the SKIPs blocked by another case" in views.summary_text(report)
+    assert f"SKIP {len(blocked):>5}  blocked by another case's finding" in views.summary_text(report)
     markdown = views.markdown(report)
     assert markdown.count("Blocked by base.http.request-answer\\[http@2026-07-28\\]") == len(blocked)
     junit = ET.fromstring(views.junit_xml(report))

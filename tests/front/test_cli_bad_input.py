@@ -209,7 +209,11 @@ def test_ctrl_c_while_cases_run_exits_130_quietly_with_a_partial_report(tmp_path
     assert report["footer"]["reason"] == "interrupted"
     assert report["footer"]["exit_code"] == 130
     assert any(c["check"] == "base.rpc.id-echo" and c["verdict"] == "FAIL" for c in report["cases"])
-    assert "INCOMPLETE" in out and "(exit 130)" in out
+    assert (
+        "INCOMPLETE" in out
+        and "; exit 130)" in out
+        and out.rstrip().splitlines()[-1].startswith("INTERRUPTED")
+    )
 
 
 def test_bad_option_values_are_usage_errors() -> None:
