@@ -62,7 +62,7 @@ def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = N
         lines.append(f"  … and {len(found) - limit} more findings (see the report)")
     if found:
         lines.append(
-            f"{len(found)} finding(s) above: `mcp-conformance show CASE` prints a case, `run -v` lists every one"
+            f"{len(found)} finding(s) above: `mcp-conformance show CASE` prints a case, `run -v` lists all"
         )
     totals, unscored = model.apart()
     counts = "  ".join(f"{v} {totals.get(v, 0)}" for v in model.shown_verdicts())
