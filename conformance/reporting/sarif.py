@@ -1,5 +1,6 @@
 """SARIF 2.1.0, derived from the canonical report alone: one run, one rule per requirement, one result
-per case that did not pass, in the subset GitHub code scanning reads (`github/codeql-action/upload-sarif`).
+per finding (a defect, however many cases showed it), in the subset GitHub code scanning reads
+(`github/codeql-action/upload-sarif`).
 
 The mapping:
 
@@ -8,17 +9,22 @@ The mapping:
   fullDescription and help = the quoted requirement and its source, `properties.level` = MUST, SHOULD,
   ...; `properties.official` = the official suite's check IDs for the same sentence, when the row names
   any; `defaultConfiguration.level` error for a level whose miss FAILs, warning otherwise).
-- `results`: FAIL, ERROR and XPASS are `error` (each fails the run), WARN is `warning`, XFAIL is a
-  `note` carrying an external suppression with the baseline entry's reason (a known failure stays
-  visible, as suppressed, instead of vanishing). PASS and SKIP are left out: a SKIP judged nothing about
-  the server, and a SKIP blocked by another case is reported through that case's own result.
-- `ruleId` is the requirement ID; `message.text` names the verdict, the case key and the case's message;
-  `partialFingerprints` hold a digest of the case key, so one case is one alert across runs.
-- Location: a result needs one for code scanning to show it, with a file path relative to the
-  repository root and a start line. A requirement of a server has no line of source, so every result
-  points at line 1 of a file the user controls: the target file when the case's target is a TOML file,
-  else `mcp-conformance.toml`, or whatever `uri` is given (`python -m conformance.reporting.sarif
-  --uri`, which the GitHub Action's `sarif-uri` input uses).
+- `results`: one per finding of each target (`reporting.findings`: a requirement broken the same way,
+  in however many revisions and transports it was seen), so a defect in five revisions is one alert.
+  FAIL, ERROR and XPASS are `error` (each fails the run), WARN is `warning`, XFAIL is a `note` carrying
+  an external suppression with the baseline entry's reason (a known failure stays visible, as
+  suppressed, instead of vanishing). PASS and SKIP are left out: a SKIP judged nothing about the
+  server, and a SKIP blocked by another case is reported through that case's own finding.
+- `ruleId` is the requirement ID; `message.text` names the verdict, the requirement with the level it
+  was judged at, where it was seen and the finding's message; `properties` list its case keys,
+  transports and revisions. `partialFingerprints` hold a digest of the target's description and the
+  finding's behaviour (requirement, verdict, message without the revision), so one defect is one alert
+  across runs, whichever revisions showed it.
+- Location: every result names the server and the requirement as a logical location. Code scanning
+  needs a file path relative to the repository root and a line to show a result; a requirement of a
+  server has no line of source, so where the user has a file for the target (the target file, when the
+  case's target is a TOML file, or whatever `uri` is given: `python -m conformance.reporting.sarif
+  --uri`, which the GitHub Action's `sarif-uri` input uses) the result points at its line 1 too.
 
 Server text is data: `message.text` is plain text (no `markdown` member is written), control and
 invisible characters are escaped as in every view, and square brackets are escaped because SARIF reads
@@ -37,11 +43,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from conformance.model.verdicts import Verdict, level_fails
+from conformance.reporting.findings import Finding, findings
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-DEFAULT_URI = "mcp-conformance.toml"
 #: SARIF result level per verdict; a verdict absent here (PASS, SKIP) gives no result.
 LEVELS = {
     Verdict.FAIL: "error",
@@ -51,7 +57,7 @@ LEVELS = {
     Verdict.XFAIL: "note",
 }
 #: The key of the fingerprint: versioned, so a change of what it digests cannot match old alerts.
-FINGERPRINT = "mcpConformanceCase/v1"
+FINGERPRINT = "mcpConformanceFinding/v1"
 MESSAGE_LIMIT = 2000
 
 
@@ -120,39 +126,60 @@ def _as_uri(path: str) -> str:
     return p.as_uri() if p.is_absolute() else PurePosixPath(*p.parts).as_posix()
 
 
-def fingerprint(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+def fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _result(case: Case, rule_index: int, uri: str) -> dict[str, Any]:
-    verdict = case.verdict
-    text = f"{verdict} {case.key}: {case.message or case.title}"
+def finding_fingerprint(finding: Finding, spec: str) -> str:
+    """One defect of one server, across runs and revisions: the target's description (its command, URL
+    or label), the requirement and the behaviour (the finding's message without the revision), never
+    the revision nor the verdict, so a defect seen in five revisions is one alert, and stays the same
+    alert when a baseline makes its FAIL an XFAIL."""
+    return fingerprint("\x1f".join((spec, finding.requirement, finding.signature)))
+
+
+def _locations(finding: Finding, spec: str, uri: str | None) -> list[dict[str, Any]]:
+    """Where a finding is: the file the user controls (the target file, or `uri`) at line 1 when there
+    is one, and always the logical location naming the server and the requirement, which exists
+    whatever the target was given as (a command, a URL)."""
+    location: dict[str, Any] = {
+        "logicalLocations": [
+            {"name": finding.requirement, "fullyQualifiedName": f"{_plain(spec, 300)}/{finding.requirement}"}
+        ]
+    }
+    if uri:
+        location["physicalLocation"] = {"artifactLocation": {"uri": uri}, "region": {"startLine": 1}}
+    return [location]
+
+
+def _result(
+    finding: Finding, cases: dict[str, Case], rule_index: int, spec: str, uri: str | None
+) -> dict[str, Any]:
+    verdict = finding.verdict
+    first = cases[finding.keys[0]]
+    seen = f"{finding.where}; {len(finding.keys)} case{'' if len(finding.keys) == 1 else 's'}"
+    said = finding.message or finding.title
+    text = f"{verdict} {finding.requirement} ({finding.level_shown}) in {seen}: {said}"
     result: dict[str, Any] = {
-        "ruleId": case.requirement,
+        "ruleId": finding.requirement,
         "ruleIndex": rule_index,
-        "level": "note" if case.unscored and verdict in LEVELS else LEVELS[verdict],
+        "level": "note" if finding.unscored and verdict in LEVELS else LEVELS[verdict],
         "message": {"text": _plain(text, MESSAGE_LIMIT)},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": uri},
-                    "region": {"startLine": 1},
-                }
-            }
-        ],
-        "partialFingerprints": {FINGERPRINT: fingerprint(case.key)},
+        "locations": _locations(finding, spec, uri),
+        "partialFingerprints": {FINGERPRINT: finding_fingerprint(finding, spec)},
         "properties": {
             "verdict": str(verdict),
-            "caseKey": case.key,
-            "check": case.check,
-            "suite": case.suite,
-            "target": case.target,
-            "transport": case.transport,
-            "revision": case.revision,
+            "level": finding.level_shown,
+            "caseKeys": list(finding.keys),
+            "check": first.check,
+            "suite": first.suite,
+            "target": first.target,
+            "transports": list(finding.transports),
+            "revisions": list(finding.revisions),
         },
     }
     if verdict == Verdict.XFAIL:
-        b = case.baseline
+        b = first.baseline
         entry, reason = (b.entry, b.reason) if b else (None, None)
         result["suppressions"] = [
             {
@@ -165,6 +192,22 @@ def _result(case: Case, rule_index: int, uri: str) -> dict[str, Any]:
     return result
 
 
+def _results(report: Report, index: dict[str, int], uri: str | None) -> list[dict[str, Any]]:
+    """One result per finding of each target (`reporting.findings`: a requirement broken the same way,
+    in however many revisions and transports), located at the target's file or `uri`."""
+    files = {} if uri else target_files(report)
+    specs = {t.index: t.spec for t in report.targets}
+    cases = {case.key: case for case in report.cases}
+    out = []
+    for target in sorted({case.target for case in report.cases}):
+        mine = [case for case in report.cases if case.target == target]
+        where = uri or (_as_uri(files[target]) if target in files else None)
+        spec = specs.get(target, str(target))
+        for finding in findings(mine, tuple(LEVELS)):
+            out.append(_result(finding, cases, index[finding.requirement], spec, where))
+    return out
+
+
 def sarif(report: Report | Mapping[str, Any], uri: str | None = None) -> dict[str, Any]:
     """The SARIF log of `report`; every result's location is `uri` when given (see the module doc)."""
     report = coerce(report)
@@ -174,12 +217,7 @@ def sarif(report: Report | Mapping[str, Any], uri: str | None = None) -> dict[st
         if case.requirement not in index:
             index[case.requirement] = len(rules)
             rules.append(_rule(case))
-    files = {} if uri else target_files(report)
-    results = [
-        _result(case, index[case.requirement], uri or _as_uri(files.get(case.target, DEFAULT_URI)))
-        for case in report.cases
-        if case.verdict in LEVELS
-    ]
+    results = _results(report, index, uri)
     footer = report.footer
     invocation: dict[str, Any] = {"executionSuccessful": footer.complete}
     if isinstance(footer.exit_code, int):

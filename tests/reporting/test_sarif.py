@@ -1,6 +1,6 @@
 """report.sarif: a SARIF 2.1.0 view of the canonical report that validates against the OASIS schema and
 carries what GitHub code scanning needs (a rule per requirement, a located, fingerprinted result per
-case that did not pass), with server text kept as data."""
+finding: a defect once, however many revisions showed it), with server text kept as data."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.reporting import sarif
+from conformance.reporting import model, sarif
+from conformance.reporting.findings import findings
 from tests.conftest import cli, stdio
 
 RAW = "tests.servers.raw_server"
@@ -65,22 +66,26 @@ def test_a_failing_run_writes_valid_sarif_naming_its_failures(runs: dict[str, Pa
     failed = {c["requirement"] for c in report["cases"] if c["verdict"] == "FAIL"}
     assert failed == {"BASE-CALL-001"}
     assert {r["ruleId"] for r in run["results"] if r["level"] == "error"} == failed
-    # One result per case that did not pass; PASS is left out.
-    assert len(run["results"]) == sum(c["verdict"] != "PASS" for c in report["cases"])
+    # One result per finding (PASS and SKIP are left out); each names every case that showed it.
+    assert len(run["results"]) == len(findings(model.Report.from_json(report).cases, tuple(sarif.LEVELS)))
+    shown = sorted(key for r in run["results"] for key in r["properties"]["caseKeys"])
+    assert shown == sorted(c["key"] for c in report["cases"] if c["verdict"] not in ("PASS", "SKIP"))
     rules = {r["id"]: r for r in driver["rules"]}
     assert set(rules) == {c["requirement"] for c in report["cases"]}
     rule = rules["BASE-CALL-001"]
     assert rule["properties"]["level"] == "MUST" and rule["defaultConfiguration"]["level"] == "error"
     assert "Servers MUST provide structured results" in rule["fullDescription"]["text"]
     assert "Output Schema" in rule["help"]["text"]
+    spec = report["targets"][0]["spec"]
     for result in run["results"]:
         assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
-        case = result["properties"]["caseKey"]
-        # The key's brackets are escaped: SARIF reads `[text](n)` in plain text as a link.
-        assert case.replace("[", "\\[").replace("]", "\\]") in result["message"]["text"]
-        assert result["partialFingerprints"] == {sarif.FINGERPRINT: sarif.fingerprint(case)}
-        location = result["locations"][0]["physicalLocation"]
-        assert location == {"artifactLocation": {"uri": sarif.DEFAULT_URI}, "region": {"startLine": 1}}
+        assert result["message"]["text"].startswith(f"{result['properties']['verdict']} {result['ruleId']} (")
+        assert list(result["partialFingerprints"]) == [sarif.FINGERPRINT]
+        # No target file: the location that exists is the logical one, the server and the requirement.
+        (location,) = result["locations"]
+        assert "physicalLocation" not in location
+        assert location["logicalLocations"][0]["fullyQualifiedName"].endswith(f"/{result['ruleId']}")
+        assert spec[:40] in location["logicalLocations"][0]["fullyQualifiedName"]
     assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
 
 
@@ -93,7 +98,8 @@ def test_a_baselined_failure_is_a_suppressed_note(runs: dict[str, Path]) -> None
         assert result["properties"] == {**result["properties"], "verdict": "XFAIL", "checkVerdict": "FAIL"}
         assert result["suppressions"][0]["kind"] == "external"
     before = json.loads((runs["failing"] / "report.sarif").read_text(encoding="utf-8"))
-    # The same case keeps its fingerprint across runs, so it stays one alert.
+    # The same defect keeps its fingerprint across runs, whichever verdict the baseline made of it, so
+    # it stays one alert: the fingerprint names the server and the behaviour.
     assert {tuple(r["partialFingerprints"].items()) for r in results} == {
         tuple(r["partialFingerprints"].items()) for r in before["runs"][0]["results"]
     }
@@ -105,7 +111,7 @@ def test_server_text_stays_data(runs: dict[str, Path]) -> None:
     case["message"] = "see [the fix](1) <script>x</script> {0} \x1b[31mred\\ \u202eevil\nline"
     log = sarif.sarif(report)
     _valid(log)
-    text = next(r for r in log["runs"][0]["results"] if r["properties"]["caseKey"] == case["key"])["message"]
+    text = next(r for r in log["runs"][0]["results"] if case["key"] in r["properties"]["caseKeys"])["message"]
     text = text["text"]
     assert "\\[the fix\\](1)" in text and "[the fix](1)" not in text.replace("\\[", "").replace("\\]", "")
     assert "\x1b" not in text and "\u202e" not in text and "\n" not in text
@@ -122,10 +128,7 @@ def test_the_location_is_the_target_file_or_the_given_uri(runs: dict[str, Path])
     assert uris == {"deploy/my-server.toml"}
     # The Nth --server is target N; a command line that does not say which is which names no file.
     report["header"]["command"] += ["--server", "other.toml"]
-    assert {
-        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-        for r in sarif.sarif(report)["runs"][0]["results"]
-    } == {sarif.DEFAULT_URI}
+    assert all("physicalLocation" not in r["locations"][0] for r in sarif.sarif(report)["runs"][0]["results"])
     chosen = sarif.sarif(report, uri="conformance-baseline.json")
     uris = {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in chosen["runs"][0]["results"]
@@ -157,3 +160,21 @@ def test_the_module_command_rewrites_the_location(runs: dict[str, Path], tmp_pat
     assert {
         r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
     } == {"mcp/target.toml"}
+
+
+def test_a_defect_in_every_revision_is_one_result() -> None:
+    """Issue 32: a server with one defect in every revision it speaks is one alert, its fingerprint the same
+    whichever revisions showed it; every case is named in the result."""
+    from tests.conftest import run
+
+    report = run([stdio(RAW, "--defect", "parse-error-id")], select="base.rpc.parse-error")
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert len({c["revision"] for c in failed}) == len(failed) == 3  # every revision the raw server speaks
+    log = sarif.sarif(report)
+    _valid(log)
+    (result,) = log["runs"][0]["results"]
+    assert sorted(result["properties"]["caseKeys"]) == sorted(c["key"] for c in failed)
+    fewer = copy.deepcopy(report)
+    fewer["cases"] = [c for c in fewer["cases"] if c["revision"] != failed[0]["revision"]]
+    (again,) = sarif.sarif(fewer)["runs"][0]["results"]
+    assert again["partialFingerprints"] == result["partialFingerprints"]
