@@ -86,15 +86,21 @@ def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = N
     return "\n".join(lines)
 
 
-def finding_line(finding: Finding, spoken: Sequence[str] = (), with_target: bool = False) -> str:
-    """One finding in one line: its verdict, requirement and the level it was judged at, where it was
-    seen ("every revision" when that is each of `spoken`), and the start of its message."""
+def finding_where(finding: Finding, spoken: Sequence[str] = ()) -> str:
+    """Where a finding was seen, in words: its transports, and "every revision" when it is each of
+    `spoken` (more than one), else the revisions."""
     revisions = (
         "every revision"
         if len(finding.revisions) > 1 and set(spoken) == set(finding.revisions)
         else ", ".join(finding.revisions)
     )
-    where = f"{', '.join(finding.transports)}, {revisions}"
+    return f"{', '.join(finding.transports)}, {revisions}"
+
+
+def finding_line(finding: Finding, spoken: Sequence[str] = (), with_target: bool = False) -> str:
+    """One finding in one line: its verdict, requirement and the level it was judged at, where it was
+    seen (`finding_where`), how many cases showed it, and the start of its message."""
+    where = finding_where(finding, spoken)
     if with_target:
         where += f", target {', '.join(map(str, finding.targets))}"
     count = f" x{len(finding.keys)}" if len(finding.keys) > 1 else ""
@@ -179,6 +185,30 @@ def _md(text: Any) -> str:
     return out
 
 
+def _md_findings(model: Report) -> list[str]:
+    """The findings (`reporting.findings`: one line per defect, with where it was seen and how many
+    cases showed it), the scored ones first; each case is under "Problems" below."""
+    found = findings(model.cases)
+    if not found:
+        return []
+    spoken = sorted({r for target in model.targets for r in target.revisions_spoken})
+    out = [
+        "## Findings",
+        "",
+        "| verdict | requirement | seen in | cases | message |",
+        "|---|---|---|---|---|",
+    ]
+    for finding in sorted(found, key=lambda f: bool(f.unscored)):
+        where = finding_line(finding, spoken).split(" [", 1)[1].split("]: ", 1)[0]
+        apart = f" ({finding.unscored}, not scored)" if finding.unscored else ""
+        said = (finding.message.splitlines() or [""])[0][:300]
+        out.append(
+            f"| {finding.verdict}{apart} | {_md(finding.requirement)} ({_md(finding.level_shown)}) | "
+            f"{_md(where)} | {len(finding.keys)} | {_md(said)} |"
+        )
+    return [*out, ""]
+
+
 def _md_case(case: Case) -> list[str]:
     """One case that did not pass: its verdict and key, requirement, message, evidence (the item that
     shows the fault first), as Markdown text."""
@@ -255,6 +285,7 @@ def markdown(report: AnyReport) -> str:
     reasons = skip_reason_lines(model.cases)
     if reasons:
         out += ["SKIPs by reason:", "", *(f"- {_md(line)}" for line in reasons), ""]
+    out += _md_findings(model)
     if problems:
         out += ["## Problems", ""]
         for case in problems:

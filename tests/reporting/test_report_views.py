@@ -103,9 +103,12 @@ def test_markdown_leads_with_the_result_totals_and_the_problems_worst_first(repo
     assert lines[2] == "Result: FAILED. " + html_report.headline(report).why
     assert lines[4] == f"Exit code 1: {EXIT_MEANING[1]}."
     assert lines[6].startswith("| PASS | FAIL | WARN | SKIP | ERROR | cases |")
-    # The SKIPs counted by reason, one line per kind, then the problems.
-    at = lines.index("## Problems")
+    # The SKIPs counted by reason, one line per kind, then the findings (one row per defect), then the
+    # problems case by case.
+    at = lines.index("## Findings")
     assert lines[10] == "SKIPs by reason:" and all(line.startswith("- SKIP ") for line in lines[12 : at - 1])
+    rows = lines[at + 4 : lines.index("## Problems") - 1]
+    assert rows and all(row.startswith(("| FAIL", "| WARN", "| ERROR")) for row in rows)
     headings = [line for line in lines if line.startswith("### ")]
     problems = text[text.index("## Problems") : text.index("## Run")]
     verdicts = [h.split()[1] for h in headings if h in problems]
