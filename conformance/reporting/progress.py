@@ -125,8 +125,8 @@ class Progress:
                     self._line(_t(f"        {more[:140]}"))
         if self.tty:
             spin = SPINNER[self.done % len(SPINNER)] if self.style.symbols else "-"
-            where = f"{result.transport}@{result.revision}  {result.check}"
-            status = f"{spin} {self.done} cases  {self.style.tally(self.counts)}  {_t(where[:60])}"
+            where = f"target {result.target} {result.transport}@{result.revision}  {result.check}"
+            status = f"{spin} {self.done} cases  {self.style.tally(self.counts)}  {_t(where[:70])}"
             self.stream.write("\r\033[K" + status)
             self.stream.flush()
             self._status = True
