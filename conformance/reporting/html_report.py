@@ -471,11 +471,8 @@ def _case(case: Case, anchors: Mapping[str, str]) -> str:
         f'<article class="case c-{_e(case.verdict)}" id="{_e(anchors[case.key])}" {attrs}>',
         f'<details class="case-body"{opened}><summary><h3>{_verdict(case.verdict)} '
         f'<code>{_e(case.key)}</code></h3><div class="fline">{_e(case.first_line(240))}</div></summary>',
-        f'<p class="finding">{_e(case.message) or "<i>no message</i>"}</p>',
-        f'<p class="req"><b>{_e(case.requirement)}</b> ({_e(case.level_shown)}): {_e(case.title)}</p>',
+        *_said(case.message, case.requirement, case.level_shown, case.title, quote, source),
     ]
-    if quote:
-        parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
     if case.baseline:
         b = case.baseline
         parts.append(
@@ -603,11 +600,8 @@ def _finding_card(found: Finding, anchors: Mapping[str, str], by_key: Mapping[st
         f"{_verdict(found.verdict)} <b>{_e(found.requirement)}</b> "
         f'<span class="level">({_e(found.level_shown)})</span> in {_e(found.where)} · '
         f'{n} case{"" if n == 1 else "s"}<div class="fline">{_e(line)}</div></summary>',
-        f'<p class="finding">{_e(found.message) or "<i>no message</i>"}</p>',
-        f'<p class="req"><b>{_e(found.requirement)}</b> ({_e(found.level_shown)}): {_e(found.title)}</p>',
+        *_said(found.message, found.requirement, found.level_shown, found.title, quote, source),
     ]
-    if quote:
-        parts.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
     if found.unscored:
         parts.append(f"<p>Not scored ({_e(found.unscored)}): it fails no run.</p>")
     links = "".join(
@@ -702,6 +696,18 @@ _TILE_TONE = {
     Verdict.XFAIL: "t-note",
     Verdict.SKIP: "t-skip",
 }
+
+
+def _said(message: str, requirement: str, level: str, title: str, quote: str, source: str) -> list[str]:
+    """What a case or a finding card says: its message, its requirement with the level it was judged
+    at, and the quoted sentence with its source when the requirement table has the row."""
+    out = [
+        f'<p class="finding">{_e(message) or "<i>no message</i>"}</p>',
+        f'<p class="req"><b>{_e(requirement)}</b> ({_e(level)}): {_e(title)}</p>',
+    ]
+    if quote:
+        out.append(f'<blockquote>{_e(quote)}</blockquote><p class="meta">Source: {_e(source)}</p>')
+    return out
 
 
 def _banner(model: Report, findings_count: int) -> str:
