@@ -52,11 +52,14 @@ def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = N
         lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={listed}"))
         if not target.unreachable:  # else its connect ERROR says why, one line per cause
             lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
-    found = [f for f in findings(model.cases) if not f.unscored]
+    # The scored findings, then the not-scored ones (an unclaimed experimental feature's or extension's:
+    # true, shown, failing no run), each marked so.
+    found = sorted(findings(model.cases), key=lambda f: bool(f.unscored))
     spoken = sorted({r for target in model.targets for r in target.revisions_spoken})
     by_key = {case.key: case for case in model.cases}
     for finding in found[:limit]:
-        lines.append(_t(finding_line(finding, spoken, len(model.targets) > 1)))
+        apart = f"  [{finding.unscored}, not scored]" if finding.unscored else ""
+        lines.append(_t(finding_line(finding, spoken, len(model.targets) > 1) + apart))
         lines.extend(_t(f"        {more[:160]}") for more in unreachable_causes(by_key[finding.keys[0]])[1:])
     if len(found) > limit:
         lines.append(f"  … and {len(found) - limit} more findings (see the report)")
