@@ -304,6 +304,19 @@ def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
     return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
 
 
+def _stopped(reason: str, cases: Sequence[Case]) -> str:
+    """Why a run that stopped early did not pass: the scored cases it holds, as the totals line and
+    every view count them, and the not-scored ones apart."""
+    scored = sum(1 for case in cases if not case.unscored)
+    more = len(cases) - scored
+    return (
+        f"The run stopped before it finished ({reason}): the report holds the {scored} "
+        f"case{'' if scored == 1 else 's'} judged until then"
+        + (f" (and {more} more not scored)" if more else "")
+        + ", and the rest were never run."
+    )
+
+
 def headline(report: Report | Mapping[str, Any]) -> Headline:
     """The run's outcome (`verdicts.result`), read from the report alone: interrupted when the run
     stamped 130 (143: terminated) or its footer says so, else the exit code recomputed from the cases."""
@@ -334,15 +347,7 @@ def headline(report: Report | Mapping[str, Any]) -> Headline:
         )
         why += "."
     elif word in ("interrupted", "incomplete"):
-        # The scored cases, as the totals line and every view count them; the unscored ones apart.
-        scored = sum(1 for case in cases if not case.unscored)
-        more = len(cases) - scored
-        why = (
-            f"The run stopped before it finished ({footer.reason}): the report holds the {scored} "
-            f"case{'' if scored == 1 else 's'} judged until then"
-            + (f" (and {more} more not scored)" if more else "")
-            + ", and the rest were never run."
-        )
+        why = _stopped(footer.reason, cases)
     elif word == "not judged":
         why = (
             f"All {len(cases)} case{plural} are SKIP: the run judged nothing, so it cannot vouch "

@@ -188,6 +188,12 @@ def _md(text: Any) -> str:
     return out
 
 
+def _md_skip_reasons(model: Report) -> list[str]:
+    """The scored SKIPs counted by why, one line per kind (`skip_reason_lines`)."""
+    reasons = skip_reason_lines(model.cases)
+    return ["SKIPs by reason:", "", *(f"- {_md(line)}" for line in reasons), ""] if reasons else []
+
+
 def _md_findings(model: Report) -> list[str]:
     """The findings (`reporting.findings`: one line per defect, with where it was seen and how many
     cases showed it), the scored ones first; each case is under "Problems" below."""
@@ -285,10 +291,7 @@ def markdown(report: AnyReport) -> str:
     ]
     if unscored:
         out += [unscored_line(unscored) + ".", ""]
-    reasons = skip_reason_lines(model.cases)
-    if reasons:
-        out += ["SKIPs by reason:", "", *(f"- {_md(line)}" for line in reasons), ""]
-    out += _md_findings(model)
+    out += _md_skip_reasons(model) + _md_findings(model)
     if problems:
         out += ["## Problems", ""]
         for case in problems:
