@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "vectors":
             return cmd_vectors_lint(args)
         if args.command in cli_cases.COMMANDS:
-            return cli_cases.main(args)
+            return cli_cases.main(args, main)
         if args.command in cli_reports.COMMANDS:
             return cli_reports.main(args)
         if args.command in cli_authority.COMMANDS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,14 +61,16 @@ def add_parsers(sub: Any) -> None:
     )
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, run: Callable[[list[str]], int]) -> int:
+    """`show` or `replay`; `run` is the CLI's own entry point, which `replay` runs its check through
+    (handed in by the CLI, so this module never imports it back)."""
     try:
         report, path = _load(args.report)
         case = find_case(report, args.case)
         if args.command == "show":
             print(show_text(report, case, path))
             return EXIT_OK
-        return _replay(report, case, args)
+        return _replay(report, case, args, run)
     except CaseUsageError as exc:
         print(f"mcp-conformance: {exc} (see `mcp-conformance {args.command} --help`)", file=sys.stderr)
         return EXIT_USAGE
@@ -253,19 +256,18 @@ def embedded(report: Report) -> bool:
     return command is not None and not any(part.startswith("--server") for part in command)
 
 
-def _replay(report: Report, case: Case, args: argparse.Namespace) -> int:
+def _replay(report: Report, case: Case, args: argparse.Namespace, run: Callable[[list[str]], int]) -> int:
     """Run the case's check again (`replay_argv`) and say its verdict before and now."""
     import shlex
     import tempfile
 
     from conformance.engine.results import case_key
-    from conformance.front import cli
     from conformance.reporting import model
 
     directory = args.report_dir or tempfile.mkdtemp(prefix="replay-", dir=_reports_root())
     argv = replay_argv(report, case, directory)
     print(f"replay: {case.key} (was {case.verdict}): mcp-conformance {shlex.join(argv)}", flush=True)
-    code = cli.main(argv)
+    code = run(argv)
     try:
         again = model.load(Path(directory))
     except (OSError, ValueError):

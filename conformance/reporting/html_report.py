@@ -304,6 +304,15 @@ def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
     return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
 
 
+def unscored_line(unscored: Mapping[str, int]) -> str:
+    """The count of the unscored cases, apart from the run's totals: what they are and how to claim them."""
+    counts = "  ".join(f"{v} {n}" for v, n in unscored.items() if v != "cases" and n)
+    return (
+        f"{unscored.get('cases', 0)} more cases not scored (experimental features or extensions; they "
+        f"fail no run unless claimed with --experimental, or --suite naming their pack): {counts}"
+    )
+
+
 def _stopped(reason: str, cases: Sequence[Case]) -> str:
     """Why a run that stopped early did not pass: the scored cases it holds, as the totals line and
     every view count them, and the not-scored ones apart."""
@@ -742,8 +751,6 @@ def _tiles(model: Report, verdicts: Sequence[Verdict]) -> str:
         out.append(f'<div class="tile {tone} v-{_e(verdict)}">{_e(verdict)}<b>{_e(count)}</b></div>')
     out.append(f'<div class="tile t-cases">cases<b>{_e(scored.get("cases", 0))}</b></div></div>')
     if unscored.get("cases"):
-        from conformance.reporting.views import unscored_line
-
         out.append(f'<p class="meta unscored">{_e(unscored_line(unscored))}</p>')
     return "".join(out)
 

@@ -19,7 +19,13 @@ from typing import Any
 from conformance.model.verdicts import BLOCKING, JUNIT_ELEMENT, SKIP_KINDS, VERDICTS, Verdict
 from conformance.reporting import html_report, sarif
 from conformance.reporting.findings import Finding, findings
-from conformance.reporting.html_report import PROBLEMS, evidence_items, headline, problems_first
+from conformance.reporting.html_report import (
+    PROBLEMS,
+    evidence_items,
+    headline,
+    problems_first,
+    unscored_line,
+)
 from conformance.reporting.model import Case, Report, coerce
 from conformance.text import readable, visible
 
@@ -155,15 +161,6 @@ def official_lines(cases: Sequence[Case]) -> list[str]:
 
     label = official.load().label
     return [entry.line(label) for entry in official.summary(cases)]
-
-
-def unscored_line(unscored: Mapping[str, int]) -> str:
-    """The count of the unscored cases, apart from the run's totals: what they are and how to claim them."""
-    counts = "  ".join(f"{v} {n}" for v, n in unscored.items() if v != "cases" and n)
-    return (
-        f"{unscored.get('cases', 0)} more cases not scored (experimental features or extensions; they "
-        f"fail no run unless claimed with --experimental, or --suite naming their pack): {counts}"
-    )
 
 
 def _evidence_text(value: Any) -> str:
