@@ -345,7 +345,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     data = official.load()
     covered = official.check_coverage(args.revision, rows_at)
     print(
-        f"{data.label} (commit {data.release['commit'][:12]}), server set of {args.revision}: "
+        f"{data.label} ({data.pin}), server set of {args.revision}: "
         "each official check, the rows judging it here, or why none does"
     )
     scenario = None
@@ -356,6 +356,11 @@ def cmd_coverage(args: argparse.Namespace) -> int:
             print(f"{scenario}{apart}")
         judged = ", ".join(item.rows) if item.rows else f"not judged ({item.reason}): {item.why}"
         print(f"  {item.check:58} {judged}")
+    if data.runner:
+        print("(any scenario: the official runner's own)")
+    for check in data.runner:
+        why = data.not_judged[check]
+        print(f"  {check:58} not judged ({why.reason}): {why.why}")
     print(official.counts_line(args.revision, covered))
     return EXIT_OK
 

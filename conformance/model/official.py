@@ -7,8 +7,15 @@ should be readable in those IDs too. The data is split so that each fact is said
   validated by `requirements.schema.json`);
 - `official.json` (validated by `official.schema.json` when read) pins the release the IDs were read
   from, the frozen server set of each revision (`requirements/<revision>.yaml` of that release), every
-  server check of those scenarios (read from `src/scenarios/server/`), and why a check no row names is
-  not judged here.
+  server check of those scenarios and of the release's scenarios no set names yet, the checks its runner
+  emits for any scenario, and why a check no row names is not judged here.
+
+How a release is read: unpack `npm pack @modelcontextprotocol/conformance@VERSION` outside the repo;
+the revisions' sets are its `requirements/*.yaml`; the check IDs each server scenario emits are the
+constants and `id:` members of that scenario in the package's `dist/index.js` (or, in a checkout at the
+release's commit, `src/scenarios/server/`), a check's `introducedIn` giving `since`; the registry's
+`dist.integrity` pins the tarball. `tests/model/test_official.py` compares the data with those files
+when `MCP_CONFORMANCE_OFFICIAL_DIR` names the unpacked package. Only IDs enter the repo.
 
 From the two, `coverage` says for a revision which rows judge each official check, or why none does, and
 `summary` reads a report the same way: of the official checks judged at a revision, how many passed.
@@ -53,11 +60,29 @@ class Official:
     #: scenario -> its check IDs.
     scenarios: Mapping[str, tuple[str, ...]]
     not_judged: Mapping[str, NotJudged]
+    #: scenario -> the release's status, for a scenario no revision's frozen set names.
+    outside: Mapping[str, str]
+    #: check -> the first revision whose wire it is emitted at, when later than its scenario's.
+    since: Mapping[str, str]
+    #: The checks the runner emits for any scenario.
+    runner: tuple[str, ...]
 
     @property
     def label(self) -> str:
-        """`@modelcontextprotocol/conformance 0.2.0-alpha.11`: the release every figure is of."""
+        """`@modelcontextprotocol/conformance 0.2.0-alpha.12`: the release every figure is of."""
         return f"{self.release['package']} {self.release['version']}"
+
+    @property
+    def pin(self) -> str:
+        """What pins the release: its commit, or the npm tarball's integrity (a registry package names
+        no commit)."""
+        if "commit" in self.release:
+            return f"commit {self.release['commit'][:12]}"
+        return f"npm {self.release['integrity'][:19]}"
+
+    def emits_at(self, check: str, revision: str) -> bool:
+        """Whether a scenario run at `revision`'s wire emits `check` (REVISIONS are ISO dates)."""
+        return revision >= self.since.get(check, revision)
 
     def scenarios_of(self, check: str) -> tuple[str, ...]:
         """The scenarios that emit `check` (a check ID is normally one scenario's own)."""
@@ -72,6 +97,7 @@ class Official:
         one the release runs but does not score."""
         out: list[tuple[str, str | None]] = [(name, None) for name in self.scored.get(revision, ())]
         out += list(self.not_scored.get(revision, {}).items())
+        out += [(name, f"{status}, in no frozen set") for name, status in self.outside.items()]
         return out
 
 
@@ -86,23 +112,40 @@ def load() -> Official:
     if problems:
         raise OfficialError(f"official.json breaks its schema at {problems[0]}")
     scenarios = {name: tuple(checks) for name, checks in data["scenarios"].items()}
-    every = {check for checks in scenarios.values() for check in checks}
-    for revision, sets in data["revisions"].items():
-        for name in [*sets["server"], *sets["not_scored"]]:
-            if name not in scenarios:
-                raise OfficialError(
-                    f"official.json: {revision} names scenario {name!r}, whose checks it does not list"
-                )
-    for check in data["not_judged"]:
-        if check not in every:
-            raise OfficialError(f"official.json: not_judged names {check!r}, which no scenario emits")
+    _consistent(data, scenarios)
     return Official(
         release=data["release"],
         scored={rev: tuple(sets["server"]) for rev, sets in data["revisions"].items()},
         not_scored={rev: dict(sets["not_scored"]) for rev, sets in data["revisions"].items()},
         scenarios=scenarios,
         not_judged={check: NotJudged(**why) for check, why in data["not_judged"].items()},
+        outside=dict(data.get("outside_sets", {})),
+        since=dict(data.get("since", {})),
+        runner=tuple(data.get("runner", ())),
     )
+
+
+def _consistent(data: Mapping[str, Any], scenarios: Mapping[str, tuple[str, ...]]) -> None:
+    """Refuse data that names a scenario without its checks, or a check no scenario (nor the runner)
+    emits, or a runner check without its reason: each would make a count silently wrong."""
+    every = {check for checks in scenarios.values() for check in checks}
+    named = [
+        (rev, name)
+        for rev, sets in data["revisions"].items()
+        for name in [*sets["server"], *sets["not_scored"]]
+    ]
+    named += [("outside_sets", name) for name in data.get("outside_sets", {})]
+    for where, name in named:
+        if name not in scenarios:
+            raise OfficialError(
+                f"official.json: {where} names scenario {name!r}, whose checks it does not list"
+            )
+    runner = set(data.get("runner", ()))
+    for check in [*data["not_judged"], *data.get("since", {})]:
+        if check not in every | runner:
+            raise OfficialError(f"official.json: {check!r} is named, but no scenario emits it")
+    for check in runner - set(data["not_judged"]):
+        raise OfficialError(f"official.json: runner check {check!r} is not in not_judged")
 
 
 def check_rows(rows: Iterable[Any]) -> None:
@@ -138,6 +181,8 @@ class CheckCoverage:
     #: rows judge other revisions only.
     reason: str = ""
     why: str = ""
+    #: False for a scenario no revision's frozen set names (counted apart from the not-scored ones).
+    frozen: bool = True
 
 
 def check_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[CheckCoverage]:
@@ -147,24 +192,19 @@ def check_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[
     official = load()
     out = []
     for scenario, not_scored in official.revision_scenarios(revision):
+        frozen = scenario not in official.outside
         for check in official.scenarios[scenario]:
+            if not official.emits_at(check, revision):
+                continue
             rows = tuple(rows_at.get(check, ()))
             if rows:
-                out.append(CheckCoverage(scenario, check, not_scored, rows))
+                out.append(CheckCoverage(scenario, check, not_scored, rows, frozen=frozen))
             elif check in official.not_judged:
                 why = official.not_judged[check]
-                out.append(CheckCoverage(scenario, check, not_scored, (), why.reason, why.why))
+                out.append(CheckCoverage(scenario, check, not_scored, (), why.reason, why.why, frozen))
             else:
-                out.append(
-                    CheckCoverage(
-                        scenario,
-                        check,
-                        not_scored,
-                        (),
-                        "other-revisions",
-                        f"its rows judge other revisions than {revision}",
-                    )
-                )
+                why_not = f"its rows judge other revisions than {revision}"
+                out.append(CheckCoverage(scenario, check, not_scored, (), "other-revisions", why_not, frozen))
     return out
 
 
@@ -181,7 +221,8 @@ def counts_line(revision: str, entries: Sequence[CheckCoverage]) -> str:
     """The one line `coverage` ends with: of the revision's scored checks, how many a row judges and why
     the others are not; the not-scored scenarios' checks apart."""
     scored = [e for e in entries if e.not_scored is None]
-    apart = [e for e in entries if e.not_scored is not None]
+    apart = [e for e in entries if e.not_scored is not None and e.frozen]
+    outside = [e for e in entries if not e.frozen]
     reasons: dict[str, int] = {}
     for entry in scored:
         if not entry.rows:
@@ -194,6 +235,12 @@ def counts_line(revision: str, entries: Sequence[CheckCoverage]) -> str:
         f"{judged} judged here, {len(scored) - judged} not"
         f"{' (' + why + ')' if why else ''}; not scored: {len(apart)} checks in "
         f"{len({e.scenario for e in apart})} scenarios, {sum(1 for e in apart if e.rows)} judged here"
+        + (
+            f"; in no frozen set: {len(outside)} checks in {len({e.scenario for e in outside})} scenarios, "
+            f"{sum(1 for e in outside if e.rows)} judged here"
+            if outside
+            else ""
+        )
     )
 
 
@@ -250,7 +297,7 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
         entries = [e for e in check_coverage(revision, rows_at[revision]) if e.rows]
         outcome = {e.check: check_verdict(by_revision[revision][e.check]) for e in entries}
         scored = [e.check for e in entries if e.not_scored is None]
-        apart = [e.check for e in entries if e.not_scored is not None]
+        apart = [e.check for e in entries if e.not_scored is not None and e.frozen]
         out.append(
             RevisionSummary(
                 revision,

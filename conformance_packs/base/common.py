@@ -68,7 +68,7 @@ async def tools(ctx: CaseContext, *, complete: bool = False, refetch: bool = Fal
 
     `complete=True` is for checks about the listing as a whole (uniqueness, order): a listing that
     never ended may repeat pages, which would be misread as duplicate tools. `refetch=True` lists anew
-    (and keeps the new listing), for the check that compares two listings.
+    (and keeps the new listing), for the check that compares listings.
     """
     listing = await ctx.list_all("tools/list", "tools", refetch=refetch)
     items, problem = listing.items, listing.problem

@@ -30,7 +30,31 @@ def test_every_server_check_is_mapped_or_listed_as_not_judged_never_both() -> No
         for check in checks:
             assert (check in mapped) != (check in data.not_judged), f"{scenario}:{check}"
     every = {check for checks in data.scenarios.values() for check in checks}
-    assert set(mapped) <= every and set(data.not_judged) <= every
+    assert set(mapped) <= every and set(data.not_judged) <= every | set(data.runner)
+    assert set(data.runner) <= set(data.not_judged), "a runner check without its reason"
+
+
+def test_the_deterministic_order_check_is_judged_at_the_wire_that_emits_it_only() -> None:
+    """alpha.12's WARNING `tools-list-deterministic-order` is emitted at the 2026-07-28 wire only: judged
+    there by BASE-TOOLS-007 (a SHOULD, as the official check is a WARNING), absent from 2025-11-25's set."""
+    rows = official.rows_by_check(table().values())
+    assert rows["tools-list-deterministic-order"] == ["BASE-TOOLS-007"]
+    assert table()["BASE-TOOLS-007"].level == "SHOULD"
+    at = {rev: {e.check for e in official.check_coverage(rev, rows)} for rev in official.REVISIONS}
+    assert "tools-list-deterministic-order" in at["2026-07-28"]
+    assert "tools-list-deterministic-order" not in at["2025-11-25"]
+
+
+def test_the_skills_checks_are_listed_as_a_pending_extension_in_no_frozen_set() -> None:
+    """SEP-2640 is pending and not in the specification: its 42 server checks are listed, not judged, and
+    counted apart from every revision's frozen set."""
+    data = official.load()
+    skills = [c for s in data.outside for c in data.scenarios[s]]
+    assert len(skills) == 42 and all(c.startswith("sep-2640-") for c in skills)
+    assert {data.not_judged[c].reason for c in skills} == {"pending-extension"}
+    for revision in official.REVISIONS:
+        line = official.counts_line(revision, official.check_coverage(revision, {}))
+        assert line.endswith("; in no frozen set: 42 checks in 3 scenarios, 0 judged here"), line
 
 
 def test_a_row_naming_an_unknown_official_check_is_refused() -> None:
@@ -73,7 +97,8 @@ def test_coverage_prints_every_check_of_the_set_and_one_counts_line() -> None:
         lines = done.stdout.splitlines()
         checks = [line.split()[0] for line in lines if line.startswith("  ")]
         data = official.load()
-        assert checks == [c for s, _ in data.revision_scenarios(revision) for c in data.scenarios[s]]
+        emitted = [c for s, _ in data.revision_scenarios(revision) for c in data.scenarios[s]]
+        assert checks == [c for c in emitted if data.emits_at(c, revision)] + list(data.runner)
         assert lines[-1].startswith(f"{revision}: ") and " judged here, " in lines[-1]
 
 
@@ -153,6 +178,16 @@ def test_the_scenario_sources_emit_no_server_check_the_data_lacks() -> None:
     assert emitted - every == set()
     quoted = set(re.findall(r"['`]([a-z][a-zA-Z0-9$-]*)['`]", text)) | {"ping"}
     assert every - quoted == set(), "an ID the data holds that the sources never write"
+
+
+def test_the_package_bundle_emits_every_id_the_data_holds() -> None:
+    """The npm package ships its scenarios as one bundle (`dist/index.js`), not `src/`: every scenario
+    and check ID the data holds is written there."""
+    text = _official("dist/index.js").read_text(encoding="utf-8")
+    data = official.load()
+    ids = {*data.scenarios, *(c for checks in data.scenarios.values() for c in checks), *data.runner}
+    assert {i for i in ids if f"`{i}`" not in text and f"'{i}'" not in text} == set()
+    assert data.release["version"] in (REPO / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_docs_quote_what_coverage_prints() -> None:

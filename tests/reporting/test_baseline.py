@@ -189,7 +189,7 @@ def test_import_official_gates_a_run_like_any_baseline(tmp_path: Path) -> None:
         "not mapped: client:initialize: judges a client, not a server",
         "not mapped: tools-call-error: no row judges it here (fixture-only)",
         "not mapped: no-such-scenario: no server scenario of @modelcontextprotocol/conformance"
-        " 0.2.0-alpha.11 is named 'no-such-scenario'",
+        " 0.2.0-alpha.12 is named 'no-such-scenario'",
     ]
     written = baseline.load(tmp_path / "baseline.json")
     assert written.entries == {

@@ -45,6 +45,8 @@ DEFECTS = {
     "ecma-pattern": "conformant: patterns in ECMA-262 syntax Python's re rejects (\\p{L}, (?<y>)), also in"
     " echo's outputSchema",
     "cursor-loop": "the tools/list cursor points back to the first page forever",
+    "third-listing-reordered": "lists its tools in reverse order on every third listing (tools/list without"
+    " a cursor), the others in order",
     "stdout-garbage": "writes a log line to stdout at start",
     "stdout-binary": "writes bytes that are not UTF-8 (and a terminal escape) to stdout at start",
     "stdout-on-call": "writes a log line to stdout before answering a tools/call of echo",
@@ -207,6 +209,8 @@ class Server:
     def __init__(self, defect: str) -> None:
         self.defect = defect
         self.revision: str | None = None
+        #: Listings begun so far (a tools/list without a cursor), for `third-listing-reordered`.
+        self.listings = 0
 
     def handle_line(self, line: bytes) -> dict[str, Any] | None:
         try:
@@ -350,6 +354,9 @@ class Server:
         tools = [*TOOLS, *(extra if isinstance(extra, list) else [extra])]
         if self.defect == "ecma-pattern":
             tools = [{**t, "outputSchema": ECMA_ECHO_OUTPUT} if t["name"] == "echo" else t for t in tools]
+        self.listings += cursor is None
+        if self.defect == "third-listing-reordered" and self.listings % 3 == 0:
+            tools = tools[::-1]
         if cursor is None:
             index = 0
         elif isinstance(cursor, str) and cursor.isdigit() and int(cursor) < len(tools):

@@ -56,6 +56,9 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
         ("base.tools.unique-names", "SKIP"),
         ("base.tools.deterministic-order", "SKIP"),
     },
+    # An order that changes on every third listing: no MCP MUST fixes the order (BASE-TOOLS-007 is a
+    # SHOULD, as the official tools-list-deterministic-order is a WARNING).
+    "third-listing-reordered": {("base.tools.deterministic-order", "WARN")},
     "stdout-garbage": {("base.stdio.stdout-only-messages", "FAIL")},
     "stdout-binary": {("base.stdio.stdout-only-messages", "FAIL")},
     # The evidence is the call the line came with (`test_a_stray_line_shows_the_call_it_came_with`).
@@ -98,6 +101,7 @@ STRICT = {
         "text-differs",
         "stack-trace",
         "cursor-loop",
+        "third-listing-reordered",
         "unknown-method-32602",
         "unknown-tool-success",
         "unknown-tool-text",
@@ -133,6 +137,15 @@ def test_a_slow_tool_is_left_unjudged_and_the_others_are_judged() -> None:
     assert "2 of 3 callable tool(s) succeeded in 3 call(s)" in judged[0]["message"]
     calls = judged[0]["evidence"]["tool_calls"]
     assert (calls["tools_called"], calls["calls"], calls["calls_answered"]) == (3, 3, 2)
+
+
+def test_the_order_is_compared_over_three_listings_as_the_official_check_does() -> None:
+    """BASE-TOOLS-007 lists three times (official `tools-list-deterministic-order`: three tools/list calls,
+    order compared), and says so on its PASS."""
+    report = run([stdio("tests.servers.raw_server", "--defect", "none")], protocol="2025-11-25")
+    judged = [c for c in report["cases"] if c["check"] == "base.tools.deterministic-order"]
+    assert [c["verdict"] for c in judged] == ["PASS"]
+    assert "3 listings of" in judged[0]["message"], judged[0]["message"]
 
 
 @pytest.mark.parametrize("defect", sorted(EXPECTED))
