@@ -422,6 +422,21 @@ def json_text_blocks(result: dict[str, Any]) -> list[Any]:
 DECLARED_LISTS_CHECK = "base.cap.declared-lists-answered"
 
 
+def expect_declared_result(call: Call, what: str, declared: str) -> None:
+    """`call`, of a method the server declares (`declared` names the capability), answered with a result
+    object. An error answer is judged as an error, never as a missing result: the server declared the
+    method and then refused it, which no sentence forbids, so WARN saying which error; an answer that is
+    neither a result nor an error is the row's miss."""
+    if call.error is not None and not isinstance(call.result, dict):
+        weak(
+            f"{what} was refused with {call.drew()} although the server declares {declared} (no sentence "
+            "requires a declared method to succeed)",
+            **call.excerpt(),
+        )
+    if not isinstance(call.result, dict):
+        missed(f"{what} was not answered with a result object", **call.excerpt())
+
+
 async def judge_pages(ctx: CaseContext, method: str, key: str, shape: Callable[[Any], list[str]]) -> None:
     """A declared capability's list method: every page of the engine's one listing validated by `shape`.
 

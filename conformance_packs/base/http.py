@@ -172,14 +172,17 @@ async def unsupported_answer(ctx: CaseContext) -> Unsupported:
                 headers=headers if ctx.transport == "http" else None,
             )
 
-        first = await unsupported()
-        # Two requests of the revision that are not server/discover: a declared list method where there
-        # is one (a server may treat discovery apart from the session's other requests).
-        lists = (("tools", "tools/list"), ("prompts", "prompts/list"))
-        declared = [method for capability, method in lists if ctx.identity.has(capability)]
-        for _ in range(2):
-            await session.request(declared[0] if declared else "resources/list")
-        later = await unsupported()
+        try:
+            first = await unsupported()
+            # Two requests of the revision that are not server/discover: a declared list method where
+            # there is one (a server may treat discovery apart from the session's other requests).
+            lists = (("tools", "tools/list"), ("prompts", "prompts/list"))
+            declared = [method for capability, method in lists if ctx.identity.has(capability)]
+            for _ in range(2):
+                await session.request(declared[0] if declared else "resources/list")
+            later = await unsupported()
+        finally:  # a stdio session of its own is a process: ended now, not with the revision
+            await session.close()
         calls = (("first on a fresh session", first), ("after two other requests on its session", later))
         return Unsupported(calls, ctx.wire_since(mark), ctx.case_key)
 

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.pack_api import MODERN_REVISIONS, Call, CaseContext, check, jsonrpc, missed, skip, weak
-from conformance_packs.base.common import Sources, answered_calls, call_sweep
+from conformance.pack_api import MODERN_REVISIONS, Call, CaseContext, check, jsonrpc, missed, skip
+from conformance_packs.base.common import Sources, answered_calls, call_sweep, expect_declared_result
 from conformance_packs.base.prompting import LOG_LEVELS, level_of, log_messages, prompt_gets
 from conformance_packs.base.wirelog import drawn_by, excerpt, read_log
 
@@ -114,16 +114,7 @@ async def opted_in_calls(ctx: CaseContext) -> list[Call]:
 async def set_level(ctx: CaseContext) -> None:
     probe = await level_probe(ctx)
     ctx.note(f"logging/setLevel {probe.level!r}")
-    call = probe.set_call
-    if call.error is not None and not isinstance(call.result, dict):
-        # An error answer is judged as an error: no sentence requires a declared method to succeed.
-        weak(
-            f"logging/setLevel {probe.level!r} was refused with {call.drew()} although the server declares "
-            "logging (no sentence requires a declared method to succeed)",
-            **call.excerpt(),
-        )
-    if not isinstance(call.result, dict):
-        missed(f"logging/setLevel {probe.level!r} was not answered with a result", **call.excerpt())
+    expect_declared_result(probe.set_call, f"logging/setLevel {probe.level!r}", "logging")
 
 
 @check(

@@ -26,8 +26,8 @@ from conformance.pack_api import (
     probe_grace,
     skip,
     unjudgeable,
-    weak,
 )
+from conformance_packs.base.common import expect_declared_result
 from conformance_packs.base.received import Received, raw_request, received_since, sentinel
 
 #: Listed resources subscribed to and read (a server may list thousands).
@@ -98,18 +98,9 @@ async def legacy_flow(ctx: CaseContext) -> LegacyFlow:
 
 
 def _answered_with_result(ctx: CaseContext, method: str, calls: list[tuple[str, Call]]) -> None:
-    """Each call answered with a result object. An error answer is judged as an error: the server
-    declared subscribe and then refused, which no sentence forbids (WARN, saying which error); an answer
-    that is neither is the row's miss."""
+    """Each call answered with a result object (`expect_declared_result`: a refusal is WARN)."""
     for uri, call in calls:
-        if call.error is not None and not isinstance(call.result, dict):
-            weak(
-                f"{method} of {uri!r} was refused with {call.drew()} although the server declares "
-                "resources.subscribe (no sentence requires a declared method to succeed)",
-                **call.excerpt(),
-            )
-        if not isinstance(call.result, dict):
-            missed(f"{method} of {uri!r} was not answered with a result object", **call.excerpt())
+        expect_declared_result(call, f"{method} of {uri!r}", "resources.subscribe")
     ctx.note(f"{method} answered for {len(calls)} listed resource(s)")
 
 

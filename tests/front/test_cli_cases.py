@@ -58,6 +58,19 @@ def test_show_suggests_the_case_a_typo_meant(folder: Path) -> None:
     assert "see `mcp-conformance show --help`" in result.stderr
 
 
+def _show_in(folder: Path) -> subprocess.CompletedProcess[str]:
+    """`mcp-conformance show KEY` run from `folder` without `--report` (so it looks under reports/)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [PY, "-m", "conformance", "show", KEY],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_show_reads_the_newest_report_by_default(folder: Path, tmp_path: Path) -> None:
     (tmp_path / "reports" / "old").mkdir(parents=True)
     (tmp_path / "reports" / "new").mkdir()
@@ -66,30 +79,14 @@ def test_show_reads_the_newest_report_by_default(folder: Path, tmp_path: Path) -
     newest = tmp_path / "reports" / "new" / "report.json"
     newest.write_bytes(data)
     os.utime(tmp_path / "reports" / "old" / "report.json", (1, 1))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [PY, "-m", "conformance", "show", KEY],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _show_in(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "got 1003 (int)" in result.stdout
     assert f"--report {newest.relative_to(tmp_path)}" in result.stdout
 
 
 def test_show_without_a_report_says_how_to_name_one(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [PY, "-m", "conformance", "show", KEY],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _show_in(tmp_path)
     assert result.returncode == 2
     assert "no report under reports/; name one with --report PATH" in result.stderr
 
