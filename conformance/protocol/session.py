@@ -27,17 +27,19 @@ from conformance.protocol import jsonrpc
 from conformance.protocol.client_input import ClientInput
 from conformance.protocol.jsonrpc import Frame
 from conformance.protocol.versions import (
+    CLIENT_NAME,
     FIRST_PROTOCOL_HEADER,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
     at_least,
     era_of,
+    initialize_params,
     is_known,
 )
 from conformance.text import bytes_text
 
-CLIENT_INFO = {"name": "mcp-conformance", "version": __version__}
+CLIENT_INFO = {"name": CLIENT_NAME, "version": __version__}
 #: Methods whose name-like parameter is mirrored in the `Mcp-Name` header (2026-07-28 over HTTP).
 NAME_PARAMS = {
     "tools/call": "name",
@@ -340,15 +342,8 @@ class Session:
         not this one) says the revision is not spoken.
         """
         if self.era == "legacy":
-            call = await self.request(
-                "initialize",
-                {
-                    "protocolVersion": self.revision,
-                    "capabilities": self.client.capabilities,
-                    "clientInfo": CLIENT_INFO,
-                },
-                envelope=False,
-            )
+            params = initialize_params(self.revision, self.client.capabilities, __version__)
+            call = await self.request("initialize", params, envelope=False)
             answered, result = result_of(call)
             if not answered:
                 raise HandshakeFailed(f"initialize({self.revision}) was not answered with a result", call)

@@ -7,7 +7,7 @@ constants below, so that no revision is judged by a later revision's rules.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 Era = Literal["legacy", "modern"]
 
@@ -79,3 +79,18 @@ def transport_mismatch(revision: str, transport: str) -> str | None:
             f"point the harness at the server's SSE endpoint with sse:URL)"
         )
     return None
+
+
+#: The name the harness gives itself as an MCP client (`clientInfo`, with its version).
+CLIENT_NAME: Final = "mcp-conformance"
+
+
+def initialize_params(revision: str, capabilities: dict[str, Any], version: str) -> dict[str, Any]:
+    """The params of the legacy `initialize` the harness sends (`protocol.session.Session.open`):
+    offering `revision`, declaring `capabilities`, the harness as client. One copy, so a case's
+    reproduction (`reporting.reproduce`) opens a session exactly as the run did."""
+    return {
+        "protocolVersion": revision,
+        "capabilities": capabilities,
+        "clientInfo": {"name": CLIENT_NAME, "version": version},
+    }

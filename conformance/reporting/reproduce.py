@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.protocol.versions import LEGACY_REVISIONS
+from conformance.protocol.versions import LEGACY_REVISIONS, initialize_params
 from conformance.reporting.model import Case, Target
 from conformance.text import REDACTED
 
@@ -83,8 +83,7 @@ def _method(text: str) -> str:
 def opening(revision: str, harness_version: str) -> list[str]:
     """A legacy session's opening as the harness sends it (`protocol.session.Session.open`): initialize
     offering `revision`, no capabilities, the harness as client, then notifications/initialized."""
-    info = {"name": "mcp-conformance", "version": harness_version}
-    params = {"protocolVersion": revision, "capabilities": {}, "clientInfo": info}
+    params = initialize_params(revision, {}, harness_version)
     return [
         _compact({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}),
         _compact({"jsonrpc": "2.0", "method": "notifications/initialized"}),
