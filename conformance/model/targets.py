@@ -10,7 +10,6 @@ Bad input raises `UsageError` with a one-line message (exit code 2); nothing her
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -21,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
+
+from conformance.text import closest
 
 Kind = Literal["stdio", "http", "sse"]
 
@@ -361,13 +362,13 @@ def _same_type(error: Any) -> set[int]:
 def _hint(name: str, allowed: list[str], at: tuple[Any, ...]) -> str:
     """ "did you mean X?" from the names allowed here, else from the keys of every other table (a key
     in the wrong table, or above every table), else the names allowed here."""
-    close = difflib.get_close_matches(name, allowed, n=1)
+    close = closest(name, allowed)
     if close:
         return f"did you mean {close[0]}?"
     elsewhere = {
         dotted: last for dotted, last in _every_key().items() if dotted.rpartition(".")[0] != _dotted(at)
     }
-    close = difflib.get_close_matches(name, list(elsewhere.values()), n=1)
+    close = closest(name, elsewhere.values())
     if close:
         return f"did you mean {next(d for d, last in elsewhere.items() if last == close[0])}?"
     return f"known here: {', '.join(allowed) or 'none'}"
