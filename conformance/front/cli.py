@@ -198,10 +198,12 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
         help="run up to N things at once: several targets each in a worker process of its own, or one "
-        "target's probes and revisions over sessions of their own (default 1: one process, in order)",
+        "target's probes and revisions over sessions of their own (default: one process, in order, "
+        "except that a Streamable HTTP server's revisions run side by side when its packs allow it; "
+        "-j 1 keeps them in order too)",
     )
 
     for pack in packs.installed().values() if with_packs else ():
@@ -528,7 +530,7 @@ def _check_run_options(args: argparse.Namespace) -> None:
         raise UsageProblem("--target-budget must be positive", command="run")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more", command="run")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageProblem("-j must be 1 or more", command="run")
 
 

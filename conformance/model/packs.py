@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
@@ -100,6 +100,11 @@ class Pack:
     #: whose rows SKIP at no cost on a server without the extension: a profile is run when the server
     #: claims it).
     default_for_servers: bool = False
+    #: Whether the pack's checks may judge one Streamable HTTP server's revisions side by side when the
+    #: user did not give `-j`: they change no server state that another revision's checks read (each
+    #: revision keeps to sessions of its own). A profile whose checks write shared state (a store, a
+    #: migration) leaves it False, and its runs keep one revision at a time unless `-j` asks otherwise.
+    revisions_side_by_side: bool = False
     #: The protocol extension the pack judges (its identifier, `io.modelcontextprotocol/ui`), if any:
     #: naming such a pack with `--suite` claims its rows even when it runs by default.
     extension: str | None = None
@@ -330,6 +335,13 @@ def transport_judges() -> dict[str, tuple[str, str]]:
 
 def defaults_for_servers() -> tuple[str, ...]:
     return tuple(name for name, pack in installed().items() if pack.default_for_servers)
+
+
+def side_by_side(suites: Iterable[str]) -> bool:
+    """Whether every one of `suites` lets an HTTP server's revisions be judged side by side
+    (`Pack.revisions_side_by_side`); an unknown name allows nothing."""
+    found = installed()
+    return all(name in found and found[name].revisions_side_by_side for name in suites)
 
 
 @cache
