@@ -45,8 +45,6 @@ TRACE_PATTERNS = [
 #: Calls that may go unanswered within the timeout in one sweep over the tools (a slow tool breaks no
 #: rule, so it is left unjudged) before the rest are left out too: bounds a run against slow servers.
 SWEEP_TIMEOUTS = 2
-#: Tools a sweep calls at once over Streamable HTTP while every call so far was answered.
-SWEEP_AT_ONCE = 8
 #: The most seconds a sweep's call with sized arguments (`sized_first`) should take if every wait of
 #: its schema is per step: the sweep only needs an answer, so a tool that sleeps is asked to sleep a
 #: little, not its default (server-everything's long-running operation: 10 s, the whole timeout).
@@ -293,10 +291,6 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
     tool (server-everything has one that sleeps 10 s) breaks no rule, and must not turn every
     structured-output verdict into an ERROR. After SWEEP_TIMEOUTS of them the remaining tools are not
     called. Any other transport failure stops the sweep (memo remembers it for every later check).
-
-    Over Streamable HTTP, where each call is a POST of its own, up to SWEEP_AT_ONCE tools are called at
-    once while no call has gone unanswered (a server of many tools answered one by one was most of a
-    run's wait); after the first unanswered call, one at a time, as on a stream.
     """
 
     async def sweep() -> Sweep:
@@ -308,56 +302,47 @@ async def call_sweep(ctx: CaseContext) -> Sweep:
         drawings = [drawing(t.get("inputSchema", {})) for t in chosen]
         # Each tool's first candidate up front, in a thread; a later one only if the first is refused.
         firsts = await asyncio.to_thread(lambda: [d.get(0) for d in drawings])
-        out: list[ToolCalls] = []
-        at_once = SWEEP_AT_ONCE if ctx.transport == "http" else 1
-        while len(out) < len(chosen):
-            timeouts = sum(entry.timed_out for entry in out)
-            window = range(len(out), min(len(chosen), len(out) + (at_once if not timeouts else 1)))
+        out, timeouts = [], 0
+        for tool, drawn, first in zip(chosen, drawings, firsts, strict=True):
+            entry = ToolCalls(tool)
+            out.append(entry)
             if timeouts >= SWEEP_TIMEOUTS:
-                out += [ToolCalls(chosen[i], why="not called") for i in window]
+                entry.why = "not called"
                 continue
-            jobs = [_call_tool(ctx, chosen[i], drawings[i], firsts[i]) for i in window]
-            done = await asyncio.gather(*jobs, return_exceptions=True)
-            failed = next((d for d in done if isinstance(d, BaseException)), None)
-            if failed is not None:  # the first in tool order, once every call of the window has ended
-                raise failed
-            out += [d for d in done if isinstance(d, ToolCalls)]
+            if tasks_required(ctx, tool):
+                entry.why = (
+                    'not called: its execution.taskSupport is "required" (a client MUST call it as a task)'
+                )
+                continue
+            if first is None:
+                entry.why = f"not called: {drawn.problem}"
+                continue
+            entry.sized = sized_first(tool, first)
+            # The sized arguments first, when the schema says how long the tool works; then the drawn
+            # candidates in order (the first again only when sizing changed it and was refused).
+            rank = 0 if entry.sized is not None else 1
+            args: dict[str, Any] = entry.sized.arguments if entry.sized is not None else json.loads(first)
+            while True:
+                args = json.loads(json.dumps(args))  # a fresh copy: a check may change the arguments it sends
+                try:
+                    call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
+                except TransportTimeout:
+                    timeouts += 1
+                    entry.timed_out = True
+                    entry.unanswered_arguments = args
+                    entry.why = f"no answer within {ctx.options.timeout:g} s"
+                    break
+                entry.calls.append((args, call))
+                if succeeded(call) is not None:
+                    entry.success = call
+                    break
+                text = drawn.get(rank) if drawn.ready(rank) else await asyncio.to_thread(drawn.get, rank)
+                if text is None:
+                    break
+                args, rank = json.loads(text), rank + 1
         return Sweep(out, listed)
 
     return await ctx.remember_once("tool-sweep", "calling each callable tool", sweep)
-
-
-async def _call_tool(ctx: CaseContext, tool: dict[str, Any], drawn: Any, first: str | None) -> ToolCalls:
-    """One tool of the sweep: its sized arguments first (when its schema says how long it works), then
-    its drawn candidates in order, until one succeeds, none is left or the call goes unanswered."""
-    entry = ToolCalls(tool)
-    if tasks_required(ctx, tool):
-        entry.why = 'not called: its execution.taskSupport is "required" (a client MUST call it as a task)'
-        return entry
-    if first is None:
-        entry.why = f"not called: {drawn.problem}"
-        return entry
-    entry.sized = sized_first(tool, first)
-    # The first again only when sizing changed it and was refused.
-    rank = 0 if entry.sized is not None else 1
-    args: dict[str, Any] = entry.sized.arguments if entry.sized is not None else json.loads(first)
-    while True:
-        args = json.loads(json.dumps(args))  # a fresh copy: a check may change the arguments it sends
-        try:
-            call = await ctx.request("tools/call", {"name": tool["name"], "arguments": args})
-        except TransportTimeout:
-            entry.timed_out = True
-            entry.unanswered_arguments = args
-            entry.why = f"no answer within {ctx.options.timeout:g} s"
-            return entry
-        entry.calls.append((args, call))
-        if succeeded(call) is not None:
-            entry.success = call
-            return entry
-        text = drawn.get(rank) if drawn.ready(rank) else await asyncio.to_thread(drawn.get, rank)
-        if text is None:
-            return entry
-        args, rank = json.loads(text), rank + 1
 
 
 def sized_first(tool: dict[str, Any], first: str | None) -> Paced | None:
