@@ -4,11 +4,13 @@ headers, unknown methods and envelope the server must hold a request to."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conformance.pack_api import (
     Call,
     CaseContext,
+    TransportError,
     blocked,
     check,
     jsonrpc,
@@ -21,6 +23,9 @@ from conformance_packs.base.http import META_MISSING, meta_missing_answer
 STREAMABLE_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 #: Legacy revisions that define the MCP-Protocol-Version header.
 PROTOCOL_HEADER_REVISIONS = ("2025-06-18", "2025-11-25")
+#: Requests POSTed at once by BASE-HTTP-023 (the official suite's three), and the prefix of their ids.
+CONCURRENT = 3
+CONCURRENT_ID = "conformance-concurrent"
 #: A tool name no server lists: a request that named it and were processed calls nothing.
 NO_SUCH_TOOL = "conformance-no-such-tool"
 
@@ -224,3 +229,36 @@ async def no_server_requests(ctx: CaseContext) -> None:
                 method=frame.value.get("method"),
             )
     ctx.note(f"{messages} messages in HTTP answers, none a request")
+
+
+@check(
+    "base.http.concurrent-posts",
+    "BASE-HTTP-023",
+    "several requests POSTed at once are each answered",
+    transports=("http",),
+    revisions=STREAMABLE_REVISIONS,
+)
+async def concurrent_posts(ctx: CaseContext) -> None:
+    """A request every server answers (ping in a legacy session, server/discover in 2026-07-28), POSTed
+    CONCURRENT times at once on separate requests: each must get its own answer, as one alone does."""
+    session = await ctx.session()
+    method = "server/discover" if ctx.era == "modern" else "ping"
+    ids = [f"{CONCURRENT_ID}-{n}" for n in range(CONCURRENT)]
+    done = await asyncio.gather(*(session.request(method, msg_id=i) for i in ids), return_exceptions=True)
+    refused: list[str] = []
+    for msg_id, outcome in zip(ids, done, strict=True):
+        if isinstance(outcome, TransportError):
+            refused.append(f"{msg_id}: {outcome}")
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            ctx.calls.append(outcome)
+            if outcome.result is None:
+                refused.append(f"{msg_id}: HTTP {outcome.reply.status}, {outcome.drew()}")
+    if refused:
+        missed(
+            f"{len(refused)} of {CONCURRENT} {method} requests POSTed at once were not answered with a "
+            "result: " + "; ".join(refused),
+            statuses=[getattr(o, "status", None) for o in done],
+        )
+    ctx.note(f"{CONCURRENT} {method} requests POSTed at once, each answered with a result")

@@ -55,6 +55,16 @@ EARLY_PING_ID = "conformance-early-ping"
 EXTRA_ROUND_TRIPS = 3
 
 
+#: The retries sent once after a first InputRequiredResult with inputRequests, each with one thing wrong,
+#: by the row that judges it: every requested key left out (BASE-INPUT-015), each answer a number instead
+#: of a result object (BASE-INPUT-018), inputResponses null (BASE-INPUT-019), and the answers right but
+#: requestState altered (BASE-INPUT-020, only where the server sent one).
+PROBES = ("missing", "invalid", "null", "tampered")
+#: What BASE-INPUT-018 sends for each requested key, and what BASE-INPUT-020 appends to requestState.
+INVALID_ANSWER = 12345
+TAMPER = "-tampered"
+
+
 @dataclass
 class Round:
     """One tools/call of the sweep: the request as sent and what came back."""
@@ -62,8 +72,13 @@ class Round:
     tool: str
     call: Call
     retry: bool = False
-    #: A retry whose inputResponses left out every requested key (BASE-INPUT-015).
-    missing: bool = False
+    #: One of PROBES for a retry sent with one thing wrong; "" for the sweep's own calls and retries.
+    probe: str = ""
+
+    @property
+    def missing(self) -> bool:
+        """A retry whose inputResponses left out every requested key (BASE-INPUT-015)."""
+        return self.probe == "missing"
 
 
 @dataclass
@@ -369,12 +384,34 @@ async def _call(session: Session, client: ClientInput, out: InputSweep, name: st
         retry = dict(params)
         if isinstance(result.get("requestState"), str):
             retry["requestState"] = result["requestState"]
-        if index == 0 and isinstance(requests, dict) and requests:
-            # The same retry without the input asked for: the server should ask again, not fail.
-            bare = await session.request("tools/call", {**retry, "inputResponses": {}})
-            out.rounds.append(Round(name, bare, retry=True, missing=True))
         if isinstance(requests, dict):
+            answers = client.fulfil(requests)
+            if index == 0 and requests:
+                await _probe(session, out, name, retry, _probes(answers, requests, state))
             # An unasked key rides along: the server should ignore what it does not need.
-            retry["inputResponses"] = {**client.fulfil(requests), EXTRA_KEY: {"action": "cancel"}}
+            retry["inputResponses"] = {**answers, EXTRA_KEY: {"action": "cancel"}}
         call = await session.request("tools/call", retry)
         out.rounds.append(Round(name, call, retry=True))
+
+
+def _probes(answers: dict[str, Any], requests: dict[str, Any], state: Any) -> dict[str, dict[str, Any]]:
+    """The parameters each of PROBES changes in the retry: the same retry without the input asked for
+    (the server should ask again, not fail), answers that are no result objects and inputResponses null
+    (it should refuse them, not complete), and the right answers with requestState altered (it must not
+    complete on state that fails its verification, where the state carries anything that matters)."""
+    probes: dict[str, dict[str, Any]] = {
+        "missing": {"inputResponses": {}},
+        "invalid": {"inputResponses": dict.fromkeys(requests, INVALID_ANSWER)},
+        "null": {"inputResponses": None},
+    }
+    if isinstance(state, str):
+        probes["tampered"] = {"inputResponses": answers, "requestState": state + TAMPER}
+    return probes
+
+
+async def _probe(
+    session: Session, out: InputSweep, name: str, retry: dict[str, Any], probes: dict[str, dict[str, Any]]
+) -> None:
+    for probe, changed in probes.items():
+        call = await session.request("tools/call", {**retry, **changed})
+        out.rounds.append(Round(name, call, retry=True, probe=probe))
