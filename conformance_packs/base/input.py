@@ -32,12 +32,14 @@ from conformance_packs.base.common import Sources, answered_calls, no_callable_r
 from conformance_packs.base.input_sweep import (
     EXTRA_KEY,
     INVALID_ANSWER,
+    MAX_ROUNDS,
     TAMPER,
     InputSweep,
     Round,
     input_sweep,
     is_input_required,
 )
+from conformance_packs.base.prompting import shape_errors
 from conformance_packs.base.wirelog import read_log
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -591,3 +593,44 @@ async def mrtr_tampered_state(ctx: CaseContext) -> None:
             "resource access or business logic (the harness cannot see whether it does)",
             **done[0].call.excerpt(),
         )
+
+
+@check(
+    "base.input.mrtr-prompt-complete",
+    "BASE-INPUT-021",
+    "a prompts/get retried with the input it asked for completes with a GetPromptResult",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_prompt_complete(ctx: CaseContext) -> None:
+    sweep = await _sweep(ctx)
+    gets = [r for r in sweep.rounds if r.method == "prompts/get" and not r.probe]
+    asked = [r for r in gets if not r.retry and is_input_required(r.call.result)]
+    if not asked:
+        got = len({r.tool for r in gets})
+        skip(
+            f"no prompts/get was answered with an InputRequiredResult ({got} prompt(s) got as a client "
+            f"that declared {_caps(sweep.capabilities)})"
+        )
+    for first in asked:
+        final = [r for r in gets if r.tool == first.tool][-1]
+        result = final.call.result
+        if final is first or is_input_required(result):
+            missed(
+                f"prompt {first.tool!r}: still asking for input after {MAX_ROUNDS} fulfilled retries",
+                **final.call.excerpt(),
+            )
+        if not isinstance(result, dict):
+            missed(
+                f"prompt {first.tool!r}: the fulfilled retry drew {final.call.drew()}, not a result",
+                **final.call.excerpt(),
+            )
+        problems = shape_errors("getPromptResult", result, ctx.revision)
+        if problems:
+            missed(
+                f"prompt {first.tool!r}: the completed result is no GetPromptResult: " + "; ".join(problems),
+                **final.call.excerpt(),
+            )
+    ctx.note(
+        f"{len(asked)} prompt(s) asked for input and completed once it was given: "
+        + ", ".join(sorted({r.tool for r in asked}))
+    )

@@ -31,6 +31,7 @@ from conformance.pack_api import (
     ClientInput,
     ServerAsk,
     Session,
+    Skipped,
     TransportClosed,
     TransportError,
     TransportTimeout,
@@ -41,6 +42,7 @@ from conformance.pack_api import (
     probe_grace,
 )
 from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, sized_first, tools
+from conformance_packs.base.prompting import PromptGet, prompt_gets
 from conformance_packs.base.wirelog import Seen, server_messages
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
@@ -67,13 +69,15 @@ TAMPER = "-tampered"
 
 @dataclass
 class Round:
-    """One tools/call of the sweep: the request as sent and what came back."""
+    """One tools/call (or prompts/get) of the sweep: the request as sent and what came back."""
 
     tool: str
     call: Call
     retry: bool = False
     #: One of PROBES for a retry sent with one thing wrong; "" for the sweep's own calls and retries.
     probe: str = ""
+    #: tools/call, or prompts/get (2026-07-28: each prompt the shared session got with a result).
+    method: str = "tools/call"
 
     @property
     def missing(self) -> bool:
@@ -275,6 +279,9 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         adapter = None if client.modern else await ctx.http_adapter(session)
         async with _get_stream(adapter, ctx.options.timeout, probe_grace(round_trip)):
             await _call_each(session, client, out, chosen, built)
+        if client.modern and not out.why and ctx.identity.has("prompts"):
+            with contextlib.suppress(Skipped):  # no prompt listed: the tools alone were swept
+                await _get_each(session, client, out, await prompt_gets(ctx))
         out.asks = client.asks
         return out
 
@@ -348,6 +355,22 @@ async def _call_each(
             break
 
 
+async def _get_each(session: Session, client: ClientInput, out: InputSweep, gets: list[PromptGet]) -> None:
+    """2026-07-28: each prompt the shared session (which declares nothing) got with a result, got again
+    with the same arguments as the client that declared input, and followed through (a prompts/get may
+    ask for input as a tools/call may). A transport failure ends the prompts, not the sweep."""
+    done: set[str] = set()
+    for got in gets:
+        if got.result() is None or got.name in done:
+            continue
+        done.add(got.name)
+        try:
+            await _call(session, client, out, got.name, got.arguments, "prompts/get")
+        except TransportError as exc:
+            out.timeouts.append(f"prompt {got.name!r}: {exc}")
+            return
+
+
 async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, Any]]:
     """tools/list as this client sees it, to the end or LIST_PAGES pages; [] when it cannot be read."""
     out: list[dict[str, Any]] = []
@@ -368,12 +391,16 @@ async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, A
     return out
 
 
-async def _call(session: Session, client: ClientInput, out: InputSweep, name: str, args: Any) -> None:
+async def _call(
+    session: Session, client: ClientInput, out: InputSweep, name: str, args: Any, method: str = "tools/call"
+) -> None:
+    """`method` (tools/call, or prompts/get) of `name` with `args`, followed through its input-required
+    rounds in 2026-07-28: each fulfilled and retried, the first also probed (`_probes`)."""
     params: dict[str, Any] = {"name": name, "arguments": args}
     if client.modern:
         params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
-    call = await session.request("tools/call", params)
-    out.rounds.append(Round(name, call))
+    call = await session.request(method, params)
+    out.rounds.append(Round(name, call, method=method))
     for index in range(MAX_ROUNDS if client.modern else 0):
         result = call.result
         if not is_input_required(result):
@@ -387,11 +414,13 @@ async def _call(session: Session, client: ClientInput, out: InputSweep, name: st
         if isinstance(requests, dict):
             answers = client.fulfil(requests)
             if index == 0 and requests:
-                await _probe(session, out, name, retry, _probes(answers, requests, state))
+                for probe, changed in _probes(answers, requests, state).items():
+                    sent = await session.request(method, {**retry, **changed})
+                    out.rounds.append(Round(name, sent, retry=True, probe=probe, method=method))
             # An unasked key rides along: the server should ignore what it does not need.
             retry["inputResponses"] = {**answers, EXTRA_KEY: {"action": "cancel"}}
-        call = await session.request("tools/call", retry)
-        out.rounds.append(Round(name, call, retry=True))
+        call = await session.request(method, retry)
+        out.rounds.append(Round(name, call, retry=True, method=method))
 
 
 def _probes(answers: dict[str, Any], requests: dict[str, Any], state: Any) -> dict[str, dict[str, Any]]:
@@ -407,11 +436,3 @@ def _probes(answers: dict[str, Any], requests: dict[str, Any], state: Any) -> di
     if isinstance(state, str):
         probes["tampered"] = {"inputResponses": answers, "requestState": state + TAMPER}
     return probes
-
-
-async def _probe(
-    session: Session, out: InputSweep, name: str, retry: dict[str, Any], probes: dict[str, dict[str, Any]]
-) -> None:
-    for probe, changed in probes.items():
-        call = await session.request("tools/call", {**retry, **changed})
-        out.rounds.append(Round(name, call, retry=True, probe=probe))

@@ -254,6 +254,16 @@ class StateUnchecked(_RetryTaken):
         return isinstance(state, str) and state != base_input.REQUEST_STATE and bool(answers)
 
 
+class PromptAsksForever:
+    """Never takes the answers a prompts/get retry brings, so a prompt that asks for input asks again and
+    again (its tools as the reference)."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "prompts/get" and isinstance(ctx.params, dict):
+            ctx.params.pop("inputResponses", None)
+        return await call_next(ctx)
+
+
 class TaskRefused:
     """Refuses a task-augmented tools/call with -32601 although it declares no tasks capability (the
     reference without its tasks)."""
@@ -284,6 +294,7 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "invalid-answers-taken": ("middleware", InvalidAnswersTaken),
     "null-answers-taken": ("middleware", NullAnswersTaken),
     "state-unchecked": ("middleware", StateUnchecked),
+    "prompt-asks-forever": ("middleware", PromptAsksForever),
 }
 
 

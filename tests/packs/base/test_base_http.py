@@ -157,7 +157,9 @@ def test_a_get_with_no_status_line_fails_the_get_row(tmp_path: Path) -> None:
 
 def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
     """The Origin FAIL carries what the server did: its status and the result it gave the foreign page."""
-    report = run([_http_target(tmp_path, "origin-ignored")], select="base.origin.foreign-", protocol="2025-11-25")
+    report = run(
+        [_http_target(tmp_path, "origin-ignored")], select="base.origin.foreign-", protocol="2025-11-25"
+    )
     (case,) = report["cases"]
     assert case["verdict"] == "FAIL" and "http://evil.example was served: HTTP 200" in case["message"]
     assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"
