@@ -15,6 +15,7 @@ from conformance.pack_api import (
     check,
     jsonrpc,
     missed,
+    skip,
     unjudgeable,
 )
 from conformance_packs.base.http import META_MISSING, meta_missing_answer
@@ -246,19 +247,48 @@ async def concurrent_posts(ctx: CaseContext) -> None:
     ids = [f"{CONCURRENT_ID}-{n}" for n in range(CONCURRENT)]
     done = await asyncio.gather(*(session.request(method, msg_id=i) for i in ids), return_exceptions=True)
     refused: list[str] = []
+    statuses: list[int | None] = []
     for msg_id, outcome in zip(ids, done, strict=True):
         if isinstance(outcome, TransportError):
             refused.append(f"{msg_id}: {outcome}")
+            statuses.append(outcome.status)
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
             ctx.calls.append(outcome)
+            statuses.append(outcome.reply.status)
             if outcome.result is None:
-                refused.append(f"{msg_id}: HTTP {outcome.reply.status}, {outcome.drew()}")
+                refused.append(f"{msg_id}: {outcome.drew()}")
     if refused:
         missed(
             f"{len(refused)} of {CONCURRENT} {method} requests POSTed at once were not answered with a "
             "result: " + "; ".join(refused),
-            statuses=[getattr(o, "status", None) for o in done],
+            statuses=statuses,
         )
     ctx.note(f"{CONCURRENT} {method} requests POSTed at once, each answered with a result")
+
+
+@check(
+    "base.http.priming-event",
+    "BASE-HTTP-024",
+    "an SSE stream a POST opens starts with a priming event",
+    eras=("legacy",),
+    transports=("http",),
+    revisions=("2025-11-25",),
+)
+async def priming_event(ctx: CaseContext) -> None:
+    """tools/list (ping where the server has no tools), answered: a JSON answer opens no stream (SKIP);
+    an event stream should carry an event with an ID and empty data before the answer's event."""
+    call = await ctx.request("tools/list" if ctx.identity.has("tools") else "ping")
+    if not (call.reply.content_type or "").startswith("text/event-stream"):
+        skip(f"the request was answered with {call.reply.content_type or 'no content type'}: no SSE stream")
+    ids = call.reply.event_ids
+    answer = next((n for n, (_, frame) in enumerate(ids) if frame is call.reply.response), len(ids))
+    primed = [event_id for event_id, frame in ids[:answer] if frame is None]
+    if not primed:
+        missed(
+            "the SSE stream answering the request carried no event with an ID and empty data before the "
+            f"answer (event IDs seen: {[event_id for event_id, _ in ids][:5]})",
+            **call.excerpt(),
+        )
+    ctx.note(f"priming event ID {primed[0]!r} before the answer")

@@ -46,6 +46,7 @@ HTTP_DEFECTS = {
     "own-origin-refused": "refuses with 403 every request that carries an Origin, its own included",
     "error-id-null": "answers a 2026-07-28 request with an error whose id is null",
     "client-info-required": "refuses a 2026-07-28 request whose _meta has no clientInfo (-32602, 400)",
+    "priming-dropped": "leaves out the priming event (an ID, empty data) of each SSE stream a POST opens",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -200,6 +201,27 @@ class Defect:
             await self.app(scope, replay, send)
         finally:
             self.in_flight -= 1
+
+    async def _priming_dropped(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+
+        sse = False
+
+        async def unprimed(message: Message) -> None:
+            nonlocal sse
+            if message["type"] == "http.response.start":
+                sse = any(
+                    v.startswith(b"text/event-stream")
+                    for k, v in message.get("headers", [])
+                    if k.lower() == b"content-type"
+                )
+            elif message["type"] == "http.response.body" and sse:
+                message = {**message, "body": _without_empty_events(message.get("body", b""))}
+            await send(message)
+
+        await self.app(scope, receive, unprimed)
 
     # -- 2026-07-28 errors and _meta
     async def _error_id_null(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -413,6 +435,17 @@ class Defect:
 
             replay = patched
         await self.app(scope, replay, send)
+
+
+def _without_empty_events(chunk: bytes) -> bytes:
+    """An SSE chunk without its events that carry no data (whole events per chunk, as the SDK sends)."""
+    events = chunk.replace(b"\r\n", b"\n").split(b"\n\n")
+    kept = [
+        e
+        for e in events
+        if not e.strip() or any(line.startswith(b"data:") and line[5:].strip() for line in e.split(b"\n"))
+    ]
+    return b"\n\n".join(kept)
 
 
 def _swallow() -> Send:

@@ -55,6 +55,8 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "error-id-null": {("base.rpc.id-echo", "FAIL")},
     # clientInfo is a field the server SHOULD NOT act on: WARN.
     "client-info-required": {("base.modern.client-info-optional", "WARN")},
+    # A SHOULD of 2025-11-25 only: WARN there.
+    "priming-dropped": {("base.http.priming-event", "WARN")},
     "stdin-ignored": {
         ("base.stdio.exit-on-stdin-close", "WARN"),
         ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
@@ -94,6 +96,7 @@ REVISIONS = {
     "base.origin.own-served": {"2026-07-28", *LEGACY_HTTP},
     "base.rpc.id-echo": {"2026-07-28"},
     "base.modern.client-info-optional": {"2026-07-28"},
+    "base.http.priming-event": {"2025-11-25"},
     "base.stdio.exit-on-stdin-close": {"2026-07-28"},
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},
