@@ -292,3 +292,26 @@ async def priming_event(ctx: CaseContext) -> None:
             **call.excerpt(),
         )
     ctx.note(f"priming event ID {primed[0]!r} before the answer")
+
+
+@check(
+    "base.http.header-name-case",
+    "BASE-HTTP-025",
+    "the request headers are matched by name without regard to case",
+    eras=("modern",),
+    transports=("http",),
+)
+async def header_name_case(ctx: CaseContext) -> None:
+    """server/discover with its two request headers named in another case than the text writes them
+    (MCP-METHOD, mcp-protocol-version): the same request, which must be served as it is."""
+    session = await ctx.session()
+    headers = {"MCP-METHOD": "server/discover", "mcp-protocol-version": ctx.revision}
+    call = await session.request("server/discover", headers=headers)
+    ctx.calls.append(call)
+    if call.result is None:
+        missed(
+            f"server/discover with the header names {sorted(headers)} drew {call.drew()}, not a result "
+            f"(HTTP {call.reply.status})",
+            **call.excerpt(),
+        )
+    ctx.note(f"header names {sorted(headers)}: served")
