@@ -602,6 +602,8 @@ async def mrtr_tampered_state(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def mrtr_prompt_complete(ctx: CaseContext) -> None:
+    """Each prompt that asked the declared client for input, followed to its last fulfilled retry: the
+    flow ends with the final result, though no keyword makes it (hence `implied`)."""
     sweep = await _sweep(ctx)
     gets = [r for r in sweep.rounds if r.method == "prompts/get" and not r.probe]
     asked = [r for r in gets if not r.retry and is_input_required(r.call.result)]
@@ -612,11 +614,13 @@ async def mrtr_prompt_complete(ctx: CaseContext) -> None:
             f"that declared {_caps(sweep.capabilities)})"
         )
     for first in asked:
-        final = [r for r in gets if r.tool == first.tool][-1]
+        rounds = [r for r in gets if r.tool == first.tool]
+        final = rounds[-1]
         result = final.call.result
         if final is first or is_input_required(result):
             missed(
-                f"prompt {first.tool!r}: still asking for input after {MAX_ROUNDS} fulfilled retries",
+                f"prompt {first.tool!r}: still asking for input after {len(rounds) - 1} fulfilled "
+                f"retr(y/ies) (at most {MAX_ROUNDS} are sent)",
                 **final.call.excerpt(),
             )
         if not isinstance(result, dict):
