@@ -81,7 +81,7 @@ def test_show_reads_the_newest_report_by_default(folder: Path, tmp_path: Path) -
     os.utime(tmp_path / "reports" / "old" / "report.json", (1, 1))
     result = _show_in(tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "got 1003 (int)" in result.stdout
+    assert "the response has 1003 (int)" in result.stdout
     assert f"--report {newest.relative_to(tmp_path)}" in result.stdout
 
 
