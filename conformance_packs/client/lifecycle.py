@@ -1,0 +1,129 @@
+"""The legacy handshake as a client performs it: its initialize request, the initialized notification,
+and the session's headers on every later HTTP request."""
+
+from __future__ import annotations
+
+from conformance.pack_api import TESTED_REVISIONS, ClientContext, client_check, missed, since, weak
+from conformance_packs.client.common import params_of, shape
+
+LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+@client_check(
+    "client.lifecycle.initialize-params",
+    "CLIENT-LIFE-001",
+    "initialize is the first request, and its params are what the schema requires",
+    scenario="initialize",
+    revisions=LEGACY,
+)
+async def initialize_params(ctx: ClientContext) -> None:
+    sent = ctx.needs("initialize", "open the session")
+    messages = [m for m in ctx.recording.messages() if m.is_request]
+    if messages and messages[0].method != "initialize":
+        missed(
+            f"the client's first request was {messages[0].method}, not initialize", request=messages[0].value
+        )
+    problems = shape("initializeParams", params_of(sent[0].value))
+    if problems:
+        missed("the initialize params do not match the schema: " + "; ".join(problems), request=sent[0].value)
+
+
+@client_check(
+    "client.lifecycle.version-offered",
+    "CLIENT-LIFE-002",
+    "initialize offers a protocol version the client supports",
+    scenario="initialize",
+    revisions=LEGACY,
+)
+async def version_offered(ctx: ClientContext) -> None:
+    sent = ctx.needs("initialize", "open the session")
+    offered = params_of(sent[0].value).get("protocolVersion")
+    if not isinstance(offered, str):
+        missed(
+            f"initialize offered no protocol version (protocolVersion: {offered!r})", request=sent[0].value
+        )
+    if offered not in TESTED_REVISIONS:
+        weak(
+            f"initialize offered {offered!r}, which is no MCP revision the harness knows",
+            request=sent[0].value,
+        )
+    if offered != ctx.revision:
+        ctx.note(f"offered {offered} where the contract asked for {ctx.revision}")
+
+
+@client_check(
+    "client.lifecycle.initialized",
+    "CLIENT-LIFE-003",
+    "notifications/initialized is sent after the initialize result",
+    scenario="initialize",
+    revisions=LEGACY,
+)
+async def initialized_sent(ctx: ClientContext) -> None:
+    opened = ctx.needs("initialize", "open the session")
+    sent = ctx.requests("notifications/initialized")
+    if not sent:
+        ctx.unless_failed("the client sent no notifications/initialized")
+        missed("the client never sent notifications/initialized after the initialize result")
+    if sent[0].arrival.t < opened[0].arrival.t:
+        missed("notifications/initialized came before initialize", request=sent[0].value)
+    if "id" in sent[0].value:
+        missed("notifications/initialized was sent as a request (it has an id)", request=sent[0].value)
+
+
+def _later_posts(ctx: ClientContext) -> list[tuple[str, dict[str, str]]]:
+    """(method, headers) of each POST after the one carrying initialize."""
+    posts = [a for a in ctx.recording.arrivals if a.method == "POST"]
+    after = []
+    seen_initialize = False
+    for arrival in posts:
+        methods = [f.value.get("method") for f in arrival.frames() if isinstance(f.value, dict)]
+        if seen_initialize:
+            after.append((str(methods[0] if methods else "(answer)"), dict(arrival.headers)))
+        seen_initialize = seen_initialize or "initialize" in methods
+    return after
+
+
+@client_check(
+    "client.lifecycle.protocol-version-header",
+    "CLIENT-LIFE-004",
+    "every HTTP request after initialize carries MCP-Protocol-Version with the negotiated version",
+    scenario="initialize",
+    revisions=tuple(r for r in since("2025-06-18") if r in LEGACY),
+    transports=("http",),
+)
+async def protocol_version_header(ctx: ClientContext) -> None:
+    opened = ctx.needs("initialize", "open the session")
+    offered = params_of(opened[0].value).get("protocolVersion")
+    later = _later_posts(ctx)
+    if not later:
+        ctx.absent("the client sent no HTTP request after initialize")
+    for method, headers in later:
+        said = headers.get("mcp-protocol-version")
+        if said != offered:
+            missed(
+                f"the POST of {method} carried MCP-Protocol-Version: {said!r}, not {offered!r}",
+                headers=headers,
+            )
+
+
+@client_check(
+    "client.lifecycle.session-id-header",
+    "CLIENT-LIFE-005",
+    "every HTTP request after initialize carries the Mcp-Session-Id the server gave",
+    scenario="initialize",
+    revisions=tuple(r for r in since("2025-03-26") if r in LEGACY),
+    transports=("http",),
+)
+async def session_id_header(ctx: ClientContext) -> None:
+    ctx.needs("initialize", "open the session")
+    session = ctx.recording.facts.get("session_id")
+    later = _later_posts(ctx)
+    if not later or session is None:
+        ctx.absent("the client sent no HTTP request after initialize")
+    for method, headers in later:
+        said = headers.get("mcp-session-id")
+        if said != session:
+            missed(
+                f"the POST of {method} carried Mcp-Session-Id: {said!r}, not the one given",
+                headers=headers,
+            )

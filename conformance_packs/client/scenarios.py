@@ -1,0 +1,247 @@
+"""The official client scenarios the harness plays, by their contract names (`MCP_CONFORMANCE_SCENARIO`).
+
+Each offers what the official scenario server offers (its tools, their schemas, its answers), so a
+client program written for the official suite acts the same here; what each check reads of the client's
+messages is in the check modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from conformance.pack_api import (
+    LEGACY_REVISIONS,
+    NO_ANSWER,
+    Message,
+    Peer,
+    Refusal,
+    Scenario,
+    scenario,
+)
+
+#: The newest revision of each era the official suite freezes a client set for.
+STATEFUL = "2025-11-25"
+STATELESS = "2026-07-28"
+EMPTY_INPUT = {"type": "object", "properties": {}, "required": []}
+
+
+def text_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+@scenario
+class Initialize(Scenario):
+    """The handshake: initialize answered, then whatever the client lists."""
+
+    name = "initialize"
+    description = "the client's initialize request, its initialized notification, and the headers after"
+    revisions = LEGACY_REVISIONS
+    capabilities: Any = {}
+
+
+@scenario
+class ToolsCall(Scenario):
+    """One tool, `add_numbers(a, b)`, which the client calls with two numbers."""
+
+    name = "tools_call"
+    description = "the client calls add_numbers with two numbers"
+    tools = (
+        {
+            "name": "add_numbers",
+            "description": "Add two numbers together",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "number", "description": "First number"},
+                    "b": {"type": "number", "description": "Second number"},
+                },
+                "required": ["a", "b"],
+            },
+        },
+    )
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        if name != "add_numbers" or not isinstance(arguments, dict):
+            return await super().call_tool(name, arguments, message, peer)
+        a, b = arguments.get("a"), arguments.get("b")
+        if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
+            return {**text_result("a and b must be numbers"), "isError": True}
+        return text_result(f"The sum of {a} and {b} is {a + b}")
+
+
+#: The form SEP-1034's scenario asks for: every field optional, each with a default.
+DEFAULTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {
+            "type": "string",
+            "description": "User status",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+
+@scenario
+class ElicitationDefaults(Scenario):
+    """A tool whose call asks the client to fill a form whose fields all have defaults (SEP-1034)."""
+
+    name = "elicitation-sep1034-client-defaults"
+    description = "the client applies the defaults of an elicitation form's omitted fields"
+    revisions = (STATEFUL,)
+    tools = (
+        {
+            "name": "test_client_elicitation_defaults",
+            "description": "Tests that client applies defaults for omitted elicitation fields",
+            "inputSchema": EMPTY_INPUT,
+        },
+    )
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        if name != "test_client_elicitation_defaults":
+            return await super().call_tool(name, arguments, message, peer)
+        params = {
+            "message": "Test client default value handling - please accept with defaults",
+            "requestedSchema": DEFAULTS_SCHEMA,
+        }
+        answer = await peer.ask("elicitation/create", params)
+        return text_result(f"elicitation answered: {'result' in answer and answer['result'].get('action')}")
+
+
+#: The retry field the SSE retry scenario sends, in milliseconds, and how soon it closes the stream.
+RETRY_MS = 500
+CLOSE_AFTER = 0.05
+
+
+@scenario
+class SseRetry(Scenario):
+    """tools/call answered by an event stream that primes an event ID and a retry field, then closes
+    without the answer; the answer is given on the GET stream the client reconnects with (SEP-1699)."""
+
+    name = "sse-retry"
+    description = "the client reconnects after the retry field's wait, with Last-Event-ID"
+    revisions = (STATEFUL,)
+    transports = ("http",)
+    tools = (
+        {
+            "name": "test_reconnection",
+            "description": "A tool that triggers SSE stream closure to test client reconnection behavior",
+            "inputSchema": EMPTY_INPUT,
+        },
+    )
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.pending: Any = None
+        self.events = 0
+
+    def _priming(self) -> bytes:
+        self.events += 1
+        return f"id: event-{self.events}\nretry: {RETRY_MS}\ndata: \n\n".encode()
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        if name != "test_reconnection":
+            return await super().call_tool(name, arguments, message, peer)
+        self.pending = message.value.get("id")
+        await peer.event(self._priming())
+        await asyncio.sleep(CLOSE_AFTER)
+        self.recording.mark("stream-closed")
+        await peer.close()
+        return NO_ANSWER
+
+    async def on_get(self, peer: Peer) -> bool:
+        self.recording.mark(f"get-{len([k for k in self.recording.marks if k.startswith('get-')]) + 1}")
+        await peer.event(self._priming())
+        if self.pending is not None:
+            answer = {
+                "jsonrpc": "2.0",
+                "id": self.pending,
+                "result": text_result("Reconnection test completed"),
+            }
+            self.pending = None
+            self.events += 1
+            await peer.send(answer)
+        await peer.close()
+        return True
+
+
+#: The error code of 2026-07-28's UnsupportedProtocolVersionError.
+UNSUPPORTED_VERSION = -32022
+
+
+@scenario
+class RequestMetadata(Scenario):
+    """2026-07-28's per-request `_meta` and version header; the first request is refused as an
+    unsupported version, naming the one supported, which the client should retry with (SEP-2575)."""
+
+    name = "request-metadata"
+    description = (
+        "every request carries _meta and the MCP-Protocol-Version header; a refused version is retried"
+    )
+    revisions = (STATELESS,)
+    transports = ("http", "stdio")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.refused = False
+
+    async def answer(self, message: Message, peer: Peer) -> Any:
+        if not self.refused:
+            self.refused = True
+            meta = message.params.get("_meta") if isinstance(message.params, dict) else None
+            asked = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+            data = {
+                "supported": [STATELESS],
+                "requested": str(message.arrival.headers.get("mcp-protocol-version") or asked or ""),
+            }
+            return Refusal(UNSUPPORTED_VERSION, "Unsupported protocol version", data, status=400)
+        return await super().answer(message, peer)
+
+
+@scenario
+class HttpStandardHeaders(Scenario):
+    """A tool, a resource and a prompt, so each method whose request names one is sent (SEP-2243)."""
+
+    name = "http-standard-headers"
+    description = (
+        "every POST carries Mcp-Method, and Mcp-Name where the request names a tool, resource or prompt"
+    )
+    revisions = (STATELESS,)
+    transports = ("http",)
+    capabilities: Any = {"tools": {}, "resources": {}, "prompts": {}}
+    tools = (
+        {
+            "name": "test_headers",
+            "description": "A tool used to test HTTP headers",
+            "inputSchema": EMPTY_INPUT,
+        },
+        {
+            "name": "my-hyphenated-tool",
+            "description": "A hyphenated name in Mcp-Name",
+            "inputSchema": EMPTY_INPUT,
+        },
+    )
+    resource = {"uri": "test://headers/resource", "name": "headers-resource", "mimeType": "text/plain"}
+    prompt = {"name": "test_prompt", "description": "A prompt used to test HTTP headers"}
+
+    async def answer(self, message: Message, peer: Peer) -> Any:
+        method = message.method
+        if method == "resources/list":
+            return {"resources": [self.resource]}
+        if method == "resources/read":
+            return {"contents": [{"uri": self.resource["uri"], "mimeType": "text/plain", "text": "headers"}]}
+        if method == "prompts/list":
+            return {"prompts": [self.prompt]}
+        if method == "prompts/get":
+            return {"messages": [{"role": "user", "content": {"type": "text", "text": "headers"}}]}
+        return await super().answer(message, peer)
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
