@@ -308,24 +308,39 @@ class RevisionSummary:
     skipped: int
     apart_judged: int
     apart_passed: int
+    side: str = "server"
 
     def line(self, label: str) -> str:
+        whose = "" if self.side == "server" else f"{self.side} "
         return (
-            f"official {self.revision} ({label}): {self.passed} of {self.judged} official checks judged here "
-            f"passed, {self.failed} failed, {self.skipped} skipped; not scored: {self.apart_passed} of "
+            f"official {whose}{self.revision} ({label}): {self.passed} of {self.judged} official checks "
+            f"judged here passed, {self.failed} failed, {self.skipped} skipped; not scored: {self.apart_passed} of "
             f"{self.apart_judged} passed"
         )
 
 
 def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
-    """Per official revision the report has cases at, the official view of them. `cases` are the
-    report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`)."""
+    """Per side and official revision the report has cases at, the official view of them. `cases` are
+    the report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`); a check is the
+    server side's or the client side's by the scenarios `official.json` lists it under."""
+    cases = list(cases)
+    data = load()
+    out = []
+    for side in [data, *([data.client] if data.client else [])]:
+        own = {check for checks in side.scenarios.values() for check in checks}
+        out += _side_summary(cases, side.side, own)
+    return out
+
+
+def _side_summary(cases: list[Any], side: str, own: set[str]) -> list[RevisionSummary]:
     by_revision: dict[str, dict[str, list[str]]] = {}
     rows_at: dict[str, dict[str, list[str]]] = {}
     for case in cases:
         if case.revision not in REVISIONS or not case.official:
             continue
         for check in case.official:
+            if check not in own:
+                continue
             by_revision.setdefault(case.revision, {}).setdefault(check, []).append(str(case.own_verdict))
             rows = rows_at.setdefault(case.revision, {}).setdefault(check, [])
             if case.requirement not in rows:
@@ -334,7 +349,7 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
     for revision in REVISIONS:
         if revision not in by_revision:
             continue
-        entries = [e for e in check_coverage(revision, rows_at[revision]) if e.rows]
+        entries = [e for e in check_coverage(revision, rows_at[revision], side) if e.rows]
         outcome = {e.check: check_verdict(by_revision[revision][e.check]) for e in entries}
         scored = [e.check for e in entries if e.not_scored is None]
         apart = [e.check for e in entries if e.not_scored is not None and e.frozen]
@@ -347,6 +362,7 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
                 skipped=sum(outcome[c] == "skipped" for c in scored),
                 apart_judged=len(apart),
                 apart_passed=sum(outcome[c] == "passed" for c in apart),
+                side=side,
             )
         )
     return out

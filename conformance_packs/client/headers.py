@@ -1,0 +1,58 @@
+"""2026-07-28's standard request headers: Mcp-Method on every POST, Mcp-Name on the requests that name a
+tool, a resource or a prompt (SEP-2243)."""
+
+from __future__ import annotations
+
+from conformance.pack_api import ClientContext, Message, client_check, missed
+
+SCENARIO = "http-standard-headers"
+STATELESS = ("2026-07-28",)
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def _sent(ctx: ClientContext) -> list[Message]:
+    found = [m for m in ctx.recording.messages() if m.method is not None]
+    if not found:
+        ctx.unless_failed("the client sent no request")
+        missed("the client sent no request at all")
+    return found
+
+
+@client_check(
+    "client.headers.method",
+    "CLIENT-HDR-001",
+    "every POST carries Mcp-Method with the body's method",
+    scenario=SCENARIO,
+    revisions=STATELESS,
+    transports=("http",),
+)
+async def method_header(ctx: ClientContext) -> None:
+    for message in _sent(ctx):
+        said = message.arrival.headers.get("mcp-method")
+        if said != message.method:
+            missed(
+                f"the POST of {message.method} carried Mcp-Method: {said!r}",
+                headers=dict(message.arrival.headers),
+            )
+
+
+@client_check(
+    "client.headers.name",
+    "CLIENT-HDR-002",
+    "tools/call, resources/read and prompts/get carry Mcp-Name with what they name",
+    scenario=SCENARIO,
+    revisions=STATELESS,
+    transports=("http",),
+)
+async def name_header(ctx: ClientContext) -> None:
+    named = [m for m in _sent(ctx) if m.method in NAMED]
+    if not named:
+        ctx.absent("the client sent no tools/call, resources/read or prompts/get")
+    for message in named:
+        params = message.params if isinstance(message.params, dict) else {}
+        wanted, said = params.get(NAMED[str(message.method)]), message.arrival.headers.get("mcp-name")
+        if said != wanted:
+            missed(
+                f"the POST of {message.method} carried Mcp-Name: {said!r}, not {wanted!r}",
+                headers=dict(message.arrival.headers),
+            )
