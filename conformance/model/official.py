@@ -314,8 +314,8 @@ class RevisionSummary:
         whose = "" if self.side == "server" else f"{self.side} "
         return (
             f"official {whose}{self.revision} ({label}): {self.passed} of {self.judged} official checks "
-            f"judged here passed, {self.failed} failed, {self.skipped} skipped; not scored: {self.apart_passed} of "
-            f"{self.apart_judged} passed"
+            f"judged here passed, {self.failed} failed, {self.skipped} skipped; not scored: "
+            f"{self.apart_passed} of {self.apart_judged} passed"
         )
 
 
