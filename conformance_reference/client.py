@@ -95,6 +95,10 @@ class ReferenceClient:
     def resume_headers(self, last_event_id: str | None) -> dict[str, str]:
         return {"Last-Event-ID": last_event_id} if last_event_id else {}
 
+    def retry_version(self, supported: list[str]) -> str:
+        """The version to retry with after an UnsupportedProtocolVersionError naming `supported`."""
+        return supported[0]
+
     def call_arguments(self) -> dict[str, Any]:
         return {"a": 5, "b": 3}
 
@@ -137,7 +141,7 @@ class ReferenceClient:
         if "error" in answer and answer["error"].get("code") == -32022 and self.modern:
             supported = answer["error"].get("data", {}).get("supported") or []
             if supported:
-                self.revision = supported[0]
+                self.revision = self.retry_version(supported)
                 answer = await self.wire.request(self.message(method, params, True))
         if "error" in answer:
             raise RpcError(answer["error"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.pack_api import ClientContext, client_check, missed
+from conformance.pack_api import ClientContext, blocked, client_check, missed
 from conformance_packs.client.common import shape
 
 SCENARIO = "elicitation-sep1034-client-defaults"
@@ -63,6 +63,8 @@ def _wrong(content: dict[str, Any]) -> list[str]:
 async def defaults_applied(ctx: ClientContext) -> None:
     answer = _answer(ctx)
     result = answer.get("result")
+    if "error" in answer or shape("elicitResult", result):
+        blocked("client.elicitation.result-shape", "the answer is no ElicitResult")
     if not isinstance(result, dict) or result.get("action") != "accept":
         missed(f"the client did not accept the form (answer: {answer})", response=answer)
     content = result.get("content")

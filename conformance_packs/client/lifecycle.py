@@ -3,7 +3,7 @@ and the session's headers on every later HTTP request."""
 
 from __future__ import annotations
 
-from conformance.pack_api import TESTED_REVISIONS, ClientContext, client_check, missed, since, weak
+from conformance.pack_api import TESTED_REVISIONS, ClientContext, blocked, client_check, missed, since, weak
 from conformance_packs.client.common import params_of, shape
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -31,7 +31,7 @@ async def initialize_params(ctx: ClientContext) -> None:
 @client_check(
     "client.lifecycle.version-offered",
     "CLIENT-LIFE-002",
-    "initialize offers a protocol version the client supports",
+    "initialize offers the latest version the client supports: the one the contract asks for",
     scenario="initialize",
     revisions=LEGACY,
 )
@@ -39,16 +39,18 @@ async def version_offered(ctx: ClientContext) -> None:
     sent = ctx.needs("initialize", "open the session")
     offered = params_of(sent[0].value).get("protocolVersion")
     if not isinstance(offered, str):
-        missed(
-            f"initialize offered no protocol version (protocolVersion: {offered!r})", request=sent[0].value
-        )
+        blocked("client.lifecycle.initialize-params", "initialize offered no protocol version string")
     if offered not in TESTED_REVISIONS:
         weak(
             f"initialize offered {offered!r}, which is no MCP revision the harness knows",
             request=sent[0].value,
         )
     if offered != ctx.revision:
-        ctx.note(f"offered {offered} where the contract asked for {ctx.revision}")
+        missed(
+            f"initialize offered {offered} where the contract asked for {ctx.revision} "
+            "(MCP_CONFORMANCE_PROTOCOL_VERSION), which the client should speak when it supports it",
+            request=sent[0].value,
+        )
 
 
 @client_check(

@@ -62,9 +62,9 @@ class ToolsCall(Scenario):
     )
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
-        if name != "add_numbers" or not isinstance(arguments, dict):
+        if name != "add_numbers":
             return await super().call_tool(name, arguments, message, peer)
-        a, b = arguments.get("a"), arguments.get("b")
+        a, b = (arguments.get("a"), arguments.get("b")) if isinstance(arguments, dict) else (None, None)
         if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
             return {**text_result("a and b must be numbers"), "isError": True}
         return text_result(f"The sum of {a} and {b} is {a + b}")
