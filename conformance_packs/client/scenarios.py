@@ -8,7 +8,8 @@ messages is in the check modules.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from conformance.pack_api import (
     LEGACY_REVISIONS,
@@ -37,7 +38,7 @@ class Initialize(Scenario):
     name = "initialize"
     description = "the client's initialize request, its initialized notification, and the headers after"
     revisions = LEGACY_REVISIONS
-    capabilities: Any = {}
+    capabilities: ClassVar[Mapping[str, Any]] = {}
 
 
 @scenario
@@ -65,7 +66,12 @@ class ToolsCall(Scenario):
         if name != "add_numbers":
             return await super().call_tool(name, arguments, message, peer)
         a, b = (arguments.get("a"), arguments.get("b")) if isinstance(arguments, dict) else (None, None)
-        if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
+        if (
+            not isinstance(a, int | float)
+            or not isinstance(b, int | float)
+            or isinstance(a, bool)
+            or isinstance(b, bool)
+        ):
             return {**text_result("a and b must be numbers"), "isError": True}
         return text_result(f"The sum of {a} and {b} is {a + b}")
 
@@ -215,7 +221,7 @@ class HttpStandardHeaders(Scenario):
     )
     revisions = (STATELESS,)
     transports = ("http",)
-    capabilities: Any = {"tools": {}, "resources": {}, "prompts": {}}
+    capabilities: ClassVar[Mapping[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}}
     tools = (
         {
             "name": "test_headers",
