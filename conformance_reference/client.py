@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from conformance_reference.client_plus import PREFIX, PlusBehaviour, SessionExpired
 from conformance_reference.client_wire import HttpWire, LegacySseWire, StdioWire, Wire
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -34,7 +35,7 @@ class RpcError(Exception):
         self.error = error
 
 
-class ReferenceClient:
+class ReferenceClient(PlusBehaviour):
     """One scenario acted out against one server (`act`), over the wire the address names."""
 
     name = "mcp-conformance-reference-client"
@@ -57,7 +58,7 @@ class ReferenceClient:
     # -- what goes on the wire: each a method, so a mutant can change one thing --------------------
 
     def capabilities(self) -> dict[str, Any]:
-        return {"elicitation": {}}
+        return self.plus_capabilities() or {"elicitation": {}}
 
     def client_info(self) -> dict[str, Any]:
         return {"name": self.name, "version": "1.0.0"}
@@ -115,6 +116,9 @@ class ReferenceClient:
 
     def answer_server(self, message: dict[str, Any]) -> dict[str, Any]:
         """The answer to a request the server sent."""
+        result = self.plus_answer(message)
+        if result is not None:
+            return {"jsonrpc": "2.0", "id": message["id"], "result": result}
         if message.get("method") == "elicitation/create":
             return {
                 "jsonrpc": "2.0",
@@ -137,7 +141,11 @@ class ReferenceClient:
         return out
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        answer = await self.wire.request(self.message(method, params, True))
+        try:
+            answer = await self.wire.request(self.message(method, params, True))
+        except SessionExpired:
+            await self.restart_session()
+            answer = await self.wire.request(self.message(method, params, True))
         if "error" in answer and answer["error"].get("code") == -32022 and self.modern:
             supported = answer["error"].get("data", {}).get("supported") or []
             if supported:
@@ -153,11 +161,22 @@ class ReferenceClient:
     async def open(self) -> None:
         await self.wire.start()
         if not self.modern:
-            result = await self.request("initialize", self.initialize_params())
-            self.wire.negotiated(result.get("protocolVersion", self.revision))
-            await self.initialized()
+            await self.handshake()
+
+    async def handshake(self) -> None:
+        """initialize, its result's version kept, then notifications/initialized."""
+        result = await self.request("initialize", self.initialize_params())
+        self.wire.negotiated(result.get("protocolVersion", self.revision))
+        await self.initialized()
 
     async def act(self) -> None:
+        """The scenario: the harness's own (`x-...`) by `plus_act`, the official ones by `base_act`."""
+        if self.scenario.startswith(PREFIX):
+            await self.plus_act()
+        else:
+            await self.base_act()
+
+    async def base_act(self) -> None:
         """The scenario, as the official suite's everything-client acts it."""
         tools = (await self.request("tools/list")).get("tools", [])
         names = [tool["name"] for tool in tools]

@@ -14,6 +14,7 @@ from urllib.parse import urljoin
 import httpx
 
 from conformance.adapters.sse_parse import SseParser
+from conformance_reference.client_plus import SessionExpired
 
 if TYPE_CHECKING:
     from conformance_reference.client import ReferenceClient
@@ -41,7 +42,11 @@ class Wire:
         """Send a request; return the message answering it (read by `deliver`)."""
         waiter = asyncio.get_running_loop().create_future()
         self.waiting[message["id"]] = waiter
-        await self.send(message)
+        try:
+            await self.send(message)
+        except SessionExpired:
+            self.waiting.pop(message["id"], None)
+            raise
         return await asyncio.wait_for(waiter, TIMEOUT)
 
     async def deliver(self, message: Any) -> None:
@@ -50,6 +55,8 @@ class Wire:
             return
         if "method" in message and "id" in message:
             await self.send(self.client.answer_server(message))
+        elif "method" in message:
+            await self.client.notified(message)
         elif message.get("id") in self.waiting and not self.waiting[message["id"]].done():
             self.waiting.pop(message["id"]).set_result(message)
 
@@ -89,6 +96,9 @@ class HttpWire(Wire):
         async with self.http.stream(
             "POST", self.url, content=body, headers=self._headers(message)
         ) as response:
+            if response.status_code == 404 and self.session and "id" in message:
+                self.session = None  # the session is gone: a new one starts without its ID
+                raise SessionExpired(message["method"])
             self.session = response.headers.get("mcp-session-id", self.session)
             kind = response.headers.get("content-type", "")
             if kind.startswith("text/event-stream"):
