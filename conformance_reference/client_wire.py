@@ -28,6 +28,7 @@ class Speaker(Protocol):
 
     def resume_headers(self, last_event_id: str | None) -> dict[str, str]: ...
 
+
 TIMEOUT = 10.0
 ACCEPT = "application/json, text/event-stream"
 EVENT_BYTES = 4 * 1024 * 1024

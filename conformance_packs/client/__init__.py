@@ -21,6 +21,7 @@ PACK = Pack(
         f"{__name__}.sse",
         f"{__name__}.metadata",
         f"{__name__}.headers",
+        f"{__name__}.mrtr",
     ),
     reference="conformance_reference.client",
     side="client",
