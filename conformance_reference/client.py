@@ -140,7 +140,31 @@ class ReferenceClient(PlusBehaviour):
             out["params"] = params
         return out
 
+    def input_response(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The result for one input request of an `input_required` result (SEP-2322)."""
+        answer = self.answer_server({"id": 0, **request})
+        return dict(answer.get("result", {}))
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        """A multi-round request's retry: the same params, the input asked for, the state echoed."""
+        responses = {key: self.input_response(req) for key, req in asked.get("inputRequests", {}).items()}
+        retry = {**params, "inputResponses": responses}
+        if "requestState" in asked:
+            retry["requestState"] = asked["requestState"]
+        return retry
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        result = await self._request(method, params)
+        for _ in range(4):  # the rounds of a multi-round request, bounded
+            if not (
+                self.modern and isinstance(result, dict) and result.get("resultType") == "input_required"
+            ):
+                break
+            params = self.retry_params(dict(params or {}), result)
+            result = await self._request(method, params)
+        return result
+
+    async def _request(self, method: str, params: dict[str, Any] | None) -> Any:
         try:
             answer = await self.wire.request(self.message(method, params, True))
         except SessionExpired:

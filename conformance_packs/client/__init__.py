@@ -21,6 +21,7 @@ PACK = Pack(
         f"{__name__}.sse",
         f"{__name__}.metadata",
         f"{__name__}.headers",
+        f"{__name__}.mrtr",
         f"{__name__}.hygiene",
         f"{__name__}.sessions",
         f"{__name__}.features",

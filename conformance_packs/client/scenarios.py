@@ -8,6 +8,7 @@ messages is in the check modules.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -251,3 +252,39 @@ class HttpStandardHeaders(Scenario):
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
         return text_result(f"called {name}")
+
+
+#: The elicitation each multi-round tool asks for, as an input request (SEP-2322).
+CONFIRM = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Please confirm to continue",
+        "requestedSchema": {"type": "object", "properties": {"confirmed": {"type": "boolean"}}},
+    },
+}
+MRTR_TOOLS = ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type")
+
+
+@scenario
+class RequestState(Scenario):
+    """2026-07-28's multi-round requests (SEP-2322): a tool answered `input_required` with an opaque
+    `requestState`, one without it, one to call in between, and one whose result has no resultType."""
+
+    name = "sep-2322-client-request-state"
+    description = "the client retries a multi-round request with a new id, the state echoed, and nothing more"
+    revisions = (STATELESS,)
+    transports = ("http", "stdio")
+    tools = tuple({"name": name, "description": name, "inputSchema": EMPTY_INPUT} for name in MRTR_TOOLS)
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        retried = isinstance(message.params, dict) and "inputResponses" in message.params
+        if name not in MRTR_TOOLS:
+            return await super().call_tool(name, arguments, message, peer)
+        if name == "test_mrtr_no_result_type":
+            return {**text_result("no resultType here"), "resultType": None}
+        if name == "test_mrtr_unrelated" or retried:
+            return text_result(f"{name} ok")
+        asked: dict[str, Any] = {"resultType": "input_required", "inputRequests": {"confirm": CONFIRM}}
+        if name == "test_mrtr_echo_state":
+            asked["requestState"] = self.recording.facts.setdefault("request_state", f"opaque:{uuid.uuid4()}")
+        return asked

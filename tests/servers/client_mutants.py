@@ -174,6 +174,67 @@ class NoNameHeader(ReferenceClient):
         return headers
 
 
+class AlteredState(ReferenceClient):
+    """CLIENT-MRTR-001: echoes requestState with a byte changed."""
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        retry = super().retry_params(params, asked)
+        if "requestState" in retry:
+            retry["requestState"] += "x"
+        return retry
+
+
+class SameId(ReferenceClient):
+    """CLIENT-MRTR-002: retries with the first request's id."""
+
+    reuse = False
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        self.reuse = True
+        return super().retry_params(params, asked)
+
+    def message(self, method: str, params: dict[str, Any] | None, request: bool) -> dict[str, Any]:
+        out = super().message(method, params, request)
+        if self.reuse and request:
+            out["id"], self.reuse = out["id"] - 1, False
+        return out
+
+
+class InventedState(ReferenceClient):
+    """CLIENT-MRTR-003: sends a requestState of its own when none was given."""
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        return {"requestState": "invented", **super().retry_params(params, asked)}
+
+
+class LeakyState(ReferenceClient):
+    """CLIENT-MRTR-004: carries the last retry's inputResponses into the call of another tool (the
+    scenario's unrelated one, so no other row's call is touched)."""
+
+    leak: dict[str, Any] = {}
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        retry = super().retry_params(params, asked)
+        self.leak = {"inputResponses": retry["inputResponses"]}
+        return retry
+
+    def message(self, method: str, params: dict[str, Any] | None, request: bool) -> dict[str, Any]:
+        params = dict(params or {})
+        if method == "tools/call" and self.leak and params.get("name") == "test_mrtr_unrelated":
+            params, self.leak = {**params, **self.leak}, {}
+        return super().message(method, params or None, request)
+
+
+class RetryNoResultType(ReferenceClient):
+    """CLIENT-MRTR-005: takes a result without resultType for one that asks for input."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        result = await super().request(method, params)
+        if self.modern and method == "tools/call" and isinstance(result, dict) and "resultType" not in result:
+            result = await super().request(method, {**(params or {}), "inputResponses": {}})
+        return result
+
+
 #: defect -> (the mutant, the requirement row it must fail and nothing else).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
@@ -195,6 +256,11 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "wrong-retry": (WrongRetry, "CLIENT-META-005"),
     "no-method-header": (NoMethodHeader, "CLIENT-HDR-001"),
     "no-name-header": (NoNameHeader, "CLIENT-HDR-002"),
+    "altered-state": (AlteredState, "CLIENT-MRTR-001"),
+    "same-id": (SameId, "CLIENT-MRTR-002"),
+    "invented-state": (InventedState, "CLIENT-MRTR-003"),
+    "leaky-state": (LeakyState, "CLIENT-MRTR-004"),
+    "retry-no-result-type": (RetryNoResultType, "CLIENT-MRTR-005"),
 }
 
 

@@ -42,6 +42,10 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "wrong-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "no-method-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     "no-name-header": (("http-standard-headers",), ("http",), (STATELESS,)),
+    **{
+        defect: (("sep-2322-client-request-state",), ("http", "stdio"), (STATELESS,))
+        for defect in ("altered-state", "same-id", "invented-state", "leaky-state", "retry-no-result-type")
+    },
 }
 SHOULD_ROWS = {"CLIENT-LIFE-002", "CLIENT-ELICIT-001", "CLIENT-SSE-001", "CLIENT-SSE-003", "CLIENT-META-003"}
 SHOULD_ROWS |= {"CLIENT-META-005"}
