@@ -29,6 +29,8 @@ class Speaker(Protocol):
 
     def resume_headers(self, last_event_id: str | None) -> dict[str, str]: ...
 
+    async def notified(self, message: dict[str, Any]) -> None: ...
+
 
 TIMEOUT = 10.0
 ACCEPT = "application/json, text/event-stream"
