@@ -126,11 +126,20 @@ class PlusBehaviour:
         if self.scenario == "x-cancel":
             await self.cancel_slow_call()
         else:
+            if self.scenario == "x-get-resume":
+                await asyncio.wait_for(self.listen_and_resume(), NOTICE_TIMEOUT)
             await self.base_act()
         if self.tools_stale:
             await self.request("tools/list")
         if self.scenario == "x-features" and self.declares_roots_changes():
             await self.notify("notifications/roots/list_changed")
+
+    async def listen_and_resume(self) -> None:
+        """Open the GET stream for the server's messages; when it breaks, resume it from its last event."""
+        listen = getattr(self.wire, "listen", None)
+        if listen is not None:
+            last_id = await listen(None)
+            await listen(last_id)
 
     def declares_roots_changes(self) -> bool:
         roots = (self.plus_capabilities() or {}).get("roots")

@@ -129,14 +129,28 @@ class HttpWire(Wire):
         if wanted is not None and wanted in self.waiting and retry is not None:
             asyncio.get_running_loop().create_task(self._resume(last_id, retry, wanted))
 
-    async def _resume(self, last_id: str | None, retry: int, wanted: Any) -> None:
-        await asyncio.sleep(self.client.retry_wait(retry))
+    def get_headers(self, last_id: str | None) -> dict[str, str]:
+        """A GET's headers: the event stream accepted, the session's, and where to resume from."""
         headers = {"Accept": "text/event-stream", **self.client.resume_headers(last_id)}
         if self.session:
             headers["Mcp-Session-Id"] = self.session
         if self.version:
             headers["MCP-Protocol-Version"] = self.version
-        async with self.http.stream("GET", self.url, headers=headers) as response:
+        return headers
+
+    async def listen(self, last_id: str | None) -> str | None:
+        """One GET stream for the server's own messages, read to its end; the last event ID it gave
+        (to resume from) is returned."""
+        async with self.http.stream("GET", self.url, headers=self.get_headers(last_id)) as response:
+            async for event, _ in _events(response):
+                last_id = event.id or last_id
+                if event.data.strip():
+                    await self.deliver(json.loads(event.data))
+        return last_id
+
+    async def _resume(self, last_id: str | None, retry: int, wanted: Any) -> None:
+        await asyncio.sleep(self.client.retry_wait(retry))
+        async with self.http.stream("GET", self.url, headers=self.get_headers(last_id)) as response:
             async for event, _ in _events(response):
                 if event.data.strip():
                     await self.deliver(json.loads(event.data))

@@ -177,3 +177,26 @@ class ListChanged(PlusScenario):
         await peer.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         self.recording.mark("list-changed")
         return text_result("the tool list changed")
+
+
+@scenario
+class GetResume(PlusScenario):
+    """The client's GET stream (for the server's messages) breaks after one event; the client resumes it."""
+
+    name = "x-get-resume"
+    description = "the server breaks the client's GET stream; the client resumes it with Last-Event-ID"
+    revisions = SESSIONS
+    transports = ("http",)
+    tools = (tool("noop", "Does nothing"),)
+
+    async def on_get(self, peer: Peer) -> bool:
+        if "get-broken" not in self.recording.marks:
+            await peer.event(b"id: get-1\ndata: \n\n")
+            self.recording.mark("get-broken")
+        else:
+            await peer.event(b": resumed, and nothing more to send\n\n")
+        await peer.close()
+        return True
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result("done")

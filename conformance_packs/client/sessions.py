@@ -4,7 +4,7 @@ cancels a request and asks for progress with well-formed parameters."""
 
 from __future__ import annotations
 
-from conformance.pack_api import ClientContext, Message, client_check, missed, weak
+from conformance.pack_api import Arrival, ClientContext, Message, client_check, missed, weak
 from conformance_packs.client import plus_scenarios
 from conformance_packs.client.common import params_of
 from conformance_packs.client.plus_common import LEGACY, plus_shape, sessions
@@ -147,3 +147,65 @@ async def progress_token(ctx: ClientContext) -> None:
         ctx.unless_failed("the client asked for no progress")
         weak("the client asked for no progress, though the scenario asks it to call slow_task with a token")
     ctx.note(f"{len(asked)} progress tokens, each a string or an integer")
+
+
+def _gets(ctx: ClientContext) -> list[Arrival]:
+    """The client's GET requests; none is SKIP (a client MAY open a GET stream, not must)."""
+    found = [a for a in ctx.recording.arrivals if a.method == "GET"]
+    if not found:
+        ctx.absent("the client opened no GET stream (MCP says it MAY)")
+    return found
+
+
+@client_check(
+    "client.sessions.get-resumed",
+    "CLIENT-GET-001",
+    "a broken GET stream is resumed with Last-Event-ID",
+    scenario="x-get-resume",
+    revisions=plus_scenarios.SESSIONS,
+    transports=("http",),
+)
+async def get_resumed(ctx: ClientContext) -> None:
+    _gets(ctx)
+    broken = ctx.recording.marks.get("get-broken")
+    if broken is None:
+        ctx.absent("the scenario never broke a GET stream")
+    after = [a for a in ctx.recording.arrivals if a.method == "GET" and a.t >= broken]
+    if not after:
+        ctx.unless_failed("the client sent no GET after its stream broke")
+        missed("the client did not resume its broken GET stream")
+    said = after[0].headers.get("last-event-id")
+    if said != "get-1":
+        missed(f"the resuming GET carried Last-Event-ID: {said!r}, not get-1", headers=dict(after[0].headers))
+
+
+def _get_header(ctx: ClientContext, name: str, wanted: object) -> None:
+    for arrival in _gets(ctx):
+        said = arrival.headers.get(name.lower())
+        if said != wanted:
+            missed(f"a GET carried {name}: {said!r}, not {wanted!r}", headers=dict(arrival.headers))
+
+
+@client_check(
+    "client.sessions.get-session-id",
+    "CLIENT-GET-002",
+    "every GET of the session carries the Mcp-Session-Id the server gave",
+    scenario="x-get-resume",
+    revisions=plus_scenarios.SESSIONS,
+    transports=("http",),
+)
+async def get_session_id(ctx: ClientContext) -> None:
+    _get_header(ctx, "Mcp-Session-Id", ctx.recording.facts.get("session_id"))
+
+
+@client_check(
+    "client.sessions.get-protocol-version",
+    "CLIENT-GET-003",
+    "every GET of the session carries MCP-Protocol-Version with the negotiated version",
+    scenario="x-get-resume",
+    revisions=("2025-06-18", "2025-11-25"),
+    transports=("http",),
+)
+async def get_protocol_version(ctx: ClientContext) -> None:
+    opened = ctx.needs("initialize", "open the session")
+    _get_header(ctx, "MCP-Protocol-Version", params_of(opened[0].value).get("protocolVersion"))

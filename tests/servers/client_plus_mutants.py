@@ -163,6 +163,32 @@ class IgnoresListChanged(ReferenceClient):
             await super().notified(message)
 
 
+class NoResume(ReferenceClient):
+    """CLIENT-GET-001: lets its broken GET stream go."""
+
+    async def listen_and_resume(self) -> None:
+        listen = getattr(self.wire, "listen", None)
+        if listen is not None:
+            await listen(None)
+
+
+def _get_without(header: str) -> type[ReferenceClient]:
+    """A mutant whose GETs lack `header` (its POSTs keep it)."""
+
+    class GetWithout(ReferenceClient):
+        def open_wire(self, address: str) -> Wire:
+            wire = super().open_wire(address)
+            if isinstance(wire, HttpWire):
+                full = wire.get_headers
+                wire.get_headers = lambda last_id: {  # type: ignore[method-assign]
+                    k: v for k, v in full(last_id).items() if k != header
+                }
+            return wire
+
+    GetWithout.__doc__ = f"GETs without {header}."
+    return GetWithout
+
+
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "reused-ids": (ReusedIds, "CLIENT-HYG-001"),
     "json-only-accept": (JsonOnlyAccept, "CLIENT-HYG-002"),
@@ -180,6 +206,9 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "form-action-ok": (FormActionOk, "CLIENT-FEAT-003"),
     "url-no-action": (UrlNoAction, "CLIENT-FEAT-004"),
     "ignores-list-changed": (IgnoresListChanged, "CLIENT-LIST-001"),
+    "no-resume": (NoResume, "CLIENT-GET-001"),
+    "get-no-session-id": (_get_without("Mcp-Session-Id"), "CLIENT-GET-002"),
+    "get-no-version": (_get_without("MCP-Protocol-Version"), "CLIENT-GET-003"),
 }
 
 if __name__ == "__main__":
