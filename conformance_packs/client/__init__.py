@@ -22,6 +22,7 @@ PACK = Pack(
         f"{__name__}.metadata",
         f"{__name__}.headers",
         f"{__name__}.mrtr",
+        f"{__name__}.custom_headers",
     ),
     reference="conformance_reference.client",
     side="client",
