@@ -33,7 +33,7 @@ def unsafe(text: str) -> bool:
 def _annotated(call: Message) -> list[tuple[str, str, Any, str | None]]:
     """(parameter, header, value, header as sent) of each annotated parameter of the call."""
     tool = call.params.get("name")
-    schema = next((t["inputSchema"] for t in HttpCustomHeaders.tools if t["name"] == tool), {})
+    schema: Any = next((t["inputSchema"] for t in HttpCustomHeaders.tools if t["name"] == tool), {})
     out = []
     for name, spec in schema.get("properties", {}).items():
         header = spec.get("x-mcp-header")
@@ -153,7 +153,7 @@ async def null_omitted(ctx: ClientContext) -> None:
 )
 async def invalid_rejected(ctx: ClientContext) -> None:
     ctx.needs("tools/list", "list the tools")
-    called = {m.params.get("name") for m in ctx.requests("tools/call") if isinstance(m.params, dict)}
+    called = {str(m.params.get("name")) for m in ctx.requests("tools/call") if isinstance(m.params, dict)}
     wrong = sorted(called & set(INVALID_TOOLS))
     if wrong:
         rules = sorted({INVALID_TOOLS[name][0] for name in wrong})
