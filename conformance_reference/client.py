@@ -229,27 +229,47 @@ class ReferenceClient:
             await self.initialized()
 
     async def act(self) -> None:
-        """The scenario, as the official suite's everything-client acts it."""
+        """The scenario, as the official suite's everything-client acts it: list the tools (keeping
+        the valid ones), then the scenario's own act, else call every tool."""
         tools = (await self.request("tools/list")).get("tools", [])
         self.tools = {tool["name"]: tool for tool in tools if self.usable(tool)}
-        if self.scenario == "tools_call" and "add_numbers" in self.tools:
+        acts = {
+            "tools_call": self.add_numbers,
+            "http-custom-headers": self.context_calls,
+            "http-standard-headers": self.every_kind,
+            "json-schema-2020-12-preservation": self.echo_schema,
+        }
+        await acts.get(self.scenario, self.every_tool)()
+
+    async def add_numbers(self) -> None:
+        if "add_numbers" in self.tools:
             await self.request("tools/call", {"name": "add_numbers", "arguments": self.call_arguments()})
-        elif "toolCalls" in self.context:
-            for call in self.context["toolCalls"]:
-                await self.request(
-                    "tools/call", {"name": call["name"], "arguments": call.get("arguments", {})}
-                )
-        else:
-            for name, tool in self.tools.items():
-                required = tool.get("inputSchema", {}).get("required", [])
-                await self.request(
-                    "tools/call", {"name": name, "arguments": {key: "value" for key in required}}
-                )
-        if self.scenario == "http-standard-headers":
-            for resource in (await self.request("resources/list")).get("resources", []):
-                await self.request("resources/read", {"uri": resource["uri"]})
-            for prompt in (await self.request("prompts/list")).get("prompts", []):
-                await self.request("prompts/get", {"name": prompt["name"]})
+
+    async def context_calls(self) -> None:
+        """The calls MCP_CONFORMANCE_CONTEXT lists (`toolCalls`), with their arguments."""
+        for call in self.context.get("toolCalls", []):
+            await self.request("tools/call", {"name": call["name"], "arguments": call.get("arguments", {})})
+
+    async def every_tool(self) -> None:
+        for name, tool in self.tools.items():
+            required = tool.get("inputSchema", {}).get("required", [])
+            await self.request("tools/call", {"name": name, "arguments": {key: "value" for key in required}})
+
+    async def every_kind(self) -> None:
+        """Every tool, resource and prompt: each request that names one."""
+        await self.every_tool()
+        for resource in (await self.request("resources/list")).get("resources", []):
+            await self.request("resources/read", {"uri": resource["uri"]})
+        for prompt in (await self.request("prompts/list")).get("prompts", []):
+            await self.request("prompts/get", {"name": prompt["name"]})
+
+    def held_schema(self, name: str) -> dict[str, Any]:
+        """The inputSchema this client holds for tool `name` (as listed: nothing stripped)."""
+        return dict(self.tools.get(name, {}).get("inputSchema", {}))
+
+    async def echo_schema(self) -> None:
+        schema = self.held_schema("json_schema_2020_12_tool")
+        await self.request("tools/call", {"name": "json_schema_echo", "arguments": {"schema": schema}})
 
 
 async def main_async(client: ReferenceClient) -> int:

@@ -23,6 +23,7 @@ PACK = Pack(
         f"{__name__}.headers",
         f"{__name__}.mrtr",
         f"{__name__}.custom_headers",
+        f"{__name__}.schemas_kept",
     ),
     reference="conformance_reference.client",
     side="client",

@@ -404,3 +404,96 @@ class HttpInvalidToolHeaders(Scenario):
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
         return text_result(f"called {name}")
+
+
+#: The path of the canary a network $ref names: any request for it is a dereference (SEP-2106).
+CANARY_PATH = "/canary/profile-schema.json"
+
+
+@scenario
+class JsonSchemaRefNoDeref(Scenario):
+    """A tool whose inputSchema has a same-document $ref and a $ref to a network URI (a canary on the
+    scenario server): the client may list and use it, but must not fetch the canary (SEP-2106)."""
+
+    name = "json-schema-ref-no-deref"
+    description = "a network $ref in a tool's inputSchema is not dereferenced"
+    revisions = (STATELESS,)
+    transports = ("http",)
+
+    async def answer(self, message: Message, peer: Peer) -> Any:
+        if message.method != "tools/list":
+            return await super().answer(message, peer)
+        canary = str(self.recording.facts.get("origin", "http://127.0.0.1:9")) + CANARY_PATH
+        schema = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"userId": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+            "properties": {"id": {"$ref": "#/$defs/userId"}, "profile": {"$ref": canary}},
+            "required": ["id"],
+        }
+        return {
+            "tools": [
+                {"name": "lookup_user", "description": "Look up a user profile by id", "inputSchema": schema}
+            ]
+        }
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
+
+
+#: A tool schema with the 2020-12 vocabulary SEP-1613 and SEP-2106 let a tool use: a dialect, $defs
+#: with an $anchor, a same-document $ref, composition, conditionals and additionalProperties.
+SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+ECHO_TOOL = "json_schema_echo"
+
+
+@scenario
+class JsonSchemaPreservation(Scenario):
+    """A tool with the 2020-12 vocabulary and an echo tool the client passes that tool's inputSchema
+    back to, as it holds it: what its parsing kept (SEP-1613, SEP-2106)."""
+
+    name = "json-schema-2020-12-preservation"
+    description = "a tool's 2020-12 inputSchema reaches the client unchanged"
+    revisions = (STATEFUL, STATELESS)
+    transports = ("http", "stdio")
+    tools = (
+        {
+            "name": "json_schema_2020_12_tool",
+            "description": "2020-12 features",
+            "inputSchema": SCHEMA_2020_12,
+        },
+        {
+            "name": ECHO_TOOL,
+            "description": "Echoes back the inputSchema the client holds for json_schema_2020_12_tool",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"schema": {"type": "object"}},
+                "required": ["schema"],
+            },
+        },
+    )
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")

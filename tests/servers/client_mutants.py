@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import httpx
+
 from conformance_reference.client import META, ReferenceClient, main
 from conformance_reference.client_wire import HttpWire, Wire
 
@@ -286,6 +288,30 @@ class KeepsInvalidTools(ReferenceClient):
         return super().param_headers(params) if params.get("name") == "valid_tool" else {}
 
 
+class Dereferences(ReferenceClient):
+    """CLIENT-SCHEMA-001: fetches every network $ref of the tools' schemas."""
+
+    async def act(self) -> None:
+        tools = (await self.request("tools/list")).get("tools", [])
+        refs = [
+            spec["$ref"]
+            for tool in tools
+            for spec in tool.get("inputSchema", {}).get("properties", {}).values()
+            if str(spec.get("$ref", "")).startswith("http")
+        ]
+        async with httpx.AsyncClient() as http:
+            for ref in refs:
+                await http.get(ref)
+
+
+class StripsKeywords(ReferenceClient):
+    """CLIENT-SCHEMA-002: holds a tool's schema without the keywords it does not use itself."""
+
+    def held_schema(self, name: str) -> dict[str, Any]:
+        schema = super().held_schema(name)
+        return {k: v for k, v in schema.items() if k not in ("allOf", "if", "then", "else", "$defs")}
+
+
 #: defect -> (the mutant, the requirement row it must fail and nothing else).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
@@ -318,6 +344,8 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "bare-base64": (BareBase64, "CLIENT-HDR-006"),
     "null-as-text": (NullAsText, "CLIENT-HDR-007"),
     "keeps-invalid-tools": (KeepsInvalidTools, "CLIENT-HDR-008"),
+    "dereferences": (Dereferences, "CLIENT-SCHEMA-001"),
+    "strips-keywords": (StripsKeywords, "CLIENT-SCHEMA-002"),
 }
 
 

@@ -57,9 +57,11 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
         )
     },
     "keeps-invalid-tools": (("http-invalid-tool-headers",), ("http",), (STATELESS,)),
+    "dereferences": (("json-schema-ref-no-deref",), ("http",), (STATELESS,)),
+    "strips-keywords": (("json-schema-2020-12-preservation",), ("http", "stdio"), (STATEFUL, STATELESS)),
 }
 SHOULD_ROWS = {"CLIENT-LIFE-002", "CLIENT-ELICIT-001", "CLIENT-SSE-001", "CLIENT-SSE-003", "CLIENT-META-003"}
-SHOULD_ROWS |= {"CLIENT-META-005"}
+SHOULD_ROWS |= {"CLIENT-META-005", "CLIENT-SCHEMA-002"}
 REFERENCE = shlex.join([sys.executable, "-m", "conformance_reference.client"])
 
 
