@@ -22,6 +22,8 @@ PACK = Pack(
         f"{__name__}.metadata",
         f"{__name__}.headers",
         f"{__name__}.mrtr",
+        f"{__name__}.custom_headers",
+        f"{__name__}.schemas_kept",
         f"{__name__}.hygiene",
         f"{__name__}.sessions",
         f"{__name__}.features",

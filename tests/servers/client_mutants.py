@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import httpx
+
 from conformance_reference.client import META, ReferenceClient, main
 from conformance_reference.client_wire import HttpWire, Wire
 
@@ -235,6 +237,81 @@ class RetryNoResultType(ReferenceClient):
         return result
 
 
+class NoParamHeaders(ReferenceClient):
+    """CLIENT-HDR-003: mirrors no x-mcp-header parameter."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        return {}
+
+
+class MirrorsEverything(ReferenceClient):
+    """CLIENT-HDR-004: mirrors the unannotated `query` too."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        headers = super().param_headers(params)
+        if "query" in (params.get("arguments") or {}):
+            headers["Mcp-Param-Query"] = self.header_value(params["arguments"]["query"])
+        return headers
+
+
+class BooleanAsNumber(ReferenceClient):
+    """CLIENT-HDR-005: a boolean as 1 or 0."""
+
+    def header_value(self, value: Any) -> str:
+        return str(int(value)) if isinstance(value, bool) else super().header_value(value)
+
+
+class BareBase64(ReferenceClient):
+    """CLIENT-HDR-006: an unsafe string as bare Base64, without the =?base64?...?= wrapper."""
+
+    def header_value(self, value: Any) -> str:
+        return super().header_value(value).removeprefix("=?base64?").removesuffix("?=")
+
+
+class NullAsText(ReferenceClient):
+    """CLIENT-HDR-007: a null parameter sent as the text null."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        headers = super().param_headers(params)
+        if (params.get("arguments") or {}).get("verbose", 0) is None:
+            headers["Mcp-Param-Verbose"] = "null"
+        return headers
+
+
+class KeepsInvalidTools(ReferenceClient):
+    """CLIENT-HDR-008: calls every tool, however invalid its x-mcp-header (mirroring none of them)."""
+
+    def usable(self, tool: dict[str, Any]) -> bool:
+        return True
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        return super().param_headers(params) if params.get("name") == "valid_tool" else {}
+
+
+class Dereferences(ReferenceClient):
+    """CLIENT-SCHEMA-001: fetches every network $ref of the tools' schemas."""
+
+    async def act(self) -> None:
+        tools = (await self.request("tools/list")).get("tools", [])
+        refs = [
+            spec["$ref"]
+            for tool in tools
+            for spec in tool.get("inputSchema", {}).get("properties", {}).values()
+            if str(spec.get("$ref", "")).startswith("http")
+        ]
+        async with httpx.AsyncClient() as http:
+            for ref in refs:
+                await http.get(ref)
+
+
+class StripsKeywords(ReferenceClient):
+    """CLIENT-SCHEMA-002: holds a tool's schema without the keywords it does not use itself."""
+
+    def held_schema(self, name: str) -> dict[str, Any]:
+        schema = super().held_schema(name)
+        return {k: v for k, v in schema.items() if k not in ("allOf", "if", "then", "else", "$defs")}
+
+
 #: defect -> (the mutant, the requirement row it must fail and nothing else).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
@@ -261,6 +338,14 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "invented-state": (InventedState, "CLIENT-MRTR-003"),
     "leaky-state": (LeakyState, "CLIENT-MRTR-004"),
     "retry-no-result-type": (RetryNoResultType, "CLIENT-MRTR-005"),
+    "no-param-headers": (NoParamHeaders, "CLIENT-HDR-003"),
+    "mirrors-everything": (MirrorsEverything, "CLIENT-HDR-004"),
+    "boolean-as-number": (BooleanAsNumber, "CLIENT-HDR-005"),
+    "bare-base64": (BareBase64, "CLIENT-HDR-006"),
+    "null-as-text": (NullAsText, "CLIENT-HDR-007"),
+    "keeps-invalid-tools": (KeepsInvalidTools, "CLIENT-HDR-008"),
+    "dereferences": (Dereferences, "CLIENT-SCHEMA-001"),
+    "strips-keywords": (StripsKeywords, "CLIENT-SCHEMA-002"),
 }
 
 
