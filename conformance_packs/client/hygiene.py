@@ -60,7 +60,10 @@ def _media_types(header: str | None) -> set[str]:
 async def accept_header(ctx: ClientContext) -> None:
     _sent_anything(ctx)
     wanted = {"POST": {"application/json", "text/event-stream"}, "GET": {"text/event-stream"}}
+    posts = [a.path.split("?")[0] for a in ctx.recording.arrivals if a.method == "POST"]
     for arrival in ctx.recording.arrivals:
+        if posts and arrival.path.split("?")[0] != posts[0]:
+            continue  # not the MCP endpoint (a URL a tool's schema names, fetched): no MCP request
         needed = wanted.get(arrival.method)
         said = arrival.headers.get("accept")
         if needed and not needed <= _media_types(said):
