@@ -9,9 +9,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import socket
+import struct
 import sys
 import threading
+
+#: Set once the client closed the relay's stdin (the stdio transport's orderly shutdown begins so).
+STDIN_CLOSED = threading.Event()
 
 
 def _pump_in(sock: socket.socket) -> None:
@@ -22,8 +27,19 @@ def _pump_in(sock: socket.socket) -> None:
         if not data:
             break
         sock.sendall(data)
+    STDIN_CLOSED.set()
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_WR)
+
+
+def _on_sigterm(sock: socket.socket) -> None:
+    """SIGTERM: when the client signals the server before closing its stdin, the harness is told by a
+    reset connection (an orderly close is a plain end of stream), then the relay exits as signalled."""
+    if not STDIN_CLOSED.is_set():
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+    os._exit(128 + signal.SIGTERM)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     host, _, port = args.connect.rpartition(":")
     sock = socket.create_connection((host, int(port)), timeout=10)
     sock.settimeout(None)
+    signal.signal(signal.SIGTERM, lambda *_: _on_sigterm(sock))
     threading.Thread(target=_pump_in, args=(sock,), daemon=True).start()
     out = sys.stdout.fileno()
     while True:

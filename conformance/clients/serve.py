@@ -173,10 +173,16 @@ class StdioRelay:
         while True:
             try:
                 line = await reader.readline()
+            except ConnectionResetError:
+                # the relay resets the connection when signalled before its stdin closed (relay.py)
+                self.session.recording.event("the client signalled the server before closing its stdin")
+                self.session.recording.mark("signalled-before-stdin-closed")
+                return
             except (ConnectionError, ValueError):
                 return
             if not line:
                 self.session.recording.event("the client closed the server's stdin")
+                self.session.recording.mark("stdin-closed")
                 with contextlib.suppress(ConnectionError, OSError):
                     writer.close()
                 return

@@ -132,3 +132,21 @@ async def roots_changed_declared(ctx: ClientContext) -> None:
                         notification=message.value,
                     )
     ctx.note(f"{sent} roots/list_changed notifications, each after roots.listChanged: true")
+
+
+@client_check(
+    "client.hygiene.stdio-shutdown",
+    "CLIENT-HYG-006",
+    "stdio: the client closes the server's stdin before it signals the server",
+    scenario=EVERY_SCENARIO,
+    revisions=LEGACY,
+    transports=("stdio",),
+)
+async def stdio_shutdown(ctx: ClientContext) -> None:
+    _sent_anything(ctx)
+    marks = ctx.recording.marks
+    if "signalled-before-stdin-closed" in marks:
+        missed("the client sent the server SIGTERM before closing its stdin")
+    if "stdin-closed" not in marks:
+        ctx.absent("the server's stdin was still open when the client's run ended")
+    ctx.note("the client closed the server's stdin first")

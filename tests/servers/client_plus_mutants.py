@@ -189,6 +189,24 @@ def _get_without(header: str) -> type[ReferenceClient]:
     return GetWithout
 
 
+class SignalsFirst(ReferenceClient):
+    """CLIENT-HYG-006: stdio: sends the server SIGTERM, then closes its stdin."""
+
+    def open_wire(self, address: str) -> Wire:
+        wire = super().open_wire(address)
+        if isinstance(wire, StdioWire):
+            close = wire.close
+
+            async def signal_first() -> None:
+                if wire.proc is not None and wire.proc.returncode is None:
+                    wire.proc.terminate()
+                    await asyncio.wait_for(wire.proc.wait(), 5)
+                await close()
+
+            wire.close = signal_first  # type: ignore[method-assign]
+        return wire
+
+
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "reused-ids": (ReusedIds, "CLIENT-HYG-001"),
     "json-only-accept": (JsonOnlyAccept, "CLIENT-HYG-002"),
@@ -206,6 +224,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "form-action-ok": (FormActionOk, "CLIENT-FEAT-003"),
     "url-no-action": (UrlNoAction, "CLIENT-FEAT-004"),
     "ignores-list-changed": (IgnoresListChanged, "CLIENT-LIST-001"),
+    "signals-first": (SignalsFirst, "CLIENT-HYG-006"),
     "no-resume": (NoResume, "CLIENT-GET-001"),
     "get-no-session-id": (_get_without("Mcp-Session-Id"), "CLIENT-GET-002"),
     "get-no-version": (_get_without("MCP-Protocol-Version"), "CLIENT-GET-003"),
