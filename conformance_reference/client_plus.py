@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class PlusBehaviour:
 
     def plus_capabilities(self) -> dict[str, Any] | None:
         """What the client declares in the features scenario (None elsewhere: the base declaration)."""
+        if self.scenario == "x-tasks":
+            return {"sampling": {}, "tasks": {"requests": {"sampling": {"createMessage": {}}}}}
         if self.scenario != "x-features":
             return None
         declared: dict[str, Any] = {"sampling": {}, "roots": {"listChanged": True}}
@@ -70,6 +73,10 @@ class PlusBehaviour:
     def plus_answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """The result of a server's request the `x-` scenarios send, or None when it is not one."""
         method, params = message.get("method"), message.get("params") or {}
+        if method == "sampling/createMessage" and isinstance(params.get("task"), dict):
+            return self.start_task(self.sampling_answer(params), params["task"])
+        if method in ("tasks/get", "tasks/result"):
+            return self.task_answer(method, params.get("taskId"))
         if method == "sampling/createMessage":
             return self.sampling_answer(params)
         if method == "roots/list":
@@ -79,6 +86,22 @@ class PlusBehaviour:
                 return self.url_elicit_answer(params)
             return self.form_elicit_answer(params)
         return None
+
+    def start_task(self, result: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+        """A task-augmented request: its result is ready at once, kept for tasks/result."""
+        tasks = self.__dict__.setdefault("tasks_kept", {})
+        task_id = f"task-{len(tasks) + 1}"
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        task = {"taskId": task_id, "status": "completed", "createdAt": now, "lastUpdatedAt": now}
+        tasks[task_id] = ({**task, "ttl": metadata.get("ttl")}, result)
+        return {"task": tasks[task_id][0]}
+
+    def task_answer(self, method: str, task_id: Any) -> dict[str, Any] | None:
+        """tasks/get (the task's state) or tasks/result (its result); None for an unknown task."""
+        kept = self.__dict__.get("tasks_kept", {}).get(task_id)
+        if kept is None:
+            return None
+        return dict(kept[0] if method == "tasks/get" else kept[1])
 
     # -- notifications, sessions, cancellation --------------------------------------------------------
 

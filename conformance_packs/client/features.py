@@ -117,3 +117,45 @@ async def tools_list_changed(ctx: ClientContext) -> None:
     if not [m for m in ctx.requests("tools/list") if m.arrival.t >= changed]:
         ctx.unless_failed("the client sent no tools/list after the notification")
         missed("the client did not list the tools again after notifications/tools/list_changed")
+
+
+def _task_answers(ctx: ClientContext) -> dict[str, Any]:
+    ctx.needs("tools/call", "call use_tasks")
+    answers = ctx.recording.facts.get("tasks")
+    if answers is None:
+        ctx.absent("the tool call never reached its requests")
+    if not answers:
+        skip("the client declared no task-augmented sampling (tasks.requests.sampling.createMessage)")
+    return dict(answers)
+
+
+@client_check(
+    "client.features.tasks",
+    "CLIENT-FEAT-005",
+    "a client that declared task-augmented sampling answers with a task, its state and its result",
+    scenario="x-tasks",
+    revisions=plus_scenarios.TASKS,
+    transports=("http", "stdio"),
+)
+async def tasks(ctx: ClientContext) -> None:
+    answers = _task_answers(ctx)
+    wanted = (
+        ("created", "createTaskResult", "task-augmented sampling/createMessage"),
+        ("got", "task", "tasks/get"),
+        ("result", "createMessageResult", "tasks/result"),
+    )
+    for key, definition, what in wanted:
+        answer = answers.get(key)
+        if answer is None:
+            missed(f"the client's answer to {what} gave no task to ask further about", answers=answers)
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND:
+            weak(
+                f"the client declared task-augmented sampling, then refused {what} as not found",
+                response=answer,
+            )
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            ctx.note(f"the client refused {what}: {error!r}")
+            return
+        _shaped(plus_shape(definition, result), f"{what} result", result)

@@ -200,3 +200,41 @@ class GetResume(PlusScenario):
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
         return text_result("done")
+
+
+#: The revision with tasks (experimental there).
+TASKS = ("2025-11-25",)
+
+
+def declares_task_sampling(capabilities: dict[str, Any]) -> bool:
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    sampling = requests.get("sampling") if isinstance(requests, dict) else None
+    return isinstance(sampling, dict) and "createMessage" in sampling
+
+
+@scenario
+class Tasks(PlusScenario):
+    """A tool whose call asks for task-augmented sampling when the client declared it, then the task's
+    state (tasks/get) and its result (tasks/result). The answers are kept in `facts["tasks"]`."""
+
+    name = "x-tasks"
+    description = "the server asks for task-augmented sampling the client declared; the answers are judged"
+    revisions = TASKS
+    transports = ("http", "stdio")
+    tools = (tool("use_tasks", "Asks the client for a sampling task"),)
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        answers: dict[str, Any] = {}
+        self.recording.facts["tasks"] = answers
+        if not declares_task_sampling(declared(self.recording)):
+            return text_result("the client declared no task-augmented sampling")
+        hello = {"role": "user", "content": {"type": "text", "text": "Say hello"}}
+        params = {"messages": [hello], "maxTokens": 20, "task": {"ttl": 60000}}
+        answers["created"] = await peer.ask("sampling/createMessage", params)
+        task = answers["created"].get("result", {}).get("task")
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if isinstance(task_id, str):
+            answers["got"] = await peer.ask("tasks/get", {"taskId": task_id})
+            answers["result"] = await peer.ask("tasks/result", {"taskId": task_id})
+        return text_result("asked for a sampling task")

@@ -207,6 +207,15 @@ class SignalsFirst(ReferenceClient):
         return wire
 
 
+class TaskWithoutId(ReferenceClient):
+    """CLIENT-FEAT-005: a task-augmented answer whose task has no taskId."""
+
+    def start_task(self, result: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+        created = super().start_task(result, metadata)
+        created["task"] = {k: v for k, v in created["task"].items() if k != "taskId"}
+        return created
+
+
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "reused-ids": (ReusedIds, "CLIENT-HYG-001"),
     "json-only-accept": (JsonOnlyAccept, "CLIENT-HYG-002"),
@@ -224,6 +233,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "form-action-ok": (FormActionOk, "CLIENT-FEAT-003"),
     "url-no-action": (UrlNoAction, "CLIENT-FEAT-004"),
     "ignores-list-changed": (IgnoresListChanged, "CLIENT-LIST-001"),
+    "task-without-id": (TaskWithoutId, "CLIENT-FEAT-005"),
     "signals-first": (SignalsFirst, "CLIENT-HYG-006"),
     "no-resume": (NoResume, "CLIENT-GET-001"),
     "get-no-session-id": (_get_without("Mcp-Session-Id"), "CLIENT-GET-002"),

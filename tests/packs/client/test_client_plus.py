@@ -43,6 +43,7 @@ PLAYED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "form-action-ok": ("x-features", ("http", "stdio"), (STATEFUL,)),
     "url-no-action": ("x-features", ("http", "stdio"), (STATEFUL,)),
     "ignores-list-changed": ("x-list-changed", ALL, BOTH),
+    "task-without-id": ("x-tasks", ("http", "stdio"), (STATEFUL,)),
     "signals-first": ("x-ping", ("stdio",), BOTH),
     "no-resume": ("x-get-resume", ("http",), ("2025-03-26", STATEFUL)),
     "get-no-session-id": ("x-get-resume", ("http",), ("2025-03-26", STATEFUL)),
