@@ -86,7 +86,7 @@ class EagerRequest(ReferenceClient):
 
     async def handshake(self) -> None:
         opening = asyncio.create_task(super().handshake())
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)
         await self.request("tools/list")
         await opening
 
@@ -96,7 +96,7 @@ class EagerInitialized(ReferenceClient):
 
     async def handshake(self) -> None:
         opening = asyncio.create_task(self.request("initialize", self.initialize_params()))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.01)
         await self.initialized()
         result = await opening
         self.wire.negotiated(result.get("protocolVersion", self.revision))
