@@ -200,7 +200,13 @@ async def judge(job: Job, played: Scenario, ended: Exit, options: ClientOptions)
 
 
 def target_info(index: int, transport: str, options: ClientOptions) -> dict[str, Any]:
-    return {"index": index, "spec": f"client: {options.command}", "transport": transport, "side": "client"}
+    return {
+        "index": index,
+        "spec": f"client: {options.command}",
+        "transport": transport,
+        "side": "client",
+        "command": options.command,
+    }
 
 
 async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> None:

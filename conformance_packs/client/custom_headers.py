@@ -8,6 +8,7 @@ import base64
 from typing import Any
 
 from conformance.pack_api import ClientContext, Message, blocked, client_check, missed
+from conformance_packs.client.common import shown
 from conformance_packs.client.scenarios import INVALID_TOOLS, HttpCustomHeaders
 
 SCENARIO = "http-custom-headers"
@@ -61,10 +62,13 @@ async def mirrored(ctx: ClientContext) -> None:
         if value is None:
             continue
         if sent is None:
-            missed(f"no Mcp-Param-{header} header for {name}={value!r}", headers=dict(call.arrival.headers))
+            missed(
+                f"no Mcp-Param-{header} header for {name}={shown(value)}", headers=dict(call.arrival.headers)
+            )
         if isinstance(value, str) and not unsafe(value) and sent != value:
             missed(
-                f"Mcp-Param-{header} is {sent!r}, not {name}'s {value!r}", headers=dict(call.arrival.headers)
+                f"Mcp-Param-{header} is {shown(sent)}, not {name}'s {shown(value)}",
+                headers=dict(call.arrival.headers),
             )
 
 
@@ -100,7 +104,7 @@ async def values(ctx: ClientContext) -> None:
             blocked(PRESENT, f"no Mcp-Param-{header} header at all")
         if isinstance(value, bool | int | float) and sent != _text(value):
             missed(
-                f"Mcp-Param-{header} is {sent!r} for {name}={value!r}, not {_text(value)!r}",
+                f"Mcp-Param-{header} is {shown(sent)} for {name}={shown(value)}, not {shown(_text(value))}",
                 headers=dict(call.arrival.headers),
             )
 
@@ -123,7 +127,7 @@ async def base64_unsafe(ctx: ClientContext) -> None:
         wanted = "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
         if sent != wanted:
             missed(
-                f"Mcp-Param-{header} is {sent!r} for {name}={value!r}, not {wanted!r}",
+                f"Mcp-Param-{header} is {shown(sent)} for {name}={shown(value)}, not {shown(wanted)}",
                 headers=dict(call.arrival.headers),
             )
 
@@ -140,7 +144,9 @@ async def null_omitted(ctx: ClientContext) -> None:
     call = _call(ctx, "test_custom_headers_null")
     said = call.arrival.headers.get("mcp-param-verbose")
     if said is not None:
-        missed(f"Mcp-Param-Verbose: {said!r} was sent for verbose=null", headers=dict(call.arrival.headers))
+        missed(
+            f"Mcp-Param-Verbose: {shown(said)} was sent for verbose=null", headers=dict(call.arrival.headers)
+        )
 
 
 @client_check(

@@ -4,7 +4,7 @@ tool, a resource or a prompt (SEP-2243)."""
 from __future__ import annotations
 
 from conformance.pack_api import ClientContext, client_check, missed
-from conformance_packs.client.common import sent
+from conformance_packs.client.common import sent, shown
 
 SCENARIO = "http-standard-headers"
 STATELESS = ("2026-07-28",)
@@ -24,7 +24,7 @@ async def method_header(ctx: ClientContext) -> None:
         said = message.arrival.headers.get("mcp-method")
         if said != message.method:
             missed(
-                f"the POST of {message.method} carried Mcp-Method: {said!r}",
+                f"the POST of {message.method} carried Mcp-Method: {shown(said)}",
                 headers=dict(message.arrival.headers),
             )
 
@@ -46,6 +46,6 @@ async def name_header(ctx: ClientContext) -> None:
         wanted, said = params.get(NAMED[str(message.method)]), message.arrival.headers.get("mcp-name")
         if said != wanted:
             missed(
-                f"the POST of {message.method} carried Mcp-Name: {said!r}, not {wanted!r}",
+                f"the POST of {message.method} carried Mcp-Name: {shown(said)}, not {shown(wanted)}",
                 headers=dict(message.arrival.headers),
             )

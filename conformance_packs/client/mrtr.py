@@ -5,6 +5,7 @@ without resultType taken as complete."""
 from __future__ import annotations
 
 from conformance.pack_api import ClientContext, Message, client_check, missed, weak
+from conformance_packs.client.common import shown
 
 SCENARIO = "sep-2322-client-request-state"
 STATELESS = ("2026-07-28",)
@@ -43,7 +44,8 @@ async def state_echoed(ctx: ClientContext) -> None:
     given, said = ctx.recording.facts.get("request_state"), retry.params.get("requestState")
     if said != given:
         missed(
-            f"the retry carried requestState {said!r}, not the {given!r} the server gave", request=retry.value
+            f"the retry carried requestState {shown(said)}, not the {shown(given)} the server gave",
+            request=retry.value,
         )
 
 
@@ -58,7 +60,7 @@ async def state_echoed(ctx: ClientContext) -> None:
 async def new_id(ctx: ClientContext) -> None:
     first, retry = _retried(ctx, "test_mrtr_echo_state")
     if retry.value.get("id") == first.value.get("id"):
-        missed(f"the retry reused the first request's id {first.value.get('id')!r}", request=retry.value)
+        missed(f"the retry reused the first request's id {shown(first.value.get('id'))}", request=retry.value)
 
 
 @client_check(
@@ -73,7 +75,7 @@ async def no_state_invented(ctx: ClientContext) -> None:
     _, retry = _retried(ctx, "test_mrtr_no_state")
     if "requestState" in retry.params:
         missed(
-            f"the retry carried requestState {retry.params['requestState']!r}, given none",
+            f"the retry carried requestState {shown(retry.params['requestState'])}, given none",
             request=retry.value,
         )
 

@@ -4,6 +4,7 @@ retry field's time, naming the last event it saw (SEP-1699)."""
 from __future__ import annotations
 
 from conformance.pack_api import Arrival, ClientContext, client_check, missed, skip
+from conformance_packs.client.common import shown
 
 SCENARIO = "sse-retry"
 #: The scenario's retry field (ms), the scheduler tolerance early, and the factor past which it is late.
@@ -81,6 +82,6 @@ async def last_event_id(ctx: ClientContext) -> None:
     said = get.headers.get("last-event-id")
     if said != "event-1":
         missed(
-            f"the reconnecting GET carried Last-Event-ID: {said!r}, not the closed stream's event-1",
+            f"the reconnecting GET carried Last-Event-ID: {shown(said)}, not the closed stream's event-1",
             headers=dict(get.headers),
         )
