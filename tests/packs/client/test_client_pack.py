@@ -27,6 +27,7 @@ STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
 #: defect -> (scenarios, transports, revisions) its run plays: where its row is judged.
 PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "exits-one": (("tools_call",), ("http", "stdio"), (STATEFUL,)),
+    "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
     "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "older-version": (("initialize",), ("http", "stdio"), (STATEFUL,)),
     "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
@@ -134,6 +135,11 @@ def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], def
     assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
     others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
     assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
+
+
+def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
+    errors = [c for c in runs["hangs"] if c["verdict"] == "ERROR"]
+    assert len(errors) == 1 and "did not exit within 8 s and was killed" in errors[0]["message"]
 
 
 def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
