@@ -4,12 +4,15 @@ without resultType taken as complete."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from conformance.pack_api import ClientContext, Message, client_check, missed, weak
 from conformance_packs.client.common import shown
 
 SCENARIO = "sep-2322-client-request-state"
 STATELESS = ("2026-07-28",)
 MODES = ("http", "stdio")
+_check = partial(client_check, scenario=SCENARIO, revisions=STATELESS, transports=MODES)
 
 
 def _calls(ctx: ClientContext, tool: str) -> tuple[list[Message], list[Message]]:
@@ -31,13 +34,10 @@ def _retried(ctx: ClientContext, tool: str) -> tuple[Message, Message]:
     return first[0], retries[0]
 
 
-@client_check(
+@_check(
     "client.mrtr.state-echoed",
     "CLIENT-MRTR-001",
     "a retry echoes requestState exactly",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def state_echoed(ctx: ClientContext) -> None:
     _, retry = _retried(ctx, "test_mrtr_echo_state")
@@ -49,13 +49,10 @@ async def state_echoed(ctx: ClientContext) -> None:
         )
 
 
-@client_check(
+@_check(
     "client.mrtr.new-id",
     "CLIENT-MRTR-002",
     "a retry is a new request, with a JSON-RPC id of its own",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def new_id(ctx: ClientContext) -> None:
     first, retry = _retried(ctx, "test_mrtr_echo_state")
@@ -63,13 +60,10 @@ async def new_id(ctx: ClientContext) -> None:
         missed(f"the retry reused the first request's id {shown(first.value.get('id'))}", request=retry.value)
 
 
-@client_check(
+@_check(
     "client.mrtr.no-state-invented",
     "CLIENT-MRTR-003",
     "a retry carries no requestState when the server gave none",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def no_state_invented(ctx: ClientContext) -> None:
     _, retry = _retried(ctx, "test_mrtr_no_state")
@@ -80,13 +74,10 @@ async def no_state_invented(ctx: ClientContext) -> None:
         )
 
 
-@client_check(
+@_check(
     "client.mrtr.isolation",
     "CLIENT-MRTR-004",
     "another request carries no inputResponses or requestState of a multi-round one",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def isolation(ctx: ClientContext) -> None:
     first, retries = _calls(ctx, "test_mrtr_unrelated")
@@ -100,13 +91,10 @@ async def isolation(ctx: ClientContext) -> None:
         ctx.absent("the client did not call test_mrtr_unrelated")
 
 
-@client_check(
+@_check(
     "client.mrtr.default-complete",
     "CLIENT-MRTR-005",
     "a result without resultType is taken as complete",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def default_complete(ctx: ClientContext) -> None:
     first, retries = _calls(ctx, "test_mrtr_no_result_type")
