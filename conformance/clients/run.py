@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.clients.checks import EVERY_SCENARIO, ClientCheck, ClientContext, checks_of, scenarios_of
-from conformance.clients.launch import Exit, contract, relay_address, run_client
+from conformance.clients.launch import Contract, Exit, contract, relay_address, run_client
 from conformance.clients.scenario import Scenario, ScenarioSession
 from conformance.clients.serve import Served
 from conformance.clients.wire import Recording
@@ -48,6 +48,8 @@ class ClientOptions:
     timeout: float = 20.0
     strict: bool = False
     keep_transcripts: bool = False
+    #: Extra environment for the client (a target file's table's `env`); the contract's own wins.
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def speaks(transport: str, revision: str) -> bool:
@@ -107,6 +109,7 @@ async def play(job: Job, options: ClientOptions) -> tuple[Scenario, Exit]:
     try:
         address = relay_address(served.port) if job.transport == "stdio" else served.url()
         given = contract(played.name, job.revision, job.transport, address, played.context)
+        given = Contract(given.address, {**options.env, **given.env})
         played.recording.event(f"client started: {options.command} {address}")
         ended = await run_client(options.command, given, options.timeout)
         played.recording.event(ended.describe())
@@ -196,8 +199,17 @@ async def judge(job: Job, played: Scenario, ended: Exit, options: ClientOptions)
     return cases
 
 
-def target_info(index: int, transport: str, options: ClientOptions) -> dict[str, Any]:
-    return {"index": index, "spec": f"client: {options.command}", "transport": transport, "side": "client"}
+def target_info(index: int, transport: str, options: ClientOptions, jobs: list[Job]) -> dict[str, Any]:
+    """A client run's target: the client over one transport, and the revisions it was played at."""
+    played = {job.revision for job in jobs if job.transport == transport}
+    return {
+        "index": index,
+        "spec": f"client: {options.command}",
+        "transport": transport,
+        "side": "client",
+        "command": options.command,
+        "revisions_spoken": [r for r in options.revisions if r in played],
+    }
 
 
 async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> None:
@@ -210,7 +222,7 @@ async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> N
         return await judge(job, played, ended, options)
 
     for index, transport in enumerate(options.transports):
-        events.emit(TargetStarted(index, target_info(index, transport, options)))
+        events.emit(TargetStarted(index, target_info(index, transport, options, jobs)))
     tasks = [asyncio.create_task(one(job)) for job in jobs]
     try:
         for task in tasks:
@@ -222,5 +234,5 @@ async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> N
         events.emit(RunFinished(complete=False, reason="interrupted"))
         raise
     for index, transport in enumerate(options.transports):
-        events.emit(TargetFinished(index, target_info(index, transport, options)))
+        events.emit(TargetFinished(index, target_info(index, transport, options, jobs)))
     events.emit(RunFinished(complete=True))

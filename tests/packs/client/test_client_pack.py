@@ -9,8 +9,10 @@ Every run is judged in process (`conformance.clients.run`), in one event loop sh
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +20,14 @@ import pytest
 from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
+from tests.conftest import cli
 from tests.servers.client_mutants import MUTANTS
 
 STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
 #: defect -> (scenarios, transports, revisions) its run plays: where its row is judged.
 PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "exits-one": (("tools_call",), ("http", "stdio"), (STATEFUL,)),
+    "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
     "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "older-version": (("initialize",), ("http", "stdio"), (STATEFUL,)),
     "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
@@ -97,9 +101,11 @@ async def _all() -> dict[str, list[dict[str, Any]]]:
         )
     )
     for defect, (scenarios, transports, revisions) in PLAYED.items():
+        limit = 8 if defect == "hangs" else 15
         command = shlex.join([sys.executable, "-m", "tests.servers.client_mutants", defect])
         jobs.append(
-            one(defect, run.ClientOptions(command, scenarios, transports, revisions, jobs=2, timeout=15))
+            # "hangs" is killed past its act, short of the test's patience
+            one(defect, run.ClientOptions(command, scenarios, transports, revisions, jobs=2, timeout=limit))
         )
     return dict(await asyncio.gather(*jobs))
 
@@ -133,6 +139,11 @@ def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], def
     assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
 
 
+def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
+    errors = [c for c in runs["hangs"] if c["verdict"] == "ERROR"]
+    assert len(errors) == 1 and "did not exit within 8 s and was killed" in errors[0]["message"]
+
+
 def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
     cases = runs["silent"]
     errors = [c for c in cases if c["verdict"] == "ERROR"]
@@ -140,3 +151,32 @@ def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str
     assert "never reached the scenario server" in errors[0]["message"]
     rest = [c for c in cases if c is not errors[0]]
     assert rest and all(c["verdict"] == "SKIP" and c["blocked_by"] == errors[0]["key"] for c in rest)
+
+
+def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
+    """`client --target FILE` reads [client-under-test] (the command, what to play, its env), writes
+    the report and its views, exits 0; `--help` names the contract."""
+    target = tmp_path / "client.toml"
+    target.write_text(
+        f'[client-under-test]\ncommand = {json.dumps(REFERENCE)}\nscenarios = ["initialize"]\n'
+        'transports = ["stdio"]\nrevisions = ["2025-11-25"]\n[client-under-test.env]\nUNUSED = "1"\n'
+    )
+    done = cli("client", "--target", str(target), "--report-dir", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {c["verdict"] for c in report["cases"]} == {"PASS"} and len(report["cases"]) == 4
+    assert (tmp_path / "out" / "report.html").exists()
+    helped = cli("client", "--help").stdout
+    assert (
+        "MCP_CONFORMANCE_SCENARIO" in helped and "stdio:" in helped and "MCP_CONFORMANCE_TRANSPORT" in helped
+    )
+
+
+def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
+    """`coverage --side client`: each scored official client check mapped to rows, or not judged with
+    its reason; the OAuth scenarios listed as the next to judge."""
+    lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
+    assert "client set of 2026-07-28" in lines[0]
+    assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
+    assert any("not judged (not-yet-judged): OAuth client scenarios (next)" in line for line in lines)
+    assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
