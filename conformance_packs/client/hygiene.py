@@ -145,6 +145,8 @@ async def roots_changed_declared(ctx: ClientContext) -> None:
 async def stdio_shutdown(ctx: ClientContext) -> None:
     _sent_anything(ctx)
     marks = ctx.recording.marks
+    if ctx.exit.timed_out:
+        ctx.unless_failed("the harness stopped the client's process group, the server it started with it")
     if "signalled-before-stdin-closed" in marks:
         missed("the client sent the server SIGTERM before closing its stdin")
     if "stdin-closed" not in marks:

@@ -164,7 +164,10 @@ def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
     done = cli("client", "--target", str(target), "--report-dir", str(tmp_path / "out"), "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert {c["verdict"] for c in report["cases"]} == {"PASS"} and len(report["cases"]) == 4
+    load_pack("client")
+    played = run.ClientOptions(REFERENCE, ("initialize",), ("stdio",), ("2025-11-25",))
+    judged = sum(len(job.checks) for job in run.plan(["client"], played))
+    assert {c["verdict"] for c in report["cases"]} == {"PASS"} and len(report["cases"]) == judged
     assert (tmp_path / "out" / "report.html").exists()
     helped = cli("client", "--help").stdout
     assert (
