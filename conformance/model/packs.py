@@ -87,7 +87,8 @@ class Pack:
     description: str
     #: Modules whose import registers the checks, in report order.
     checks: tuple[str, ...]
-    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any.
+    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any; of a
+    #: client pack, the reference client (`python -m MODULE URL`, by the official client contract).
     reference: str | None = None
     #: Module of the reference's fixture controller, for a reference that keeps state: the embedded
     #: default gives the reference's processes and the controller one state file (`--db FILE`).
@@ -136,6 +137,10 @@ class Pack:
     #: `conformance.infra.prefork`): the embedded default then starts the reference server, its HTTP launch
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
+
+    #: What the pack judges (one of `SIDES`): "server" (`run`), or "client" (`client`: its checks read
+    #: what a client sent to the scenario servers the pack scripts; docs/client.md).
+    side: str = "server"
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -307,6 +312,16 @@ def installed() -> dict[str, Pack]:
 
 def names() -> tuple[str, ...]:
     return tuple(installed())
+
+
+#: The sides a pack judges (`Pack.side`). The core names them; a pack may share a side's name (this
+#: repository's client pack is `client`), which is the side's word, not the pack's, in the core.
+SIDES = ("server", "client")
+
+
+def names_of(side: str) -> tuple[str, ...]:
+    """The installed packs judging `side` ("server" or "client")."""
+    return tuple(name for name, pack in installed().items() if pack.side == side)
 
 
 def get(name: str) -> Pack:
