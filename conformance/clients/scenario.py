@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from conformance import __version__
+from conformance.clients.httpd import Request, Response
 from conformance.clients.wire import Message, Recording
 from conformance.protocol import jsonrpc
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS, era_of
@@ -93,6 +94,10 @@ class Scenario:
     context: ClassVar[Mapping[str, Any] | None] = None
     capabilities: ClassVar[Mapping[str, Any]] = {"tools": {}}
     tools: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    #: The official `allowClientError`: the scenario ends in an error the client is right to give up on
+    #: (a scope that can never be granted, an authorization response it must reject), so a non-zero
+    #: exit is no contract failure.
+    allow_client_error: ClassVar[bool] = False
 
     def __init__(self, revision: str, transport: str, recording: Recording) -> None:
         self.revision = revision
@@ -131,6 +136,12 @@ class Scenario:
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
         """The result of `tools/call` of tool `name` (override per scenario)."""
         return Refusal(-32602, f"unknown tool: {name}")
+
+    async def on_http(self, request: Request, response: Response) -> bool:
+        """Any HTTP request, before the transport reads it: True when the scenario answered it itself
+        (and recorded it). Authorization scenarios serve the protected resource's metadata and the
+        authorization server's endpoints here, and challenge an MCP request without a token."""
+        return False
 
     async def on_get(self, peer: Peer) -> bool:
         """A Streamable HTTP GET (the client's stream for the server's messages): True when the

@@ -85,6 +85,9 @@ class StreamableHttp:
 
     async def handle(self, request: Request, response: Response) -> None:
         session = self.session
+        if await session.scenario.on_http(request, response):
+            session.connected.set()
+            return
         _arrival, messages = await _take(session, request)
         if request.method == "GET":
             peer = StreamPeer(session, response, self._headers())

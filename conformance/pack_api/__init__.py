@@ -66,6 +66,8 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; `_WHERE`
     from conformance.arguments.pacing import Paced, paced
     from conformance.arguments.strategies import Model, Mutation, Unsupported, build
     from conformance.clients.checks import EVERY_SCENARIO, ClientContext, client_check, scenario
+    from conformance.clients.httpd import Request as HttpRequest
+    from conformance.clients.httpd import Response as HttpResponse
     from conformance.clients.scenario import NO_ANSWER, Peer, Refusal, Scenario
     from conformance.clients.wire import Arrival, Message, Recording
     from conformance.engine.blocking import recorded as recorded_violations
@@ -165,6 +167,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     **_names("conformance.clients.checks", "EVERY_SCENARIO", "ClientContext", "client_check", "scenario"),
     **_names("conformance.clients.scenario", "NO_ANSWER", "Peer", "Refusal", "Scenario"),
     **_names("conformance.clients.wire", "Arrival", "Message", "Recording"),
+    "HttpRequest": ("conformance.clients.httpd", "Request"),
+    "HttpResponse": ("conformance.clients.httpd", "Response"),
     "load_authority_key": ("conformance.infra.authority", "load_key"),
     "recorded_violations": ("conformance.engine.blocking", "recorded"),
     **_names(
@@ -280,6 +284,8 @@ __all__ = [
     "Fixtures",
     "Frame",
     "HandshakeFailed",
+    "HttpRequest",
+    "HttpResponse",
     "Message",
     "Model",
     "Mutation",
