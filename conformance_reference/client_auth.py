@@ -94,6 +94,8 @@ class OAuthFlow(httpx.Auth):
             yield from self.authorize(challenge, step_up)
             self.sign(request)
             response = yield request
+        if attempts and response.status_code >= 400:
+            raise AuthFailure(f"the request was refused ({response.status_code}) after authorization")
 
     def attempt_limit(self) -> int:
         """Authorizations one request may start (MCP: clients SHOULD implement retry limits)."""

@@ -51,6 +51,14 @@ def judged_in(
     return register
 
 
+def _no_flow(wire: AuthWire, what: str) -> None:
+    """SKIP when the client never started authorizing at all (CLIENT-AUTH-003's miss, one verdict);
+    else return, for the check to judge the discovery it skipped."""
+    wire.ctx.unless_failed(what)
+    if not wire.authorizations():
+        wire.ctx.absent(f"{what}, nor authorized at all (CLIENT-AUTH-003 judges the flow)")
+
+
 def _expected_prm(wire: AuthWire) -> list[str]:
     """The PRM URLs the spec's order allows first: the challenge's, else path-inserted then root."""
     facts = wire.facts
@@ -66,7 +74,7 @@ async def prm_discovery(ctx: ClientContext) -> None:
     served = urlsplit(str(wire.facts.get("prm_url") or "")).path
     asked = [p for p in wire.gets() if p.startswith(WELL_KNOWN_PRM) or p == served]
     if served not in asked:
-        ctx.unless_failed("the client never fetched the protected resource metadata")
+        _no_flow(wire, "the client never fetched the protected resource metadata")
         missed(f"the client never fetched the protected resource metadata at {served}", fetched=wire.gets())
     allowed = _expected_prm(wire)
     before = asked[: asked.index(served) + 1]
@@ -95,7 +103,7 @@ async def as_discovery(ctx: ClientContext) -> None:
         p for p in wire.gets() if ".well-known/oauth-authorization-server" in p or "openid-configuration" in p
     ]
     if served not in asked:
-        ctx.unless_failed("the client never fetched the authorization server metadata")
+        _no_flow(wire, "the client never fetched the authorization server metadata")
         missed(f"the client never fetched the authorization server metadata at {served}", fetched=asked)
     before = asked[: asked.index(served) + 1]
     if before != order[: len(before)]:
@@ -128,7 +136,7 @@ async def bearer(ctx: ClientContext) -> None:
         missed("the client obtained a token and sent no MCP request with an Authorization header")
     for arrival in posts[first:]:
         header = arrival.headers.get("authorization", "")
-        if not header.startswith("Bearer ") or "access_token=" in arrival.path:
+        if header[:7].lower() != "bearer " or "access_token=" in arrival.path:
             missed(f"an MCP request after the grant carried Authorization {header!r}", path=arrival.path)
 
 

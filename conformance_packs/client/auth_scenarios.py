@@ -97,7 +97,7 @@ class AuthScenario(Scenario):
 
     def token_of(self, request: HttpRequest) -> tuple[int, tuple[str, ...]] | None:
         header = request.header("authorization") or ""
-        if not header.startswith("Bearer "):
+        if header[:7].lower() != "bearer ":
             return None
         return self.grants.tokens.get(header[len("Bearer ") :].strip())
 

@@ -21,7 +21,7 @@ class Sent:
 
     arrival: Arrival
     server: int
-    params: dict[str, str]
+    params: dict[str, Any]
 
     @property
     def basic(self) -> tuple[str, str] | None:
@@ -88,9 +88,6 @@ class AuthWire:
 
     def mcp_posts(self) -> list[Arrival]:
         return [a for a in self.arrivals if a.method == "POST" and path_of(a) == "/mcp"]
-
-    def bearer_posts(self) -> list[Arrival]:
-        return [a for a in self.mcp_posts() if a.headers.get("authorization", "").startswith("Bearer ")]
 
     def first_authorization(self) -> Sent:
         """The first authorization request; none is SKIP (the flow row judges its absence)."""
