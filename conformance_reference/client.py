@@ -12,6 +12,7 @@ changes (tests/servers/client_mutants.py) is a method of `ReferenceClient`.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import os
@@ -24,6 +25,9 @@ import httpx
 from conformance_reference.client_wire import HttpWire, LegacySseWire, StdioWire, Wire
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: RFC 9110 token characters: what an x-mcp-header name may be made of (SEP-2243).
+TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+PRIMITIVES = ("string", "number", "integer", "boolean")
 META = "io.modelcontextprotocol/"
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -39,9 +43,14 @@ class ReferenceClient:
 
     name = "mcp-conformance-reference-client"
 
-    def __init__(self, address: str, scenario: str, revision: str) -> None:
+    def __init__(
+        self, address: str, scenario: str, revision: str, context: dict[str, Any] | None = None
+    ) -> None:
         self.address = address
         self.scenario = scenario
+        self.context = context or {}
+        #: tool name -> its definition, from tools/list (the x-mcp-header annotations the calls mirror).
+        self.tools: dict[str, dict[str, Any]] = {}
         self.revision = revision
         self.modern = revision not in LEGACY
         self.ids = itertools.count(1)
@@ -95,7 +104,45 @@ class ReferenceClient:
             named = NAMED.get(message.get("method", ""))
             if named and isinstance(message.get("params", {}).get(named), str):
                 headers["Mcp-Name"] = message["params"][named]
+            if message.get("method") == "tools/call":
+                headers.update(self.param_headers(message["params"]))
         return headers
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        """`Mcp-Param-{Name}` for each x-mcp-header parameter the call gives a value (SEP-2243)."""
+        schema = self.tools.get(params.get("name", ""), {}).get("inputSchema", {})
+        arguments = params.get("arguments")
+        out: dict[str, str] = {}
+        for name, spec in schema.get("properties", {}).items():
+            value = arguments.get(name) if isinstance(arguments, dict) else None
+            if "x-mcp-header" in spec and value is not None:
+                out[f"Mcp-Param-{spec['x-mcp-header']}"] = self.header_value(value)
+        return out
+
+    def header_value(self, value: Any) -> str:
+        """A parameter's value as header text: booleans and numbers as JSON text, a string as it is
+        when a header can carry it, else Base64-encoded."""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        text = str(value)
+        if all(0x20 <= ord(c) <= 0x7E for c in text) and text == text.strip():
+            return text
+        return "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+
+    def usable(self, tool: dict[str, Any]) -> bool:
+        """Whether a tool's x-mcp-header annotations are valid: non-empty tokens, unique whatever
+        their case, on primitive parameters only (SEP-2243); a tool that breaks one is excluded."""
+        seen: set[str] = set()
+        for spec in tool.get("inputSchema", {}).get("properties", {}).values():
+            header = spec.get("x-mcp-header") if isinstance(spec, dict) else None
+            if header is None:
+                continue
+            if not isinstance(header, str) or not header or set(header) - TOKEN or header.lower() in seen:
+                return False
+            if spec.get("type") not in PRIMITIVES:
+                return False
+            seen.add(header.lower())
+        return True
 
     def retry_wait(self, retry_ms: int) -> float:
         """Seconds to wait before reconnecting a stream whose retry field said `retry_ms`."""
@@ -145,7 +192,31 @@ class ReferenceClient:
             out["params"] = params
         return out
 
+    def input_response(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The result for one input request of an `input_required` result (SEP-2322)."""
+        answer = self.answer_server({"id": 0, **request})
+        return dict(answer.get("result", {}))
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        """A multi-round request's retry: the same params, the input asked for, the state echoed."""
+        responses = {key: self.input_response(req) for key, req in asked.get("inputRequests", {}).items()}
+        retry = {**params, "inputResponses": responses}
+        if "requestState" in asked:
+            retry["requestState"] = asked["requestState"]
+        return retry
+
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        result = await self._request(method, params)
+        for _ in range(4):  # the rounds of a multi-round request, bounded
+            if not (
+                self.modern and isinstance(result, dict) and result.get("resultType") == "input_required"
+            ):
+                break
+            params = self.retry_params(dict(params or {}), result)
+            result = await self._request(method, params)
+        return result
+
+    async def _request(self, method: str, params: dict[str, Any] | None) -> Any:
         answer = await self.wire.request(self.message(method, params, True))
         if "error" in answer and answer["error"].get("code") == -32022 and self.modern:
             supported = answer["error"].get("data", {}).get("supported") or []
@@ -167,19 +238,47 @@ class ReferenceClient:
             await self.initialized()
 
     async def act(self) -> None:
-        """The scenario, as the official suite's everything-client acts it."""
+        """The scenario, as the official suite's everything-client acts it: list the tools (keeping
+        the valid ones), then the scenario's own act, else call every tool."""
         tools = (await self.request("tools/list")).get("tools", [])
-        names = [tool["name"] for tool in tools]
-        if self.scenario == "tools_call" and "add_numbers" in names:
+        self.tools = {tool["name"]: tool for tool in tools if self.usable(tool)}
+        acts = {
+            "tools_call": self.add_numbers,
+            "http-custom-headers": self.context_calls,
+            "http-standard-headers": self.every_kind,
+            "json-schema-2020-12-preservation": self.echo_schema,
+        }
+        await acts.get(self.scenario, self.every_tool)()
+
+    async def add_numbers(self) -> None:
+        if "add_numbers" in self.tools:
             await self.request("tools/call", {"name": "add_numbers", "arguments": self.call_arguments()})
-        for name in names:
-            if self.scenario != "tools_call":
-                await self.request("tools/call", {"name": name, "arguments": {}})
-        if self.scenario == "http-standard-headers":
-            for resource in (await self.request("resources/list")).get("resources", []):
-                await self.request("resources/read", {"uri": resource["uri"]})
-            for prompt in (await self.request("prompts/list")).get("prompts", []):
-                await self.request("prompts/get", {"name": prompt["name"]})
+
+    async def context_calls(self) -> None:
+        """The calls MCP_CONFORMANCE_CONTEXT lists (`toolCalls`), with their arguments."""
+        for call in self.context.get("toolCalls", []):
+            await self.request("tools/call", {"name": call["name"], "arguments": call.get("arguments", {})})
+
+    async def every_tool(self) -> None:
+        for name, tool in self.tools.items():
+            required = tool.get("inputSchema", {}).get("required", [])
+            await self.request("tools/call", {"name": name, "arguments": {key: "value" for key in required}})
+
+    async def every_kind(self) -> None:
+        """Every tool, resource and prompt: each request that names one."""
+        await self.every_tool()
+        for resource in (await self.request("resources/list")).get("resources", []):
+            await self.request("resources/read", {"uri": resource["uri"]})
+        for prompt in (await self.request("prompts/list")).get("prompts", []):
+            await self.request("prompts/get", {"name": prompt["name"]})
+
+    def held_schema(self, name: str) -> dict[str, Any]:
+        """The inputSchema this client holds for tool `name` (as listed: nothing stripped)."""
+        return dict(self.tools.get(name, {}).get("inputSchema", {}))
+
+    async def echo_schema(self) -> None:
+        schema = self.held_schema("json_schema_2020_12_tool")
+        await self.request("tools/call", {"name": "json_schema_echo", "arguments": {"schema": schema}})
 
 
 async def main_async(client: ReferenceClient) -> int:
@@ -201,10 +300,8 @@ def main(factory: type[ReferenceClient] = ReferenceClient, argv: list[str] | Non
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     revision = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
-    context = os.environ.get("MCP_CONFORMANCE_CONTEXT")
-    if context:
-        json.loads(context)  # a context the contract gives must be JSON; this client needs none of it
-    return asyncio.run(main_async(factory(argv[-1], scenario, revision)))
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    return asyncio.run(main_async(factory(argv[-1], scenario, revision, context)))
 
 
 if __name__ == "__main__":

@@ -8,15 +8,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urljoin
 
 import httpx
 
 from conformance.adapters.sse_parse import SseParser
 
-if TYPE_CHECKING:
-    from conformance_reference.client import ReferenceClient
+
+class Speaker(Protocol):
+    """What a wire asks of the client it carries (`client.ReferenceClient`): the few places a mutant
+    changes what goes on the wire."""
+
+    def answer_server(self, message: dict[str, Any]) -> dict[str, Any]: ...
+
+    def headers_for(self, message: dict[str, Any]) -> dict[str, str]: ...
+
+    def retry_wait(self, retry_ms: int) -> float: ...
+
+    def resume_headers(self, last_event_id: str | None) -> dict[str, str]: ...
+
 
 TIMEOUT = 10.0
 ACCEPT = "application/json, text/event-stream"
@@ -24,7 +35,7 @@ EVENT_BYTES = 4 * 1024 * 1024
 
 
 class Wire:
-    def __init__(self, client: ReferenceClient) -> None:
+    def __init__(self, client: Speaker) -> None:
         self.client = client
         self.waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
 
@@ -66,7 +77,7 @@ async def _events(response: httpx.Response) -> Any:
 
 
 class HttpWire(Wire):
-    def __init__(self, url: str, client: ReferenceClient) -> None:
+    def __init__(self, url: str, client: Speaker) -> None:
         super().__init__(client)
         self.url = url
         self.http = httpx.AsyncClient(timeout=TIMEOUT)
@@ -127,7 +138,7 @@ class HttpWire(Wire):
 class LegacySseWire(Wire):
     """2024-11-05: a GET stream first, whose `endpoint` event names where to POST."""
 
-    def __init__(self, url: str, client: ReferenceClient) -> None:
+    def __init__(self, url: str, client: Speaker) -> None:
         super().__init__(client)
         self.url = url
         self.http = httpx.AsyncClient(timeout=TIMEOUT)
@@ -166,7 +177,7 @@ class LegacySseWire(Wire):
 class StdioWire(Wire):
     """stdio: the client starts the server, one JSON-RPC message per line each way."""
 
-    def __init__(self, argv: list[str], client: ReferenceClient) -> None:
+    def __init__(self, argv: list[str], client: Speaker) -> None:
         super().__init__(client)
         self.argv = argv
         self.proc: asyncio.subprocess.Process | None = None

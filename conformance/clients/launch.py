@@ -72,7 +72,7 @@ class Exit:
         return f"the client exited with status {self.returncode} after {self.duration:.1f} s"
 
 
-def _tail(data: bytes) -> str:
+def _tail(data: bytes | bytearray) -> str:
     return data[-TAIL_BYTES:].decode("utf-8", "replace")
 
 

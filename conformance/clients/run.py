@@ -24,9 +24,9 @@ from conformance.clients.serve import Served
 from conformance.clients.wire import Recording
 from conformance.engine.checks import Blocked, Missed, Outcome, Skipped, Weak
 from conformance.engine.events import CaseFinished, Fanout, RunFinished, TargetFinished, TargetStarted
-from conformance.engine.results import CaseResult, case_key
+from conformance.engine.results import CaseResult, case_key, row_case
 from conformance.model.requirements import get as requirement
-from conformance.model.verdicts import Verdict, finished_verdict, judged_at, outcome_verdict, unscored
+from conformance.model.verdicts import Verdict, finished_verdict, judged_at, outcome_verdict
 from conformance.protocol.versions import era_of
 
 #: The revisions a client run plays by default: the official suite's two frozen sets, and 2024-11-05
@@ -163,24 +163,20 @@ def _case(
     row = requirement(item.check.requirement).at(job.revision)
     entries = played.recording.transcript.entries if keep or judged.verdict != Verdict.PASS else []
     evidence = {"scenario": played.name, **judged.evidence}
-    return CaseResult(
-        key=client_case_key(item.check.id, job),
-        check=item.check.id,
-        suite=item.check.suite,
-        requirement=item.check.requirement,
-        level=row.level,
-        title=item.check.title,
+    return row_case(
+        item.check,
+        row,
+        client_case_key(item.check.id, job),
         target=job.target,
         transport=job.transport,
         revision=job.revision,
         verdict=judged.verdict,
         message=judged.message,
+        claimed=False,
         duration=duration,
         evidence=evidence,
         transcript=list(entries),
         blocked_by=client_case_key(judged.blocked_by, job) if judged.blocked_by else None,
-        unscored=unscored(row.track, False),
-        official=list(row.official_checks) or None,
         judged_at=judged.judged_at,
     )
 

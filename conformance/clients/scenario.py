@@ -134,7 +134,8 @@ class Scenario:
         return Refusal(METHOD_NOT_FOUND, f"method not found: {method}")
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
-        """The result of `tools/call` of tool `name` (override per scenario)."""
+        """The result of `tools/call` of tool `name` (override per scenario). At 2026-07-28 a result
+        is sent with `resultType: "complete"` unless it says otherwise (None: without one)."""
         return Refusal(-32602, f"unknown tool: {name}")
 
     async def on_http(self, request: Request, response: Response) -> bool:
@@ -182,6 +183,9 @@ class ScenarioSession:
         if isinstance(outcome, Refusal):
             return {"jsonrpc": "2.0", "id": msg_id, "error": outcome.error()}, outcome.status
         if self.scenario.era == "modern" and isinstance(outcome, dict):
-            # 2026-07-28: "Servers implementing this protocol version MUST include this field."
+            # 2026-07-28: "Servers implementing this protocol version MUST include this field." A
+            # script that sets it to None sends a result without it (an earlier revision's server).
             outcome = {"resultType": "complete", **outcome}
+            if outcome["resultType"] is None:
+                del outcome["resultType"]
         return {"jsonrpc": "2.0", "id": msg_id, "result": outcome}, 200

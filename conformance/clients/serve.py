@@ -225,6 +225,8 @@ class Served:
         else:
             self.http = HttpServer(StreamableHttp(self.session).handle)
         self.port = await self.http.start()
+        # Where the scenario's own documents are (a schema a $ref names): its server's origin.
+        self.session.recording.facts["origin"] = f"http://127.0.0.1:{self.port}"
 
     def url(self) -> str:
         path = "/sse" if self.transport == "sse" else "/mcp"

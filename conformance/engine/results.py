@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance.model.verdicts import Verdict
+from conformance.model.verdicts import Verdict, unscored
+
+if TYPE_CHECKING:
+    from conformance.engine.checks import Check
 
 
 @dataclass(frozen=True)
@@ -81,3 +84,37 @@ def case_key(check_id: str, transport: str, revision: str, target: int) -> str:
     """A stable ID across runs: suite check, transport, revision (and the target's index when > 0)."""
     suffix = f"#{target}" if target else ""
     return f"{check_id}[{transport}@{revision}]{suffix}"
+
+
+def row_case(
+    check: Check,
+    row: Any,
+    key: str,
+    *,
+    target: int,
+    transport: str,
+    revision: str,
+    verdict: Verdict,
+    message: str,
+    claimed: bool,
+    **more: Any,
+) -> CaseResult:
+    """A case of `check`, with what its requirement `row` says at the case's revision (`Requirement.at`:
+    level, track, official checks): the one place a server's or a client's case takes its row's fields.
+    `more` are the other fields of `CaseRecord` (duration, evidence, transcript, blocked_by, ...)."""
+    return CaseResult(
+        key=key,
+        check=check.id,
+        suite=check.suite,
+        requirement=check.requirement,
+        level=row.level,
+        title=check.title,
+        target=target,
+        transport=transport,
+        revision=revision,
+        verdict=verdict,
+        message=message,
+        unscored=unscored(row.track, claimed),
+        official=list(row.official_checks) or None,
+        **more,
+    )

@@ -31,7 +31,7 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.engine.memo import CURRENT_KEY, MET
-from conformance.engine.results import CaseResult, case_key
+from conformance.engine.results import CaseResult, case_key, row_case
 from conformance.engine.sessions import (
     CURRENT_CASE,
     START_GATE,
@@ -711,24 +711,20 @@ def _case_result(
     """One case's result: the check's identity and requirement row as its revision reads it (level and
     track), where it ran, and its verdict."""
     row = requirement(check.requirement).at(ctx.revision)
-    return CaseResult(
-        key=case_key(check.id, ctx.transport, ctx.revision, index),
-        check=check.id,
-        suite=check.suite,
-        requirement=check.requirement,
-        level=row.level,
-        title=check.title,
+    return row_case(
+        check,
+        row,
+        case_key(check.id, ctx.transport, ctx.revision, index),
         target=index,
         transport=ctx.transport,
         revision=ctx.revision,
         verdict=verdict,
         message=message,
+        claimed=claimed(ctx.options, ctx.target, check.suite),
         duration=duration,
         evidence=evidence or {},
         transcript=transcript or [],
         blocked_by=blocked_by,
-        unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
-        official=list(row.official_checks) or None,
         skip=skip,
         judged_at=judged_at,
     )

@@ -323,8 +323,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     known = catalog(suites)  # the checks without importing their modules, when the cache is current
     connect = known.rows[known.connect]
     for suite in suites:
-        # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
-        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
+        if packs.get(suite).side == "server":
+            # Every server suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
+            print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in known.checks[suite]:
             req = known.rows[check.requirement]
             judged = list(check.revisions)
@@ -424,7 +425,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     known = catalog(packs.names())
     row = _row_named(known, args.id)
     if row.suite == "core":  # the connect case every suite opens with
-        checks = [f"{suite}.connect" for suite in packs.names()]
+        checks = [f"{suite}.connect" for suite in packs.names_of("server")]
         judged: list[str] = []
     else:
         own = [c for c in known.checks.get(row.suite, []) if c.requirement == row.id]

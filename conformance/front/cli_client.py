@@ -10,7 +10,7 @@ import argparse
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from conformance.model import packs
 
@@ -119,7 +119,9 @@ def main(args: argparse.Namespace, argv: list[str], cli: Any) -> int:
     directory = (
         Path(args.report_dir) if args.report_dir else Path("reports") / builder.report["header"]["run_id"]
     )
-    mode = "quiet" if args.quiet else "verbose" if args.verbose else "default"
+    mode: Literal["quiet", "default", "verbose"] = (
+        "quiet" if args.quiet else "verbose" if args.verbose else "default"
+    )
     stop = cli.Stop(builder, directory / "report.json")
     events = Fanout([builder, Progress(mode=mode)])
     try:

@@ -91,8 +91,10 @@ class Official:
         return revision >= self.since.get(check, revision)
 
     def scenarios_of(self, check: str) -> tuple[str, ...]:
-        """The scenarios that emit `check` (a check ID is normally one scenario's own)."""
-        return tuple(name for name, checks in self.scenarios.items() if check in checks)
+        """The scenarios that emit `check` (a check ID is normally one scenario's own), the client
+        side's too."""
+        own = tuple(name for name, checks in self.scenarios.items() if check in checks)
+        return own + (self.client.scenarios_of(check) if self.client else ())
 
     def qualified(self, checks: Iterable[str]) -> list[str]:
         """`scenario:check` for each check, the form an official expected-failures file uses."""

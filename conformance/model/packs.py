@@ -133,8 +133,8 @@ class Pack:
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
 
-    #: What the pack judges: "server" (`run`), or "client" (`client`: its checks read what a client
-    #: sent to the scenario servers the pack scripts; docs/client.md).
+    #: What the pack judges (one of `SIDES`): "server" (`run`), or "client" (`client`: its checks read
+    #: what a client sent to the scenario servers the pack scripts; docs/client.md).
     side: str = "server"
 
     def files(self) -> Traversable:
@@ -307,6 +307,11 @@ def installed() -> dict[str, Pack]:
 
 def names() -> tuple[str, ...]:
     return tuple(installed())
+
+
+#: The sides a pack judges (`Pack.side`). The core names them; a pack may share a side's name (this
+#: repository's client pack is `client`), which is the side's word, not the pack's, in the core.
+SIDES = ("server", "client")
 
 
 def names_of(side: str) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.pack_api import schema_errors
+from conformance.pack_api import ClientContext, Message, schema_errors, weak
 
 MESSAGES_ID = "urn:mcp-conformance:client-messages:1"
 
@@ -17,3 +17,13 @@ def shape(definition: str, instance: Any) -> list[str]:
 def params_of(value: Any) -> dict[str, Any]:
     params = value.get("params") if isinstance(value, dict) else None
     return params if isinstance(params, dict) else {}
+
+
+def sent(ctx: ClientContext, *, requests_only: bool) -> list[Message]:
+    """The client's requests (and, unless `requests_only`, notifications). None at all is SKIP blocked
+    by the contract case when the client failed it, else WARN: nothing the row is about was sent."""
+    found = [m for m in ctx.recording.messages() if (m.is_request if requests_only else m.method is not None)]
+    if not found:
+        ctx.unless_failed("the client sent no request")
+        weak("the client sent no request at all, though the scenario asks it to")
+    return found

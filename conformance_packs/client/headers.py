@@ -3,19 +3,12 @@ tool, a resource or a prompt (SEP-2243)."""
 
 from __future__ import annotations
 
-from conformance.pack_api import ClientContext, Message, client_check, missed
+from conformance.pack_api import ClientContext, client_check, missed
+from conformance_packs.client.common import sent
 
 SCENARIO = "http-standard-headers"
 STATELESS = ("2026-07-28",)
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
-def _sent(ctx: ClientContext) -> list[Message]:
-    found = [m for m in ctx.recording.messages() if m.method is not None]
-    if not found:
-        ctx.unless_failed("the client sent no request")
-        missed("the client sent no request at all")
-    return found
 
 
 @client_check(
@@ -27,7 +20,7 @@ def _sent(ctx: ClientContext) -> list[Message]:
     transports=("http",),
 )
 async def method_header(ctx: ClientContext) -> None:
-    for message in _sent(ctx):
+    for message in sent(ctx, requests_only=False):
         said = message.arrival.headers.get("mcp-method")
         if said != message.method:
             missed(
@@ -45,7 +38,7 @@ async def method_header(ctx: ClientContext) -> None:
     transports=("http",),
 )
 async def name_header(ctx: ClientContext) -> None:
-    named = [m for m in _sent(ctx) if m.method in NAMED]
+    named = [m for m in sent(ctx, requests_only=False) if m.method in NAMED]
     if not named:
         ctx.absent("the client sent no tools/call, resources/read or prompts/get")
     for message in named:

@@ -72,17 +72,21 @@ async def initialized_sent(ctx: ClientContext) -> None:
         missed("notifications/initialized was sent as a request (it has an id)", request=sent[0].value)
 
 
-def _later_posts(ctx: ClientContext) -> list[tuple[str, dict[str, str]]]:
-    """(method, headers) of each POST after the one carrying initialize."""
-    posts = [a for a in ctx.recording.arrivals if a.method == "POST"]
-    after = []
-    seen_initialize = False
-    for arrival in posts:
+def _header_after_initialize(ctx: ClientContext, header: str, wanted: object) -> None:
+    """Miss unless every POST after the one carrying initialize has `header` equal to `wanted`."""
+    after: list[tuple[str, dict[str, str]]] = []
+    opened = False
+    for arrival in (a for a in ctx.recording.arrivals if a.method == "POST"):
         methods = [f.value.get("method") for f in arrival.frames() if isinstance(f.value, dict)]
-        if seen_initialize:
+        if opened:
             after.append((str(methods[0] if methods else "(answer)"), dict(arrival.headers)))
-        seen_initialize = seen_initialize or "initialize" in methods
-    return after
+        opened = opened or "initialize" in methods
+    if not after:
+        ctx.absent("the client sent no HTTP request after initialize")
+    for method, headers in after:
+        said = headers.get(header.lower())
+        if said != wanted:
+            missed(f"the POST of {method} carried {header}: {said!r}, not {wanted!r}", headers=headers)
 
 
 @client_check(
@@ -95,17 +99,7 @@ def _later_posts(ctx: ClientContext) -> list[tuple[str, dict[str, str]]]:
 )
 async def protocol_version_header(ctx: ClientContext) -> None:
     opened = ctx.needs("initialize", "open the session")
-    offered = params_of(opened[0].value).get("protocolVersion")
-    later = _later_posts(ctx)
-    if not later:
-        ctx.absent("the client sent no HTTP request after initialize")
-    for method, headers in later:
-        said = headers.get("mcp-protocol-version")
-        if said != offered:
-            missed(
-                f"the POST of {method} carried MCP-Protocol-Version: {said!r}, not {offered!r}",
-                headers=headers,
-            )
+    _header_after_initialize(ctx, "MCP-Protocol-Version", params_of(opened[0].value).get("protocolVersion"))
 
 
 @client_check(
@@ -118,14 +112,4 @@ async def protocol_version_header(ctx: ClientContext) -> None:
 )
 async def session_id_header(ctx: ClientContext) -> None:
     ctx.needs("initialize", "open the session")
-    session = ctx.recording.facts.get("session_id")
-    later = _later_posts(ctx)
-    if not later or session is None:
-        ctx.absent("the client sent no HTTP request after initialize")
-    for method, headers in later:
-        said = headers.get("mcp-session-id")
-        if said != session:
-            missed(
-                f"the POST of {method} carried Mcp-Session-Id: {said!r}, not the one given",
-                headers=headers,
-            )
+    _header_after_initialize(ctx, "Mcp-Session-Id", ctx.recording.facts.get("session_id"))

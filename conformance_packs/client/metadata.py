@@ -11,19 +11,11 @@ from conformance.pack_api import (
     client_check,
     missed,
 )
-from conformance_packs.client.common import params_of, shape
+from conformance_packs.client.common import params_of, sent, shape
 
 SCENARIO = "request-metadata"
 STATELESS = ("2026-07-28",)
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-
-
-def _requests(ctx: ClientContext) -> list[Message]:
-    found = [m for m in ctx.recording.messages() if m.is_request]
-    if not found:
-        ctx.unless_failed("the client sent no request")
-        missed("the client sent no request at all")
-    return found
 
 
 def _meta(message: Message) -> dict:
@@ -58,7 +50,7 @@ async def version_header(ctx: ClientContext) -> None:
     revisions=STATELESS,
 )
 async def request_meta(ctx: ClientContext) -> None:
-    for message in _requests(ctx):
+    for message in sent(ctx, requests_only=True):
         problems = shape("requestMeta", params_of(message.value).get("_meta"))
         if problems:
             missed(
@@ -75,7 +67,7 @@ async def request_meta(ctx: ClientContext) -> None:
     revisions=STATELESS,
 )
 async def client_info(ctx: ClientContext) -> None:
-    for message in _requests(ctx):
+    for message in sent(ctx, requests_only=True):
         if shape("implementation", _meta(message).get(META_CLIENT_INFO)):
             missed(
                 f"the _meta of {message.method} names no client ({META_CLIENT_INFO})", request=message.value
@@ -93,7 +85,7 @@ async def client_info(ctx: ClientContext) -> None:
 async def header_matches(ctx: ClientContext) -> None:
     both = [
         (m, m.arrival.headers["mcp-protocol-version"], _meta(m)[META_PROTOCOL_VERSION])
-        for m in _requests(ctx)
+        for m in sent(ctx, requests_only=True)
         if "mcp-protocol-version" in m.arrival.headers and META_PROTOCOL_VERSION in _meta(m)
     ]
     if not both:
@@ -117,7 +109,7 @@ async def header_matches(ctx: ClientContext) -> None:
     revisions=STATELESS,
 )
 async def version_retry(ctx: ClientContext) -> None:
-    later = _requests(ctx)[1:]
+    later = sent(ctx, requests_only=True)[1:]
     if not later:
         ctx.unless_failed("the client sent nothing after the refusal")
         missed("the client sent no request after its first was refused as an unsupported version")

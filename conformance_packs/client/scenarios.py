@@ -8,7 +8,9 @@ messages is in the check modules.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from conformance.pack_api import (
     LEGACY_REVISIONS,
@@ -37,7 +39,7 @@ class Initialize(Scenario):
     name = "initialize"
     description = "the client's initialize request, its initialized notification, and the headers after"
     revisions = LEGACY_REVISIONS
-    capabilities: Any = {}
+    capabilities: ClassVar[Mapping[str, Any]] = {}
 
 
 @scenario
@@ -65,7 +67,12 @@ class ToolsCall(Scenario):
         if name != "add_numbers":
             return await super().call_tool(name, arguments, message, peer)
         a, b = (arguments.get("a"), arguments.get("b")) if isinstance(arguments, dict) else (None, None)
-        if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)):
+        if (
+            not isinstance(a, int | float)
+            or not isinstance(b, int | float)
+            or isinstance(a, bool)
+            or isinstance(b, bool)
+        ):
             return {**text_result("a and b must be numbers"), "isError": True}
         return text_result(f"The sum of {a} and {b} is {a + b}")
 
@@ -215,7 +222,7 @@ class HttpStandardHeaders(Scenario):
     )
     revisions = (STATELESS,)
     transports = ("http",)
-    capabilities: Any = {"tools": {}, "resources": {}, "prompts": {}}
+    capabilities: ClassVar[Mapping[str, Any]] = {"tools": {}, "resources": {}, "prompts": {}}
     tools = (
         {
             "name": "test_headers",
@@ -242,6 +249,251 @@ class HttpStandardHeaders(Scenario):
         if method == "prompts/get":
             return {"messages": [{"role": "user", "content": {"type": "text", "text": "headers"}}]}
         return await super().answer(message, peer)
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
+
+
+#: The elicitation each multi-round tool asks for, as an input request (SEP-2322).
+CONFIRM = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Please confirm to continue",
+        "requestedSchema": {"type": "object", "properties": {"confirmed": {"type": "boolean"}}},
+    },
+}
+MRTR_TOOLS = ("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type")
+
+
+@scenario
+class RequestState(Scenario):
+    """2026-07-28's multi-round requests (SEP-2322): a tool answered `input_required` with an opaque
+    `requestState`, one without it, one to call in between, and one whose result has no resultType."""
+
+    name = "sep-2322-client-request-state"
+    description = "the client retries a multi-round request with a new id, the state echoed, and nothing more"
+    revisions = (STATELESS,)
+    transports = ("http", "stdio")
+    tools = tuple({"name": name, "description": name, "inputSchema": EMPTY_INPUT} for name in MRTR_TOOLS)
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        retried = isinstance(message.params, dict) and "inputResponses" in message.params
+        if name not in MRTR_TOOLS:
+            return await super().call_tool(name, arguments, message, peer)
+        if name == "test_mrtr_no_result_type":
+            return {**text_result("no resultType here"), "resultType": None}
+        if name == "test_mrtr_unrelated" or retried:
+            return text_result(f"{name} ok")
+        asked: dict[str, Any] = {"resultType": "input_required", "inputRequests": {"confirm": CONFIRM}}
+        if name == "test_mrtr_echo_state":
+            asked["requestState"] = self.recording.facts.setdefault("request_state", f"opaque:{uuid.uuid4()}")
+        return asked
+
+
+def _annotated(name: str, kind: str, header: str | None, description: str = "") -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": kind, "description": description or name}
+    if header is not None:
+        schema["x-mcp-header"] = header
+    return schema
+
+
+#: test_custom_headers's parameters: (name, JSON type, its x-mcp-header or None, the value called with).
+CUSTOM_PARAMS: tuple[tuple[str, str, str | None, Any], ...] = (
+    ("region", "string", "Region", "us-west1"),
+    ("priority", "integer", "Priority", 42),
+    ("verbose", "boolean", "Verbose", False),
+    ("debug", "boolean", "Debug", True),
+    ("empty_val", "string", "EmptyVal", ""),
+    ("method_val", "string", "Method", "test-method"),
+    ("float_val", "number", None, 3.14159),
+    ("non_ascii_val", "string", "NonAscii", "Hello, 世界"),
+    ("whitespace_val", "string", "Whitespace", " padded "),
+    ("leading_space_val", "string", "LeadingSpace", " us-west1"),
+    ("trailing_space_val", "string", "TrailingSpace", "us-west1 "),
+    ("internal_space_val", "string", "InternalSpace", "us west 1"),
+    ("control_char_val", "string", "ControlChar", "line1\nline2"),
+    ("crlf_val", "string", "CrLf", "line1\r\nline2"),
+    ("tab_val", "string", "Tab", "\tindented"),
+    ("query", "string", None, "SELECT * FROM users"),
+)
+#: test_custom_headers_null's, the annotated `verbose` called with null.
+NULL_PARAMS: tuple[tuple[str, str, str | None, Any], ...] = (
+    ("region", "string", "Region", "us-east1"),
+    ("priority", "integer", "Priority", 1),
+    ("verbose", "boolean", "Verbose", None),
+    ("query", "string", None, "SELECT 1"),
+)
+
+
+def _tool(name: str, params: Any) -> dict[str, Any]:
+    properties = {p[0]: _annotated(p[0], p[1], p[2]) for p in params}
+    schema = {"type": "object", "properties": properties, "required": ["region", "priority", "query"]}
+    return {"name": name, "description": name, "inputSchema": schema}
+
+
+@scenario
+class HttpCustomHeaders(Scenario):
+    """A tool whose parameters carry x-mcp-header annotations, called with the arguments the context
+    gives: plain, numeric, boolean, empty, unsafe (non-ASCII, whitespace, control characters) and
+    unannotated values, then again with a null (SEP-2243)."""
+
+    name = "http-custom-headers"
+    description = "annotated parameters are mirrored into Mcp-Param-* headers, encoded, null ones left out"
+    revisions = (STATELESS,)
+    transports = ("http",)
+    tools = (
+        _tool("test_custom_headers", CUSTOM_PARAMS),
+        _tool("test_custom_headers_null", NULL_PARAMS),
+    )
+    context = {
+        "toolCalls": [
+            {"name": "test_custom_headers", "arguments": {p[0]: p[3] for p in CUSTOM_PARAMS}},
+            {"name": "test_custom_headers_null", "arguments": {p[0]: p[3] for p in NULL_PARAMS}},
+        ]
+    }
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
+
+
+def _one(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": name,
+        "inputSchema": {"type": "object", "properties": properties, "required": list(properties)},
+    }
+
+
+#: Tools whose x-mcp-header annotations break a rule a client must reject them for, by the rule.
+INVALID_TOOLS = {
+    "invalid_empty_header": ("not-empty", {"value": _annotated("value", "string", "")}),
+    "invalid_object_header": ("primitive-only", {"data": _annotated("data", "object", "Data")}),
+    "invalid_array_header": (
+        "primitive-only",
+        {"items": {"type": "array", "items": {"type": "string"}, "x-mcp-header": "Items"}},
+    ),
+    "invalid_null_header": ("primitive-only", {"nil": _annotated("nil", "null", "Nil")}),
+    "invalid_duplicate_same_case": (
+        "unique",
+        {"field1": _annotated("f", "string", "Region"), "field2": _annotated("f", "string", "Region")},
+    ),
+    "invalid_duplicate_diff_case": (
+        "unique",
+        {"field1": _annotated("f", "string", "MyField"), "field2": _annotated("f", "string", "myfield")},
+    ),
+    "invalid_space_in_name": ("charset", {"value": _annotated("value", "string", "My Region")}),
+    "invalid_colon_in_name": ("charset", {"value": _annotated("value", "string", "Region:Primary")}),
+    "invalid_non_ascii_name": ("charset", {"value": _annotated("value", "string", "Région")}),
+    "invalid_control_char_name": ("charset", {"value": _annotated("value", "string", "Region\t1")}),
+}
+
+
+@scenario
+class HttpInvalidToolHeaders(Scenario):
+    """One valid tool and ten whose x-mcp-header annotations are invalid (empty, not a token, repeated,
+    on a non-primitive): the client keeps the valid one and calls none of the others (SEP-2243)."""
+
+    name = "http-invalid-tool-headers"
+    description = "tools with invalid x-mcp-header annotations are rejected, the valid one kept"
+    revisions = (STATELESS,)
+    transports = ("http",)
+    tools = (
+        _one("valid_tool", {"region": _annotated("region", "string", "Region")}),
+        *(_one(name, properties) for name, (_, properties) in INVALID_TOOLS.items()),
+    )
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
+
+
+#: The path of the canary a network $ref names: any request for it is a dereference (SEP-2106).
+CANARY_PATH = "/canary/profile-schema.json"
+
+
+@scenario
+class JsonSchemaRefNoDeref(Scenario):
+    """A tool whose inputSchema has a same-document $ref and a $ref to a network URI (a canary on the
+    scenario server): the client may list and use it, but must not fetch the canary (SEP-2106)."""
+
+    name = "json-schema-ref-no-deref"
+    description = "a network $ref in a tool's inputSchema is not dereferenced"
+    revisions = (STATELESS,)
+    transports = ("http",)
+
+    async def answer(self, message: Message, peer: Peer) -> Any:
+        if message.method != "tools/list":
+            return await super().answer(message, peer)
+        canary = str(self.recording.facts.get("origin", "http://127.0.0.1:9")) + CANARY_PATH
+        schema = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"userId": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+            "properties": {"id": {"$ref": "#/$defs/userId"}, "profile": {"$ref": canary}},
+            "required": ["id"],
+        }
+        return {
+            "tools": [
+                {"name": "lookup_user", "description": "Look up a user profile by id", "inputSchema": schema}
+            ]
+        }
+
+    async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        return text_result(f"called {name}")
+
+
+#: A tool schema with the 2020-12 vocabulary SEP-1613 and SEP-2106 let a tool use: a dialect, $defs
+#: with an $anchor, a same-document $ref, composition, conditionals and additionalProperties.
+SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+ECHO_TOOL = "json_schema_echo"
+
+
+@scenario
+class JsonSchemaPreservation(Scenario):
+    """A tool with the 2020-12 vocabulary and an echo tool the client passes that tool's inputSchema
+    back to, as it holds it: what its parsing kept (SEP-1613, SEP-2106)."""
+
+    name = "json-schema-2020-12-preservation"
+    description = "a tool's 2020-12 inputSchema reaches the client unchanged"
+    revisions = (STATEFUL, STATELESS)
+    transports = ("http", "stdio")
+    tools = (
+        {
+            "name": "json_schema_2020_12_tool",
+            "description": "2020-12 features",
+            "inputSchema": SCHEMA_2020_12,
+        },
+        {
+            "name": ECHO_TOOL,
+            "description": "Echoes back the inputSchema the client holds for json_schema_2020_12_tool",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"schema": {"type": "object"}},
+                "required": ["schema"],
+            },
+        },
+    )
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
         return text_result(f"called {name}")

@@ -12,19 +12,24 @@ EARLY_MS = 50
 LATE_FACTOR = 2
 
 
-def _gets(ctx: ClientContext) -> list[Arrival]:
-    return [a for a in ctx.recording.arrivals if a.method == "GET"]
-
-
-def _reconnect(ctx: ClientContext) -> tuple[Arrival, float]:
-    """The first GET after the scenario closed the stream, and the milliseconds it came after."""
+def _gets_after_close(ctx: ClientContext) -> tuple[list[Arrival], float]:
+    """The GETs after the scenario closed the tool's stream, and when it closed it; SKIP (blocked when
+    the client failed the contract) when it never did. None of them is the client's failure to
+    resume: SKIP blocked by the contract case when the client failed it."""
     closed = ctx.recording.marks.get("stream-closed")
     if closed is None:
         ctx.needs("tools/call", "call test_reconnection")
         ctx.absent("the scenario never closed the tool's stream")
-    after = [a for a in _gets(ctx) if a.t >= closed]
+    after = [a for a in ctx.recording.arrivals if a.method == "GET" and a.t >= closed]
     if not after:
         ctx.unless_failed("the client sent no GET after the stream closed")
+    return after, closed
+
+
+def _reconnect(ctx: ClientContext) -> tuple[Arrival, float]:
+    """The first GET after the scenario closed the stream, and the milliseconds it came after."""
+    after, closed = _gets_after_close(ctx)
+    if not after:
         skip("the client did not reconnect (CLIENT-SSE-001 judges it)")
     return after[0], (after[0].t - closed) * 1000
 
@@ -38,12 +43,7 @@ def _reconnect(ctx: ClientContext) -> tuple[Arrival, float]:
     transports=("http",),
 )
 async def reconnects(ctx: ClientContext) -> None:
-    closed = ctx.recording.marks.get("stream-closed")
-    if closed is None:
-        ctx.needs("tools/call", "call test_reconnection")
-        ctx.absent("the scenario never closed the tool's stream")
-    if not [a for a in _gets(ctx) if a.t >= closed]:
-        ctx.unless_failed("the client sent no GET after the stream closed")
+    if not _gets_after_close(ctx)[0]:
         missed("the client did not reconnect with a GET after the stream closed without its answer")
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import httpx
+
 from conformance_reference.client import META, ReferenceClient, main
 from conformance_reference.client_wire import HttpWire, Wire
 
@@ -174,6 +176,142 @@ class NoNameHeader(ReferenceClient):
         return headers
 
 
+class AlteredState(ReferenceClient):
+    """CLIENT-MRTR-001: echoes requestState with a byte changed."""
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        retry = super().retry_params(params, asked)
+        if "requestState" in retry:
+            retry["requestState"] += "x"
+        return retry
+
+
+class SameId(ReferenceClient):
+    """CLIENT-MRTR-002: retries with the first request's id."""
+
+    reuse = False
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        self.reuse = True
+        return super().retry_params(params, asked)
+
+    def message(self, method: str, params: dict[str, Any] | None, request: bool) -> dict[str, Any]:
+        out = super().message(method, params, request)
+        if self.reuse and request:
+            out["id"], self.reuse = out["id"] - 1, False
+        return out
+
+
+class InventedState(ReferenceClient):
+    """CLIENT-MRTR-003: sends a requestState of its own when none was given."""
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        return {"requestState": "invented", **super().retry_params(params, asked)}
+
+
+class LeakyState(ReferenceClient):
+    """CLIENT-MRTR-004: carries the last retry's inputResponses into the call of another tool (the
+    scenario's unrelated one, so no other row's call is touched)."""
+
+    leak: dict[str, Any] = {}
+
+    def retry_params(self, params: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+        retry = super().retry_params(params, asked)
+        self.leak = {"inputResponses": retry["inputResponses"]}
+        return retry
+
+    def message(self, method: str, params: dict[str, Any] | None, request: bool) -> dict[str, Any]:
+        params = dict(params or {})
+        if method == "tools/call" and self.leak and params.get("name") == "test_mrtr_unrelated":
+            params, self.leak = {**params, **self.leak}, {}
+        return super().message(method, params or None, request)
+
+
+class RetryNoResultType(ReferenceClient):
+    """CLIENT-MRTR-005: takes a result without resultType for one that asks for input."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        result = await super().request(method, params)
+        if self.modern and method == "tools/call" and isinstance(result, dict) and "resultType" not in result:
+            result = await super().request(method, {**(params or {}), "inputResponses": {}})
+        return result
+
+
+class NoParamHeaders(ReferenceClient):
+    """CLIENT-HDR-003: mirrors no x-mcp-header parameter."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        return {}
+
+
+class MirrorsEverything(ReferenceClient):
+    """CLIENT-HDR-004: mirrors the unannotated `query` too."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        headers = super().param_headers(params)
+        if "query" in (params.get("arguments") or {}):
+            headers["Mcp-Param-Query"] = self.header_value(params["arguments"]["query"])
+        return headers
+
+
+class BooleanAsNumber(ReferenceClient):
+    """CLIENT-HDR-005: a boolean as 1 or 0."""
+
+    def header_value(self, value: Any) -> str:
+        return str(int(value)) if isinstance(value, bool) else super().header_value(value)
+
+
+class BareBase64(ReferenceClient):
+    """CLIENT-HDR-006: an unsafe string as bare Base64, without the =?base64?...?= wrapper."""
+
+    def header_value(self, value: Any) -> str:
+        return super().header_value(value).removeprefix("=?base64?").removesuffix("?=")
+
+
+class NullAsText(ReferenceClient):
+    """CLIENT-HDR-007: a null parameter sent as the text null."""
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        headers = super().param_headers(params)
+        if (params.get("arguments") or {}).get("verbose", 0) is None:
+            headers["Mcp-Param-Verbose"] = "null"
+        return headers
+
+
+class KeepsInvalidTools(ReferenceClient):
+    """CLIENT-HDR-008: calls every tool, however invalid its x-mcp-header (mirroring none of them)."""
+
+    def usable(self, tool: dict[str, Any]) -> bool:
+        return True
+
+    def param_headers(self, params: dict[str, Any]) -> dict[str, str]:
+        return super().param_headers(params) if params.get("name") == "valid_tool" else {}
+
+
+class Dereferences(ReferenceClient):
+    """CLIENT-SCHEMA-001: fetches every network $ref of the tools' schemas."""
+
+    async def act(self) -> None:
+        tools = (await self.request("tools/list")).get("tools", [])
+        refs = [
+            spec["$ref"]
+            for tool in tools
+            for spec in tool.get("inputSchema", {}).get("properties", {}).values()
+            if str(spec.get("$ref", "")).startswith("http")
+        ]
+        async with httpx.AsyncClient() as http:
+            for ref in refs:
+                await http.get(ref)
+
+
+class StripsKeywords(ReferenceClient):
+    """CLIENT-SCHEMA-002: holds a tool's schema without the keywords it does not use itself."""
+
+    def held_schema(self, name: str) -> dict[str, Any]:
+        schema = super().held_schema(name)
+        return {k: v for k, v in schema.items() if k not in ("allOf", "if", "then", "else", "$defs")}
+
+
 #: defect -> (the mutant, the requirement row it must fail and nothing else).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
@@ -195,6 +333,19 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "wrong-retry": (WrongRetry, "CLIENT-META-005"),
     "no-method-header": (NoMethodHeader, "CLIENT-HDR-001"),
     "no-name-header": (NoNameHeader, "CLIENT-HDR-002"),
+    "altered-state": (AlteredState, "CLIENT-MRTR-001"),
+    "same-id": (SameId, "CLIENT-MRTR-002"),
+    "invented-state": (InventedState, "CLIENT-MRTR-003"),
+    "leaky-state": (LeakyState, "CLIENT-MRTR-004"),
+    "retry-no-result-type": (RetryNoResultType, "CLIENT-MRTR-005"),
+    "no-param-headers": (NoParamHeaders, "CLIENT-HDR-003"),
+    "mirrors-everything": (MirrorsEverything, "CLIENT-HDR-004"),
+    "boolean-as-number": (BooleanAsNumber, "CLIENT-HDR-005"),
+    "bare-base64": (BareBase64, "CLIENT-HDR-006"),
+    "null-as-text": (NullAsText, "CLIENT-HDR-007"),
+    "keeps-invalid-tools": (KeepsInvalidTools, "CLIENT-HDR-008"),
+    "dereferences": (Dereferences, "CLIENT-SCHEMA-001"),
+    "strips-keywords": (StripsKeywords, "CLIENT-SCHEMA-002"),
 }
 
 

@@ -42,9 +42,26 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "wrong-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "no-method-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     "no-name-header": (("http-standard-headers",), ("http",), (STATELESS,)),
+    **{
+        defect: (("sep-2322-client-request-state",), ("http", "stdio"), (STATELESS,))
+        for defect in ("altered-state", "same-id", "invented-state", "leaky-state", "retry-no-result-type")
+    },
+    **{
+        defect: (("http-custom-headers",), ("http",), (STATELESS,))
+        for defect in (
+            "no-param-headers",
+            "mirrors-everything",
+            "boolean-as-number",
+            "bare-base64",
+            "null-as-text",
+        )
+    },
+    "keeps-invalid-tools": (("http-invalid-tool-headers",), ("http",), (STATELESS,)),
+    "dereferences": (("json-schema-ref-no-deref",), ("http",), (STATELESS,)),
+    "strips-keywords": (("json-schema-2020-12-preservation",), ("http", "stdio"), (STATEFUL, STATELESS)),
 }
 SHOULD_ROWS = {"CLIENT-LIFE-002", "CLIENT-ELICIT-001", "CLIENT-SSE-001", "CLIENT-SSE-003", "CLIENT-META-003"}
-SHOULD_ROWS |= {"CLIENT-META-005"}
+SHOULD_ROWS |= {"CLIENT-META-005", "CLIENT-SCHEMA-002"}
 REFERENCE = shlex.join([sys.executable, "-m", "conformance_reference.client"])
 
 
@@ -64,7 +81,7 @@ async def _judge(options: run.ClientOptions) -> list[dict[str, Any]]:
 
 
 async def _all() -> dict[str, list[dict[str, Any]]]:
-    gate = asyncio.Semaphore(2)
+    gate = asyncio.Semaphore(3)
 
     async def one(name: str, options: run.ClientOptions) -> tuple[str, list[dict[str, Any]]]:
         async with gate:
