@@ -19,6 +19,7 @@ import json
 import os
 import re
 import secrets
+import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ import httpx
 CIMD_URL = "https://client.example/mcp-conformance-reference.json"
 REDIRECT_URI = "http://127.0.0.1:8976/callback"
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 #: How many authorizations one request may start (the official retry-limit scenario allows three).
 ATTEMPTS = 3
 
@@ -274,6 +276,10 @@ class OAuthFlow(httpx.Auth):
 
     def authorize(self, challenge: Challenge, step_up: bool) -> Flow:
         prm, issuer, metadata = yield from self.discover(challenge)
+        grants = metadata.get("grant_types_supported") or ["authorization_code"]
+        if "authorization_code" not in grants and "client_credentials" in grants:
+            yield from self.client_credentials(prm, issuer, metadata)
+            return
         client = yield from self.register(issuer, metadata)
         scopes = self.scope_for(challenge, prm, metadata, step_up)
         verifier, code_challenge = self.pkce()
@@ -295,7 +301,41 @@ class OAuthFlow(httpx.Auth):
         issued = yield httpx.Request(
             "POST", metadata["token_endpoint"], content=urlencode(form), headers=headers
         )
+        self.take(issued, scopes)
+
+    def take(self, issued: httpx.Response, scopes: list[str]) -> None:
         token = _json(issued)
         if not isinstance(token, dict) or "access_token" not in token:
             raise AuthFailure(f"the token endpoint answered {issued.status_code}")
         self.token, self.scopes = token["access_token"], scopes
+
+    # -- the client credentials extension (io.modelcontextprotocol/oauth-client-credentials) -----------
+
+    def assertion(self, client_id: str, audience: str) -> str:
+        """An RFC 7523 client assertion signed with the context's private key."""
+        from joserfc import jwt
+        from joserfc.jwk import ECKey
+
+        now = int(time.time())
+        claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300}
+        claims["jti"] = secrets.token_urlsafe(16)
+        key = ECKey.import_key(self.context["private_key_pem"])
+        return jwt.encode({"alg": self.context.get("signing_algorithm", "ES256")}, claims, key)
+
+    def client_credentials(self, prm: dict[str, Any], issuer: str, metadata: dict[str, Any]) -> Flow:
+        """The client credentials grant with the context's credentials: a signed assertion when it
+        gives a private key, else its secret by the method the server supports."""
+        client_id = str(self.context.get("client_id", ""))
+        fields = {"grant_type": "client_credentials", "resource": str(prm["resource"])}
+        if "private_key_pem" in self.context:
+            fields |= {"client_id": client_id, "client_assertion_type": JWT_BEARER}
+            fields["client_assertion"] = self.assertion(client_id, issuer)
+            headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        else:
+            secret = self.context.get("client_secret")
+            client = Registration(client_id, secret, self.auth_method(metadata, bool(secret)))
+            fields, headers = self.token_request(client, fields)
+        issued = yield httpx.Request(
+            "POST", metadata["token_endpoint"], content=urlencode(fields), headers=headers
+        )
+        self.take(issued, [])

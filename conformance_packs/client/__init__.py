@@ -27,6 +27,7 @@ PACK = Pack(
         f"{__name__}.auth_checks",
         f"{__name__}.auth_rules",
         f"{__name__}.auth_refusals",
+        f"{__name__}.auth_extensions",
     ),
     reference="conformance_reference.client",
     side="client",

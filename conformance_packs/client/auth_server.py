@@ -49,6 +49,7 @@ class AuthServer:
     metadata_issuer: str | None = None
     #: Refresh tokens are issued when `offline_access` was asked for.
     refresh: bool = False
+    grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
 
     def issuer(self, base: str) -> str:
         return base + self.prefix
@@ -60,7 +61,7 @@ class AuthServer:
             "authorization_endpoint": own + "/authorize",
             "token_endpoint": own + "/token",
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": list(self.grant_types),
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": list(self.auth_methods),
         }
@@ -153,6 +154,8 @@ class Grants:
             scope = fields.get("scope") or scope
         elif grant == "refresh_token" and fields.get("refresh_token", "").startswith("refresh-"):
             scope = fields.get("scope", "")
+        elif grant == "client_credentials" and grant in server.grant_types:
+            scope = fields.get("scope", "")  # the client's authentication is what the rows judge
         else:
             return Answer(400, {"error": "invalid_grant"})
         token = f"token-{next(self.numbers)}"

@@ -257,6 +257,20 @@ class NoState(OAuthFlow):
         super().accept_response({**answer, "state": state}, state, issuer, metadata)
 
 
+class PasswordGrant(OAuthFlow):
+    """CLIENT-AUTH-026: asks for another grant than client_credentials (and gives up, exit 0)."""
+
+    def token_request(self, client: Registration, fields: dict[str, str]) -> Any:
+        return super().token_request(client, {**fields, "grant_type": "password"})
+
+
+class ForeignAssertion(OAuthFlow):
+    """CLIENT-AUTH-027: an assertion naming another client as iss and sub."""
+
+    def assertion(self, client_id: str, audience: str) -> str:
+        return super().assertion("someone-else", audience)
+
+
 #: defect -> (the mutant, the row it must fail and nothing else, the scenario and revision it is played at).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
     "root-prm-first": (with_flow(RootPrmFirst), "CLIENT-AUTH-001", "auth/metadata-default", "2025-11-25"),
@@ -364,6 +378,24 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
         "2026-07-28",
     ),
     "no-state": (with_flow(NoState), "CLIENT-AUTH-025", "auth/metadata-var3", "2025-11-25"),
+    "password-grant": (
+        with_flow(PasswordGrant, forgiving=True),
+        "CLIENT-AUTH-026",
+        "auth/client-credentials-basic",
+        "2026-07-28",
+    ),
+    "foreign-assertion": (
+        with_flow(ForeignAssertion),
+        "CLIENT-AUTH-027",
+        "auth/client-credentials-jwt",
+        "2025-11-25",
+    ),
+    "cc-no-client-auth": (
+        with_flow(NoClientAuthentication),
+        "CLIENT-AUTH-028",
+        "auth/client-credentials-basic",
+        "2025-11-25",
+    ),
 }
 
 
