@@ -101,7 +101,8 @@ async def cc_jwt(ctx: ClientContext) -> None:
         if claims.get(claim) != CLIENT_ID:
             missed(f"the assertion's {claim} is {claims.get(claim)!r}, not the client ID {CLIENT_ID!r}")
     server = AuthWire(ctx).servers[0]
-    audiences = claims.get("aud") if isinstance(claims.get("aud"), list) else [claims.get("aud")]
+    aud = claims.get("aud")
+    audiences: list[Any] = aud if isinstance(aud, list) else [aud]
     accepted = {server["issuer"], server["issuer"] + "/", server["metadata"]["token_endpoint"]}
     if not accepted & set(audiences) or "exp" not in claims:
         missed(
