@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.clients.checks import EVERY_SCENARIO, ClientCheck, ClientContext, checks_of, scenarios_of
-from conformance.clients.launch import Exit, contract, relay_address, run_client
+from conformance.clients.launch import Contract, Exit, contract, relay_address, run_client
 from conformance.clients.scenario import Scenario, ScenarioSession
 from conformance.clients.serve import Served
 from conformance.clients.wire import Recording
@@ -48,6 +48,8 @@ class ClientOptions:
     timeout: float = 20.0
     strict: bool = False
     keep_transcripts: bool = False
+    #: Extra environment for the client (a target file's table's `env`); the contract's own wins.
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def speaks(transport: str, revision: str) -> bool:
@@ -107,6 +109,7 @@ async def play(job: Job, options: ClientOptions) -> tuple[Scenario, Exit]:
     try:
         address = relay_address(served.port) if job.transport == "stdio" else served.url()
         given = contract(played.name, job.revision, job.transport, address, played.context)
+        given = Contract(given.address, {**options.env, **given.env})
         played.recording.event(f"client started: {options.command} {address}")
         ended = await run_client(options.command, given, options.timeout)
         played.recording.event(ended.describe())

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from conformance.model import packs
 
 COMMANDS = ("client",)
+#: The target-file table naming the client to judge.
+TABLE = "client-under-test"
 
 CONTRACT = """\
 The contract (that of @modelcontextprotocol/conformance's client runner, so the SDKs' conformance
@@ -49,6 +51,11 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
         metavar="CMD",
         help="the client's command line (default: the reference client)",
     )
+    client.add_argument(
+        "--target",
+        metavar="FILE.toml",
+        help="a target file whose [client-under-test] table names the client",
+    )
     client.add_argument("--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)")
     client.add_argument("--suite", action="append", choices=suites, help="client pack (default: every one)")
     client.add_argument(
@@ -60,7 +67,7 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
         choices=sorted(TESTED_REVISIONS),
         help=f"repeatable (default: {', '.join(DEFAULT_REVISIONS)}; HTTP+SSE is played at 2024-11-05 only)",
     )
-    client.add_argument("--client-timeout", type=float, default=20.0, metavar="S", help="per scenario run")
+    client.add_argument("--client-timeout", type=float, metavar="S", help="per scenario run (default 20)")
     client.add_argument("-j", "--jobs", type=int, default=2, help="scenario runs at once (default 2)")
     client.add_argument("--strict", action="store_true", help="a missed SHOULD is a FAIL")
     client.add_argument(
@@ -71,25 +78,48 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
     client.add_argument("--verbose", "-v", action="store_true", help="every case as it finishes")
 
 
+def _client_table(path: str | None, problem: Callable[[str], Exception]) -> dict[str, Any]:
+    """The [client-under-test] table of a target file (validated with the file), or {} without one.
+    Not [client]: that is the base pack's table, what the harness declares as a client to a server."""
+    if path is None:
+        return {}
+    import tomllib
+
+    from conformance.model.targets import UsageError, check_target_file
+
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        check_target_file(data, path)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, UsageError) as exc:
+        raise problem(f"cannot read target file {path}: {exc}") from None
+    if TABLE not in data:
+        raise problem(f"{path}: has no [{TABLE}] table")
+    return dict(data[TABLE])
+
+
 def _options(args: argparse.Namespace, suites: list[str], problem: Callable[[str], Exception]) -> Any:
+    """The run's options: the command line's, over the target file's table, over the defaults."""
     from conformance.clients.run import DEFAULT_REVISIONS, DEFAULT_TRANSPORTS, ClientOptions
 
-    command = args.client_command
+    table = _client_table(args.target, problem)
+    command = args.client_command or table.get("command")
     if command is None:
         commands = [packs.get(s).reference_command() for s in suites if packs.get(s).reference]
         if not commands:
             raise problem("no client pack names a reference client: give --command")
         command = shlex.join(commands[0])
-    if args.jobs < 1 or args.client_timeout <= 0:
+    timeout = args.client_timeout or table.get("timeout", 20.0)
+    if args.jobs < 1 or timeout <= 0:
         raise problem("-j must be 1 or more and --client-timeout positive")
     return ClientOptions(
         command=command,
-        scenarios=tuple(args.scenario or ()),
-        transports=tuple(dict.fromkeys(args.transport or DEFAULT_TRANSPORTS)),
-        revisions=tuple(dict.fromkeys(args.revision or DEFAULT_REVISIONS)),
+        scenarios=tuple(args.scenario or table.get("scenarios", ())),
+        transports=tuple(dict.fromkeys(args.transport or table.get("transports", DEFAULT_TRANSPORTS))),
+        revisions=tuple(dict.fromkeys(args.revision or table.get("revisions", DEFAULT_REVISIONS))),
         jobs=args.jobs,
-        timeout=args.client_timeout,
+        timeout=timeout,
         strict=args.strict,
+        env=dict(table.get("env", {})),
     )
 
 

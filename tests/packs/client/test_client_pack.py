@@ -9,8 +9,10 @@ Every run is judged in process (`conformance.clients.run`), in one event loop sh
 from __future__ import annotations
 
 import asyncio
+import json
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
+from tests.conftest import cli
 from tests.servers.client_mutants import MUTANTS
 
 STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
@@ -140,3 +143,22 @@ def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str
     assert "never reached the scenario server" in errors[0]["message"]
     rest = [c for c in cases if c is not errors[0]]
     assert rest and all(c["verdict"] == "SKIP" and c["blocked_by"] == errors[0]["key"] for c in rest)
+
+
+def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
+    """`client --target FILE` reads [client-under-test] (the command, what to play, its env), writes
+    the report and its views, exits 0; `--help` names the contract."""
+    target = tmp_path / "client.toml"
+    target.write_text(
+        f'[client-under-test]\ncommand = {json.dumps(REFERENCE)}\nscenarios = ["initialize"]\n'
+        'transports = ["stdio"]\nrevisions = ["2025-11-25"]\n[client-under-test.env]\nUNUSED = "1"\n'
+    )
+    done = cli("client", "--target", str(target), "--report-dir", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {c["verdict"] for c in report["cases"]} == {"PASS"} and len(report["cases"]) == 4
+    assert (tmp_path / "out" / "report.html").exists()
+    helped = cli("client", "--help").stdout
+    assert (
+        "MCP_CONFORMANCE_SCENARIO" in helped and "stdio:" in helped and "MCP_CONFORMANCE_TRANSPORT" in helped
+    )
