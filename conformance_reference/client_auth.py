@@ -32,6 +32,7 @@ import httpx
 CIMD_URL = "https://client.example/mcp-conformance-reference.json"
 REDIRECT_URI = "http://127.0.0.1:8976/callback"
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
+MARCH = "2025-03-26"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 #: How many authorizations one request may start (the official retry-limit scenario allows three).
 ATTEMPTS = 3
@@ -150,6 +151,8 @@ class OAuthFlow(httpx.Auth):
     def discover(
         self, challenge: Challenge
     ) -> Generator[httpx.Request, httpx.Response, tuple[dict, str, dict]]:
+        if self.revision == MARCH:
+            return (yield from self.base_url_discovery())
         prm = None
         for url in self.prm_candidates(challenge):
             prm = _json((yield httpx.Request("GET", url)))
@@ -166,6 +169,28 @@ class OAuthFlow(httpx.Auth):
                     raise AuthFailure(f"authorization server metadata at {url} is not usable")
                 return prm, issuer, metadata
         raise AuthFailure(f"no authorization server metadata for {issuer}")
+
+    def default_endpoints(self, base: str) -> dict[str, Any]:
+        """2025-03-26's fallback: the default paths under the authorization base URL."""
+        return {
+            "issuer": base,
+            "authorization_endpoint": base + "/authorize",
+            "token_endpoint": base + "/token",
+            "registration_endpoint": base + "/register",
+            "code_challenge_methods_supported": ["S256"],
+        }
+
+    def base_url_discovery(self) -> Generator[httpx.Request, httpx.Response, tuple[dict, str, dict]]:
+        """2025-03-26: no protected resource metadata; the authorization base URL is the MCP URL without
+        its path, its RFC 8414 metadata tried first, the default endpoints when there is none."""
+        parts = urlsplit(self.mcp_url)
+        base = f"{parts.scheme}://{parts.netloc}"
+        metadata = _json((yield httpx.Request("GET", base + "/.well-known/oauth-authorization-server")))
+        if metadata is None:
+            metadata = self.default_endpoints(base)
+        elif not self.accept_metadata(metadata, base):
+            raise AuthFailure("the authorization base URL's metadata is not usable")
+        return {"resource": self.mcp_url}, base, metadata
 
     # -- registration -----------------------------------------------------------------------------------
 

@@ -35,6 +35,8 @@ FLOW = (
     "auth/offline-access-not-supported",
     "auth/authorization-server-migration",
 )
+#: 2025-03-26's flows: no protected resource metadata, and no resource parameter yet.
+MARCH_FLOW = ("auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback")
 
 
 def judged_in(
@@ -110,7 +112,7 @@ async def as_discovery(ctx: ClientContext) -> None:
         missed(f"the client asked for {before}; for this issuer MCP's order is {order}", fetched=asked)
 
 
-@judged_in("flow", "CLIENT-AUTH-003", "a 401 is answered with the authorization code flow", FLOW)
+@judged_in("flow", "CLIENT-AUTH-003", "a 401 is answered with the authorization code flow", FLOW + MARCH_FLOW)
 async def flow(ctx: ClientContext) -> None:
     wire = AuthWire(ctx)
     if not wire.mcp_posts():
@@ -125,7 +127,12 @@ async def flow(ctx: ClientContext) -> None:
         missed("the client was given an authorization code and never exchanged it at the token endpoint")
 
 
-@judged_in("bearer", "CLIENT-AUTH-004", "the access token is sent as a bearer token on every request", FLOW)
+@judged_in(
+    "bearer",
+    "CLIENT-AUTH-004",
+    "the access token is sent as a bearer token on every request",
+    FLOW + MARCH_FLOW,
+)
 async def bearer(ctx: ClientContext) -> None:
     wire = AuthWire(ctx)
     wire.first_exchange()
@@ -141,7 +148,10 @@ async def bearer(ctx: ClientContext) -> None:
 
 
 @judged_in(
-    "pkce-challenge", "CLIENT-AUTH-008", "the authorization request carries an S256 code challenge", FLOW
+    "pkce-challenge",
+    "CLIENT-AUTH-008",
+    "the authorization request carries an S256 code challenge",
+    FLOW + MARCH_FLOW,
 )
 async def pkce_challenge(ctx: ClientContext) -> None:
     wire = AuthWire(ctx)
@@ -161,7 +171,10 @@ def s256(verifier: str) -> str:
 
 
 @judged_in(
-    "pkce-verifier", "CLIENT-AUTH-009", "the token request's code verifier matches the challenge", FLOW
+    "pkce-verifier",
+    "CLIENT-AUTH-009",
+    "the token request's code verifier matches the challenge",
+    FLOW + MARCH_FLOW,
 )
 async def pkce_verifier(ctx: ClientContext) -> None:
     wire = AuthWire(ctx)
@@ -178,7 +191,7 @@ async def pkce_verifier(ctx: ClientContext) -> None:
             )
 
 
-@judged_in("state", "CLIENT-AUTH-025", "the authorization request carries a state", FLOW)
+@judged_in("state", "CLIENT-AUTH-025", "the authorization request carries a state", FLOW + MARCH_FLOW)
 async def state(ctx: ClientContext) -> None:
     sent = AuthWire(ctx).first_authorization()
     if len(sent.params.get("state", "")) < 8:

@@ -9,9 +9,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from conformance.pack_api import ClientContext, missed
-from conformance_packs.client.auth_checks import METADATA, judged_in
+from conformance_packs.client.auth_checks import MARCH_FLOW, METADATA, judged_in
 from conformance_packs.client.auth_scenarios import PRE_REGISTERED
-from conformance_packs.client.auth_wire import AuthWire, Sent
+from conformance_packs.client.auth_server import WELL_KNOWN_AS
+from conformance_packs.client.auth_wire import AuthWire, Sent, path_of
 
 STATELESS = ("2026-07-28",)
 
@@ -155,3 +156,45 @@ async def retry_limit(ctx: ClientContext) -> None:
     if count > 3:
         missed(f"the client started {count} authorizations for a scope that is never granted (three at most)")
     ctx.note(f"{count} authorization requests")
+
+
+MARCH = ("2025-03-26",)
+MARCH_METADATA, MARCH_FALLBACK = MARCH_FLOW
+
+
+def _base_metadata_first(ctx: ClientContext) -> AuthWire:
+    """The recording, once the client asked for the authorization base URL's metadata before it
+    authorized (2025-03-26: discovery first); FAIL when it did not."""
+    wire = AuthWire(ctx)
+    sent = wire.first_authorization()
+    before = [a for a in wire.arrivals if a.t <= sent.arrival.t and a.method == "GET"]
+    if WELL_KNOWN_AS not in [path_of(a) for a in before]:
+        missed(
+            f"the client authorized without first asking for {WELL_KNOWN_AS} at the authorization base URL",
+            fetched=wire.gets(),
+        )
+    return wire
+
+
+@judged_in(
+    "base-url-metadata",
+    "CLIENT-AUTH-029",
+    "the authorization base URL's metadata is used (2025-03-26)",
+    (MARCH_METADATA,),
+    MARCH,
+)
+async def base_url_metadata(ctx: ClientContext) -> None:
+    wire = _base_metadata_first(ctx)
+    if wire.first_authorization().server != 0:
+        missed("the client did not use the metadata's authorization endpoint")
+
+
+@judged_in(
+    "default-endpoints",
+    "CLIENT-AUTH-030",
+    "without metadata, the default endpoints of the authorization base URL (2025-03-26)",
+    (MARCH_FALLBACK,),
+    MARCH,
+)
+async def default_endpoints(ctx: ClientContext) -> None:
+    _base_metadata_first(ctx)

@@ -24,7 +24,7 @@ from conformance_packs.client.auth_server import (
     form,
 )
 
-STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
+STATEFUL, STATELESS, MARCH = "2025-11-25", "2026-07-28", "2025-03-26"
 PATH_PRM = WELL_KNOWN_PRM + "/mcp"
 TEST_TOOL = {
     "name": "test-tool",
@@ -133,7 +133,7 @@ class AuthScenario(Scenario):
             "servers": [
                 {
                     "issuer": s.issuer(self.base),
-                    "prefix": s.prefix,
+                    "prefix": s.at,
                     "metadata_path": s.metadata_path,
                     "metadata": s.metadata(self.base),
                 }
@@ -175,7 +175,7 @@ class AuthScenario(Scenario):
     def serve_as(self, index: int, server: AuthServer, request: HttpRequest, path: str) -> Answer | None:
         if path == server.metadata_path and request.method == "GET":
             return Answer(200, server.metadata(self.base))
-        endpoint = path[len(server.prefix) :] if path.startswith(server.prefix + "/") else None
+        endpoint = path[len(server.at) :] if path.startswith(server.at + "/") else None
         if endpoint == "/authorize" and request.method == "GET":
             query = dict(parse_qsl(urlsplit(request.path).query, keep_blank_values=True))
             return self.grants.authorize(index, server, self.base, query)
@@ -438,3 +438,24 @@ class MetadataIssuerMismatch(AuthScenario):
             metadata_issuer=ATTACKER_ISSUER,
         ),
     )
+
+
+# -- 2025-03-26: no protected resource metadata; the authorization base URL is the server's origin -----
+
+
+@scenario
+class MarchMetadata(AuthScenario):
+    name = "auth/2025-03-26-oauth-metadata-backcompat"
+    description = "no PRM; RFC 8414 metadata at the origin's root, its endpoints under /oauth"
+    revisions = (MARCH,)
+    prm_path = None
+    servers = (AuthServer(endpoints="/oauth", iss_supported=None),)
+
+
+@scenario
+class MarchFallback(AuthScenario):
+    name = "auth/2025-03-26-oauth-endpoint-fallback"
+    description = "no PRM, no metadata: the default endpoints /authorize, /token, /register at the root"
+    revisions = (MARCH,)
+    prm_path = None
+    servers = (AuthServer(metadata_path=None, iss_supported=None),)

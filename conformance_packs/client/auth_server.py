@@ -34,8 +34,11 @@ class AuthServer:
 
     #: Its issuer's path on the scenario's origin ("" or "/tenant1").
     prefix: str = ""
-    #: Where its metadata document is served: RFC 8414 path insertion, or OIDC.
-    metadata_path: str = WELL_KNOWN_AS
+    #: Where its metadata document is served: RFC 8414 path insertion, or OIDC (None: nowhere, the
+    #: 2025-03-26 fallback to default endpoints).
+    metadata_path: str | None = WELL_KNOWN_AS
+    #: The path its endpoints are under, when not the issuer's (2025-03-26: `/oauth`).
+    endpoints: str | None = None
     openid: bool = False
     scopes: tuple[str, ...] | None = None
     auth_methods: tuple[str, ...] = ("none",)
@@ -54,10 +57,15 @@ class AuthServer:
     def issuer(self, base: str) -> str:
         return base + self.prefix
 
+    @property
+    def at(self) -> str:
+        """The path prefix of its authorization, token and registration endpoints."""
+        return self.prefix if self.endpoints is None else self.endpoints
+
     def metadata(self, base: str) -> dict[str, Any]:
-        own = self.issuer(base)
+        own = base + self.at
         document: dict[str, Any] = {
-            "issuer": self.metadata_issuer or own,
+            "issuer": self.metadata_issuer or self.issuer(base),
             "authorization_endpoint": own + "/authorize",
             "token_endpoint": own + "/token",
             "response_types_supported": ["code"],

@@ -271,6 +271,25 @@ class ForeignAssertion(OAuthFlow):
         return super().assertion("someone-else", audience)
 
 
+class GuessesEndpoints(OAuthFlow):
+    """CLIENT-AUTH-029 (2025-03-26): never asks for the metadata; knows the endpoints beforehand."""
+
+    def base_url_discovery(self) -> Any:
+        base = self.mcp_url.rsplit("/", 1)[0]
+        metadata = {**self.default_endpoints(base + "/oauth"), "issuer": base}
+        return {"resource": self.mcp_url}, base, metadata
+        yield
+
+
+class DefaultsAtOnce(OAuthFlow):
+    """CLIENT-AUTH-030 (2025-03-26): the default endpoints without trying the metadata first."""
+
+    def base_url_discovery(self) -> Any:
+        base = self.mcp_url.rsplit("/", 1)[0]
+        return {"resource": self.mcp_url}, base, self.default_endpoints(base)
+        yield
+
+
 #: defect -> (the mutant, the row it must fail and nothing else, the scenario and revision it is played at).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
     "root-prm-first": (with_flow(RootPrmFirst), "CLIENT-AUTH-001", "auth/metadata-default", "2025-11-25"),
@@ -395,6 +414,18 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
         "CLIENT-AUTH-028",
         "auth/client-credentials-basic",
         "2025-11-25",
+    ),
+    "guesses-endpoints": (
+        with_flow(GuessesEndpoints),
+        "CLIENT-AUTH-029",
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        "2025-03-26",
+    ),
+    "defaults-at-once": (
+        with_flow(DefaultsAtOnce),
+        "CLIENT-AUTH-030",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "2025-03-26",
     ),
 }
 

@@ -90,7 +90,9 @@ async def _all() -> dict[str, list[dict[str, Any]]]:
         async with gate:
             return name, await _judge(options)
 
-    jobs = [one("reference", run.ClientOptions(command=REFERENCE, jobs=2))]
+    # 2025-03-26 besides the default revisions: the OAuth back-compat scenarios are played there only.
+    revisions = (*run.DEFAULT_REVISIONS, "2025-03-26")
+    jobs = [one("reference", run.ClientOptions(command=REFERENCE, revisions=revisions, jobs=2))]
     jobs.append(
         one(
             "silent",
