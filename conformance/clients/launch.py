@@ -65,10 +65,12 @@ class Exit:
     duration: float
     stderr: str
     stdout: str
+    #: The time it was given.
+    limit: float = 0.0
 
     def describe(self) -> str:
         if self.timed_out:
-            return f"the client did not exit within {self.duration:.1f} s and was killed"
+            return f"the client did not exit within {self.limit:g} s and was killed"
         return f"the client exited with status {self.returncode} after {self.duration:.1f} s"
 
 
@@ -100,6 +102,5 @@ async def run_client(command: str, given: Contract, timeout: float) -> Exit:
         await stop_process_group(proc, exit_wait=0.0 if timed_out else 0.5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(readers, 2)
-    return Exit(
-        None if timed_out else proc.returncode, timed_out, time.monotonic() - started, _tail(err), _tail(out)
-    )
+    ended = None if timed_out else proc.returncode
+    return Exit(ended, timed_out, time.monotonic() - started, _tail(err), _tail(out), timeout)

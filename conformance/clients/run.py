@@ -199,8 +199,17 @@ async def judge(job: Job, played: Scenario, ended: Exit, options: ClientOptions)
     return cases
 
 
-def target_info(index: int, transport: str, options: ClientOptions) -> dict[str, Any]:
-    return {"index": index, "spec": f"client: {options.command}", "transport": transport, "side": "client"}
+def target_info(index: int, transport: str, options: ClientOptions, jobs: list[Job]) -> dict[str, Any]:
+    """A client run's target: the client over one transport, and the revisions it was played at."""
+    played = {job.revision for job in jobs if job.transport == transport}
+    return {
+        "index": index,
+        "spec": f"client: {options.command}",
+        "transport": transport,
+        "side": "client",
+        "command": options.command,
+        "revisions_spoken": [r for r in options.revisions if r in played],
+    }
 
 
 async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> None:
@@ -213,7 +222,7 @@ async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> N
         return await judge(job, played, ended, options)
 
     for index, transport in enumerate(options.transports):
-        events.emit(TargetStarted(index, target_info(index, transport, options)))
+        events.emit(TargetStarted(index, target_info(index, transport, options, jobs)))
     tasks = [asyncio.create_task(one(job)) for job in jobs]
     try:
         for task in tasks:
@@ -225,5 +234,5 @@ async def run_jobs(jobs: list[Job], options: ClientOptions, events: Fanout) -> N
         events.emit(RunFinished(complete=False, reason="interrupted"))
         raise
     for index, transport in enumerate(options.transports):
-        events.emit(TargetFinished(index, target_info(index, transport, options)))
+        events.emit(TargetFinished(index, target_info(index, transport, options, jobs)))
     events.emit(RunFinished(complete=True))

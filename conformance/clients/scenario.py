@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from conformance import __version__
-from conformance.clients.httpd import Request, Response
-from conformance.clients.wire import Message, Recording
+from conformance.clients.wire import Arrival, Message, Recording
 from conformance.protocol import jsonrpc
 from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS, era_of
 
@@ -49,6 +48,16 @@ class Refusal:
 
 #: What `answer` returns when it wrote (or will write) the answer itself, or leaves the request open.
 NO_ANSWER: Any = object()
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """An HTTP answer of the scenario's own, before MCP's transport reads the request (`on_http`): a
+    document the scenario serves, a 401 with `WWW-Authenticate`, an authorization server's endpoint."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
 
 
 class Peer:
@@ -138,11 +147,11 @@ class Scenario:
         is sent with `resultType: "complete"` unless it says otherwise (None: without one)."""
         return Refusal(-32602, f"unknown tool: {name}")
 
-    async def on_http(self, request: Request, response: Response) -> bool:
-        """Any HTTP request, before the transport reads it: True when the scenario answered it itself
-        (and recorded it). Authorization scenarios serve the protected resource's metadata and the
-        authorization server's endpoints here, and challenge an MCP request without a token."""
-        return False
+    async def on_http(self, arrival: Arrival) -> HttpAnswer | None:
+        """Any HTTP request, before the MCP transport reads it: an answer of the scenario's own, or
+        None (the default) to let the transport handle it. Where authorization scenarios serve their
+        metadata and endpoints, and refuse an MCP request without a token."""
+        return None
 
     async def on_get(self, peer: Peer) -> bool:
         """A Streamable HTTP GET (the client's stream for the server's messages): True when the

@@ -66,6 +66,16 @@ async def _take(session: ScenarioSession, request: Request) -> tuple[Arrival, li
     return arrival, [Message(frame.value, arrival) for frame in arrival.frames()]
 
 
+async def _own_answer(session: ScenarioSession, arrival: Arrival, response: Response) -> bool:
+    """Whether the scenario answered the request itself (`Scenario.on_http`), which is then sent."""
+    own = await session.scenario.on_http(arrival)
+    if own is None:
+        return False
+    session.recording.answered(own.body, channel="answer", status=own.status, headers=dict(own.headers))
+    await response.send(own.status, dict(own.headers), own.body)
+    return True
+
+
 async def _accepted(session: ScenarioSession, response: Response, headers: dict[str, str]) -> None:
     session.recording.answered(b"", channel="answer", status=202)
     await response.send(202, headers)
@@ -85,10 +95,9 @@ class StreamableHttp:
 
     async def handle(self, request: Request, response: Response) -> None:
         session = self.session
-        if await session.scenario.on_http(request, response):
-            session.connected.set()
+        arrival, messages = await _take(session, request)
+        if await _own_answer(session, arrival, response):
             return
-        _arrival, messages = await _take(session, request)
         if request.method == "GET":
             peer = StreamPeer(session, response, self._headers())
             if not await session.scenario.on_get(peer):

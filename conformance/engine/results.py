@@ -5,12 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from conformance.model.verdicts import Verdict, unscored
 
-if TYPE_CHECKING:
-    from conformance.engine.checks import Check
+
+class Identified(Protocol):
+    """What a case takes from its check (`engine.checks.Check`): its identity and row."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def requirement(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,7 @@ def case_key(check_id: str, transport: str, revision: str, target: int) -> str:
 
 
 def row_case(
-    check: Check,
+    check: Identified,
     row: Any,
     key: str,
     *,

@@ -44,7 +44,8 @@ The names, by the job they do in a pack:
 - **Tokens**: `mint`, `new_key`, `token_set`, `load_authority_key`, `ALGORITHM` for auth packs.
 - **Judging clients** (a pack with `side="client"`: docs/client.md): `Scenario` (the server a client
   meets, registered with `scenario`), `Peer` (the way back to the client: `ask`, `event`, `close`),
-  `Refusal` and `NO_ANSWER` (answers other than a result), `client_check` and `ClientContext` (a check
+  `Refusal` and `NO_ANSWER` (answers other than a result), `HttpAnswer` (an HTTP answer of the
+  scenario's own: `Scenario.on_http`), `client_check` and `ClientContext` (a check
   reading what the client sent: `Recording`, `Message`, `Arrival`), `EVERY_SCENARIO` (the contract
   check's scenario).
 """
@@ -66,9 +67,7 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; `_WHERE`
     from conformance.arguments.pacing import Paced, paced
     from conformance.arguments.strategies import Model, Mutation, Unsupported, build
     from conformance.clients.checks import EVERY_SCENARIO, ClientContext, client_check, scenario
-    from conformance.clients.httpd import Request as HttpRequest
-    from conformance.clients.httpd import Response as HttpResponse
-    from conformance.clients.scenario import NO_ANSWER, Peer, Refusal, Scenario
+    from conformance.clients.scenario import NO_ANSWER, HttpAnswer, Peer, Refusal, Scenario
     from conformance.clients.wire import Arrival, Message, Recording
     from conformance.engine.blocking import recorded as recorded_violations
     from conformance.engine.checks import (
@@ -165,10 +164,8 @@ _WHERE: dict[str, tuple[str, str]] = {
     **_names("conformance.arguments.strategies", "Model", "Mutation", "Unsupported", "build"),
     **_names("conformance.infra.authority", "ALGORITHM", "mint", "new_key", "token_set"),
     **_names("conformance.clients.checks", "EVERY_SCENARIO", "ClientContext", "client_check", "scenario"),
-    **_names("conformance.clients.scenario", "NO_ANSWER", "Peer", "Refusal", "Scenario"),
+    **_names("conformance.clients.scenario", "NO_ANSWER", "HttpAnswer", "Peer", "Refusal", "Scenario"),
     **_names("conformance.clients.wire", "Arrival", "Message", "Recording"),
-    "HttpRequest": ("conformance.clients.httpd", "Request"),
-    "HttpResponse": ("conformance.clients.httpd", "Response"),
     "load_authority_key": ("conformance.infra.authority", "load_key"),
     "recorded_violations": ("conformance.engine.blocking", "recorded"),
     **_names(
@@ -284,8 +281,7 @@ __all__ = [
     "Fixtures",
     "Frame",
     "HandshakeFailed",
-    "HttpRequest",
-    "HttpResponse",
+    "HttpAnswer",
     "Message",
     "Model",
     "Mutation",

@@ -12,7 +12,7 @@ import json
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance.pack_api import HttpRequest, HttpResponse, Message, Peer, Scenario, scenario
+from conformance.pack_api import Arrival, HttpAnswer, Message, Peer, Scenario, scenario
 from conformance_packs.client.auth_server import (
     ATTACKER_ISSUER,
     WELL_KNOWN_AS,
@@ -95,8 +95,8 @@ class AuthScenario(Scenario):
         body = {"error": error or "invalid_token", "error_description": "authorization required"}
         return Answer(status, body, {"WWW-Authenticate": header})
 
-    def token_of(self, request: HttpRequest) -> tuple[int, tuple[str, ...]] | None:
-        header = request.header("authorization") or ""
+    def token_of(self, request: Arrival) -> tuple[int, tuple[str, ...]] | None:
+        header = request.headers.get("authorization") or ""
         if header[:7].lower() != "bearer ":
             return None
         return self.grants.tokens.get(header[len("Bearer ") :].strip())
@@ -108,7 +108,7 @@ class AuthScenario(Scenario):
             method in self.open_methods or (method or "").startswith("notifications/")
         )
 
-    def gate(self, request: HttpRequest, method: str | None) -> Answer | None:
+    def gate(self, request: Arrival, method: str | None) -> Answer | None:
         """The answer to an MCP request the scenario refuses, or None to serve it."""
         if self.is_open(method):
             return None
@@ -141,26 +141,25 @@ class AuthScenario(Scenario):
             ],
         }
 
-    async def on_http(self, request: HttpRequest, response: HttpResponse) -> bool:
+    async def on_http(self, arrival: Arrival) -> HttpAnswer | None:
+        """The metadata and authorization endpoints, and the challenge of an MCP request without a
+        good token; None for an MCP request the scenario serves (the transport has recorded it)."""
         if not self.base:
-            self.base = f"http://{request.header('host') or '127.0.0.1'}"
+            self.base = f"http://{arrival.headers.get('host') or '127.0.0.1'}"
             self.recording.facts["auth"] = self.facts()
-        path = urlsplit(request.path).path
+        path = urlsplit(arrival.path).path
         if path == "/mcp":
-            if request.method != "POST":
-                return False
-            answer = self.gate(request, _method_of(request.body))
+            if arrival.method != "POST":
+                return None
+            answer = self.gate(arrival, _method_of(arrival.body))
             if answer is None:
-                return False
+                return None
         else:
-            answer = self.route(request, path)
-        self.recording.arrived(request.method, request.path, request.headers, request.body)
+            answer = self.route(arrival, path)
         status, headers, body = answer.encoded()
-        self.recording.answered(body, channel="answer", status=status, headers=headers)
-        await response.send(status, headers, body)
-        return True
+        return HttpAnswer(status, headers, body)
 
-    def route(self, request: HttpRequest, path: str) -> Answer:
+    def route(self, request: Arrival, path: str) -> Answer:
         """The answer of the metadata and authorization endpoints (404 for anything else)."""
         if path == self.prm_path and request.method == "GET":
             return Answer(200, self.prm_document())
@@ -172,7 +171,7 @@ class AuthScenario(Scenario):
                 return answer
         return Answer(404, {"error": "not_found"})
 
-    def serve_as(self, index: int, server: AuthServer, request: HttpRequest, path: str) -> Answer | None:
+    def serve_as(self, index: int, server: AuthServer, request: Arrival, path: str) -> Answer | None:
         if path == server.metadata_path and request.method == "GET":
             return Answer(200, server.metadata(self.base))
         endpoint = path[len(server.at) :] if path.startswith(server.at + "/") else None
@@ -307,7 +306,7 @@ class ScopeStepUp(AuthScenario):
     open_methods = ("initialize",)
     needed = "mcp:write"
 
-    def gate(self, request: HttpRequest, method: str | None) -> Answer | None:
+    def gate(self, request: Arrival, method: str | None) -> Answer | None:
         refused = super().gate(request, method)
         if refused is not None or method != "tools/call":
             return refused
@@ -333,7 +332,7 @@ class ScopeRetryLimit(AuthScenario):
         super().__init__(*args)
         self.refused = 0
 
-    def gate(self, request: HttpRequest, method: str | None) -> Answer | None:
+    def gate(self, request: Arrival, method: str | None) -> Answer | None:
         refused = super().gate(request, method)
         if refused is not None or self.is_open(method):
             return refused
@@ -391,7 +390,7 @@ class ServerMigration(AuthScenario):
     def active_servers(self) -> tuple[int, ...]:
         return (1,) if self.moved else (0,)
 
-    def gate(self, request: HttpRequest, method: str | None) -> Answer | None:
+    def gate(self, request: Arrival, method: str | None) -> Answer | None:
         granted = self.token_of(request)
         if granted is not None and granted[0] == 0 and not self.moved:
             self.moved = True  # the first server's token is good once; then the resource moves

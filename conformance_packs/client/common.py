@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conformance.pack_api import ClientContext, Message, schema_errors, weak
@@ -27,3 +28,8 @@ def sent(ctx: ClientContext, *, requests_only: bool) -> list[Message]:
         ctx.unless_failed("the client sent no request")
         weak("the client sent no request at all, though the scenario asks it to")
     return found
+
+
+def shown(value: Any) -> str:
+    """A value in a message as JSON (`null`, `"text"`, `[5, 3]`), never a Python repr."""
+    return json.dumps(value, ensure_ascii=False, default=str)

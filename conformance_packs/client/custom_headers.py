@@ -5,14 +5,18 @@ nothing else mirrored, and a tool whose annotation is invalid rejected."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from conformance.pack_api import ClientContext, Message, blocked, client_check, missed
+from conformance_packs.client.common import shown
 from conformance_packs.client.scenarios import INVALID_TOOLS, HttpCustomHeaders
 
 SCENARIO = "http-custom-headers"
 STATELESS = ("2026-07-28",)
 PRESENT = "client.custom-headers.mirrored"
+_check = partial(client_check, scenario=SCENARIO, revisions=STATELESS, transports=("http",))
 
 
 def _call(ctx: ClientContext, tool: str) -> Message:
@@ -47,13 +51,10 @@ def _text(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-@client_check(
+@_check(
     PRESENT,
     "CLIENT-HDR-003",
     "each x-mcp-header parameter given a value is mirrored into Mcp-Param-{Name}",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
 )
 async def mirrored(ctx: ClientContext) -> None:
     call = _call(ctx, "test_custom_headers")
@@ -61,20 +62,20 @@ async def mirrored(ctx: ClientContext) -> None:
         if value is None:
             continue
         if sent is None:
-            missed(f"no Mcp-Param-{header} header for {name}={value!r}", headers=dict(call.arrival.headers))
+            missed(
+                f"no Mcp-Param-{header} header for {name}={shown(value)}", headers=dict(call.arrival.headers)
+            )
         if isinstance(value, str) and not unsafe(value) and sent != value:
             missed(
-                f"Mcp-Param-{header} is {sent!r}, not {name}'s {value!r}", headers=dict(call.arrival.headers)
+                f"Mcp-Param-{header} is {shown(sent)}, not {name}'s {shown(value)}",
+                headers=dict(call.arrival.headers),
             )
 
 
-@client_check(
+@_check(
     "client.custom-headers.designated-only",
     "CLIENT-HDR-004",
     "no Mcp-Param header for a parameter without x-mcp-header",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
 )
 async def designated_only(ctx: ClientContext) -> None:
     call = _call(ctx, "test_custom_headers")
@@ -85,62 +86,56 @@ async def designated_only(ctx: ClientContext) -> None:
             )
 
 
-@client_check(
-    "client.custom-headers.values",
-    "CLIENT-HDR-005",
-    "a number or boolean parameter is mirrored as its JSON text",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
-)
-async def values(ctx: ClientContext) -> None:
+def _encoded(ctx: ClientContext, applies: Callable[[Any], bool], wanted: Callable[[Any], str]) -> None:
+    """Miss unless each annotated value `applies` is for was sent as `wanted(value)`; blocked by
+    CLIENT-HDR-003 when its header is missing altogether."""
     call = _call(ctx, "test_custom_headers")
     for name, header, value, sent in _annotated(call):
-        if isinstance(value, bool | int | float) and sent is None:
-            blocked(PRESENT, f"no Mcp-Param-{header} header at all")
-        if isinstance(value, bool | int | float) and sent != _text(value):
-            missed(
-                f"Mcp-Param-{header} is {sent!r} for {name}={value!r}, not {_text(value)!r}",
-                headers=dict(call.arrival.headers),
-            )
-
-
-@client_check(
-    "client.custom-headers.base64",
-    "CLIENT-HDR-006",
-    "a string a header cannot carry as it is is sent Base64-encoded",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
-)
-async def base64_unsafe(ctx: ClientContext) -> None:
-    call = _call(ctx, "test_custom_headers")
-    for name, header, value, sent in _annotated(call):
-        if not (isinstance(value, str) and unsafe(value)):
+        if not applies(value):
             continue
         if sent is None:
             blocked(PRESENT, f"no Mcp-Param-{header} header at all")
-        wanted = "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
-        if sent != wanted:
+        if sent != wanted(value):
             missed(
-                f"Mcp-Param-{header} is {sent!r} for {name}={value!r}, not {wanted!r}",
+                f"Mcp-Param-{header} is {shown(sent)} for {name}={shown(value)}, not {shown(wanted(value))}",
                 headers=dict(call.arrival.headers),
             )
 
 
-@client_check(
+@_check(
+    "client.custom-headers.values",
+    "CLIENT-HDR-005",
+    "a number or boolean parameter is mirrored as its JSON text",
+)
+async def values(ctx: ClientContext) -> None:
+    _encoded(ctx, lambda value: isinstance(value, bool | int | float), _text)
+
+
+@_check(
+    "client.custom-headers.base64",
+    "CLIENT-HDR-006",
+    "a string a header cannot carry as it is is sent Base64-encoded",
+)
+async def base64_unsafe(ctx: ClientContext) -> None:
+    _encoded(
+        ctx,
+        lambda value: isinstance(value, str) and unsafe(value),
+        lambda value: "=?base64?" + base64.b64encode(value.encode()).decode() + "?=",
+    )
+
+
+@_check(
     "client.custom-headers.null-omitted",
     "CLIENT-HDR-007",
     "no Mcp-Param header for a parameter whose value is null",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
 )
 async def null_omitted(ctx: ClientContext) -> None:
     call = _call(ctx, "test_custom_headers_null")
     said = call.arrival.headers.get("mcp-param-verbose")
     if said is not None:
-        missed(f"Mcp-Param-Verbose: {said!r} was sent for verbose=null", headers=dict(call.arrival.headers))
+        missed(
+            f"Mcp-Param-Verbose: {shown(said)} was sent for verbose=null", headers=dict(call.arrival.headers)
+        )
 
 
 @client_check(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.pack_api import ClientContext, blocked, client_check, missed
-from conformance_packs.client.common import shape
+from conformance_packs.client.common import shape, shown
 
 SCENARIO = "elicitation-sep1034-client-defaults"
 #: field -> the JSON type its default has, as the scenario's form gives it.
@@ -47,9 +47,9 @@ def _wrong(content: dict[str, Any]) -> list[str]:
         if field not in content:
             wrong.append(f"{field} missing")
         elif not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-            wrong.append(f"{field} is {value!r}")
+            wrong.append(f"{field} is {shown(value)}")
     if content.get("status") not in ENUM and "status" in content:
-        wrong.append(f"status {content.get('status')!r} is none of {', '.join(ENUM)}")
+        wrong.append(f"status {shown(content.get('status'))} is none of {', '.join(ENUM)}")
     return wrong
 
 

@@ -3,39 +3,36 @@ tool, a resource or a prompt (SEP-2243)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from conformance.pack_api import ClientContext, client_check, missed
-from conformance_packs.client.common import sent
+from conformance_packs.client.common import sent, shown
 
 SCENARIO = "http-standard-headers"
 STATELESS = ("2026-07-28",)
 NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_check = partial(client_check, scenario=SCENARIO, revisions=STATELESS, transports=("http",))
 
 
-@client_check(
+@_check(
     "client.headers.method",
     "CLIENT-HDR-001",
     "every POST carries Mcp-Method with the body's method",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
 )
 async def method_header(ctx: ClientContext) -> None:
     for message in sent(ctx, requests_only=False):
         said = message.arrival.headers.get("mcp-method")
         if said != message.method:
             missed(
-                f"the POST of {message.method} carried Mcp-Method: {said!r}",
+                f"the POST of {message.method} carried Mcp-Method: {shown(said)}",
                 headers=dict(message.arrival.headers),
             )
 
 
-@client_check(
+@_check(
     "client.headers.name",
     "CLIENT-HDR-002",
     "tools/call, resources/read and prompts/get carry Mcp-Name with what they name",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=("http",),
 )
 async def name_header(ctx: ClientContext) -> None:
     named = [m for m in sent(ctx, requests_only=False) if m.method in NAMED]
@@ -46,6 +43,6 @@ async def name_header(ctx: ClientContext) -> None:
         wanted, said = params.get(NAMED[str(message.method)]), message.arrival.headers.get("mcp-name")
         if said != wanted:
             missed(
-                f"the POST of {message.method} carried Mcp-Name: {said!r}, not {wanted!r}",
+                f"the POST of {message.method} carried Mcp-Name: {shown(said)}, not {shown(wanted)}",
                 headers=dict(message.arrival.headers),
             )

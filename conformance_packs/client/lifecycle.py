@@ -4,7 +4,7 @@ and the session's headers on every later HTTP request."""
 from __future__ import annotations
 
 from conformance.pack_api import TESTED_REVISIONS, ClientContext, blocked, client_check, missed, since, weak
-from conformance_packs.client.common import params_of, shape
+from conformance_packs.client.common import params_of, shape, shown
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -42,7 +42,7 @@ async def version_offered(ctx: ClientContext) -> None:
         blocked("client.lifecycle.initialize-params", "initialize offered no protocol version string")
     if offered not in TESTED_REVISIONS:
         weak(
-            f"initialize offered {offered!r}, which is no MCP revision the harness knows",
+            f"initialize offered {shown(offered)}, which is no MCP revision the harness knows",
             request=sent[0].value,
         )
     if offered != ctx.revision:
@@ -86,7 +86,9 @@ def _header_after_initialize(ctx: ClientContext, header: str, wanted: object) ->
     for method, headers in after:
         said = headers.get(header.lower())
         if said != wanted:
-            missed(f"the POST of {method} carried {header}: {said!r}, not {wanted!r}", headers=headers)
+            missed(
+                f"the POST of {method} carried {header}: {shown(said)}, not {shown(wanted)}", headers=headers
+            )
 
 
 @client_check(

@@ -11,7 +11,7 @@ from conformance.pack_api import (
     client_check,
     missed,
 )
-from conformance_packs.client.common import params_of, sent, shape
+from conformance_packs.client.common import params_of, sent, shape, shown
 
 SCENARIO = "request-metadata"
 STATELESS = ("2026-07-28",)
@@ -95,7 +95,7 @@ async def header_matches(ctx: ClientContext) -> None:
     for message, header, meta in both:
         if header != meta:
             missed(
-                f"{message.method}: MCP-Protocol-Version {header!r} but _meta says {meta!r}",
+                f"{message.method}: MCP-Protocol-Version {shown(header)} but _meta says {shown(meta)}",
                 request=message.value,
             )
     ctx.note(f"checked {len(both)} requests ({META_CLIENT_CAPABILITIES} is CLIENT-META-002's)")
@@ -116,6 +116,7 @@ async def version_retry(ctx: ClientContext) -> None:
     meta = _meta(later[0]).get(META_PROTOCOL_VERSION)
     if meta != "2026-07-28":  # the header's agreement with _meta is CLIENT-META-004's
         missed(
-            f"the request after the refusal carried version {meta!r} in _meta, not the supported 2026-07-28",
+            f"the request after the refusal carried version {shown(meta)} in _meta, "
+            "not the supported 2026-07-28",
             request=later[0].value,
         )

@@ -4,11 +4,15 @@ without resultType taken as complete."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from conformance.pack_api import ClientContext, Message, client_check, missed, weak
+from conformance_packs.client.common import shown
 
 SCENARIO = "sep-2322-client-request-state"
 STATELESS = ("2026-07-28",)
 MODES = ("http", "stdio")
+_check = partial(client_check, scenario=SCENARIO, revisions=STATELESS, transports=MODES)
 
 
 def _calls(ctx: ClientContext, tool: str) -> tuple[list[Message], list[Message]]:
@@ -30,61 +34,50 @@ def _retried(ctx: ClientContext, tool: str) -> tuple[Message, Message]:
     return first[0], retries[0]
 
 
-@client_check(
+@_check(
     "client.mrtr.state-echoed",
     "CLIENT-MRTR-001",
     "a retry echoes requestState exactly",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def state_echoed(ctx: ClientContext) -> None:
     _, retry = _retried(ctx, "test_mrtr_echo_state")
     given, said = ctx.recording.facts.get("request_state"), retry.params.get("requestState")
     if said != given:
         missed(
-            f"the retry carried requestState {said!r}, not the {given!r} the server gave", request=retry.value
+            f"the retry carried requestState {shown(said)}, not the {shown(given)} the server gave",
+            request=retry.value,
         )
 
 
-@client_check(
+@_check(
     "client.mrtr.new-id",
     "CLIENT-MRTR-002",
     "a retry is a new request, with a JSON-RPC id of its own",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def new_id(ctx: ClientContext) -> None:
     first, retry = _retried(ctx, "test_mrtr_echo_state")
     if retry.value.get("id") == first.value.get("id"):
-        missed(f"the retry reused the first request's id {first.value.get('id')!r}", request=retry.value)
+        missed(f"the retry reused the first request's id {shown(first.value.get('id'))}", request=retry.value)
 
 
-@client_check(
+@_check(
     "client.mrtr.no-state-invented",
     "CLIENT-MRTR-003",
     "a retry carries no requestState when the server gave none",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def no_state_invented(ctx: ClientContext) -> None:
     _, retry = _retried(ctx, "test_mrtr_no_state")
     if "requestState" in retry.params:
         missed(
-            f"the retry carried requestState {retry.params['requestState']!r}, given none",
+            f"the retry carried requestState {shown(retry.params['requestState'])}, given none",
             request=retry.value,
         )
 
 
-@client_check(
+@_check(
     "client.mrtr.isolation",
     "CLIENT-MRTR-004",
     "another request carries no inputResponses or requestState of a multi-round one",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def isolation(ctx: ClientContext) -> None:
     first, retries = _calls(ctx, "test_mrtr_unrelated")
@@ -98,13 +91,10 @@ async def isolation(ctx: ClientContext) -> None:
         ctx.absent("the client did not call test_mrtr_unrelated")
 
 
-@client_check(
+@_check(
     "client.mrtr.default-complete",
     "CLIENT-MRTR-005",
     "a result without resultType is taken as complete",
-    scenario=SCENARIO,
-    revisions=STATELESS,
-    transports=MODES,
 )
 async def default_complete(ctx: ClientContext) -> None:
     first, retries = _calls(ctx, "test_mrtr_no_result_type")

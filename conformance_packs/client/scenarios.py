@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 from conformance.pack_api import (
     LEGACY_REVISIONS,
     NO_ANSWER,
+    Arrival,
+    HttpAnswer,
     Message,
     Peer,
     Refusal,
@@ -419,6 +421,12 @@ class JsonSchemaRefNoDeref(Scenario):
     description = "a network $ref in a tool's inputSchema is not dereferenced"
     revisions = (STATELESS,)
     transports = ("http",)
+
+    async def on_http(self, arrival: Arrival) -> HttpAnswer | None:
+        """The canary is a schema, so a client that fetches it is not stopped by an error."""
+        if arrival.path.split("?")[0] != CANARY_PATH:
+            return None
+        return HttpAnswer(200, {"Content-Type": "application/schema+json"}, b'{"type": "object"}')
 
     async def answer(self, message: Message, peer: Peer) -> Any:
         if message.method != "tools/list":

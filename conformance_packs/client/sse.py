@@ -3,13 +3,17 @@ retry field's time, naming the last event it saw (SEP-1699)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from conformance.pack_api import Arrival, ClientContext, client_check, missed, skip
+from conformance_packs.client.common import shown
 
 SCENARIO = "sse-retry"
 #: The scenario's retry field (ms), the scheduler tolerance early, and the factor past which it is late.
 RETRY_MS = 500
 EARLY_MS = 50
 LATE_FACTOR = 2
+_check = partial(client_check, scenario=SCENARIO, revisions=("2025-11-25",), transports=("http",))
 
 
 def _gets_after_close(ctx: ClientContext) -> tuple[list[Arrival], float]:
@@ -34,26 +38,20 @@ def _reconnect(ctx: ClientContext) -> tuple[Arrival, float]:
     return after[0], (after[0].t - closed) * 1000
 
 
-@client_check(
+@_check(
     "client.sse.reconnect",
     "CLIENT-SSE-001",
     "a stream closed before its answer is resumed with a GET",
-    scenario=SCENARIO,
-    revisions=("2025-11-25",),
-    transports=("http",),
 )
 async def reconnects(ctx: ClientContext) -> None:
     if not _gets_after_close(ctx)[0]:
         missed("the client did not reconnect with a GET after the stream closed without its answer")
 
 
-@client_check(
+@_check(
     "client.sse.retry-wait",
     "CLIENT-SSE-002",
     "the client waits the retry field's time before it reconnects",
-    scenario=SCENARIO,
-    revisions=("2025-11-25",),
-    transports=("http",),
 )
 async def retry_wait(ctx: ClientContext) -> None:
     _, waited = _reconnect(ctx)
@@ -68,19 +66,16 @@ async def retry_wait(ctx: ClientContext) -> None:
     ctx.note(f"reconnected after {waited:.0f} ms (retry: {RETRY_MS} ms)")
 
 
-@client_check(
+@_check(
     "client.sse.last-event-id",
     "CLIENT-SSE-003",
     "the reconnecting GET carries Last-Event-ID",
-    scenario=SCENARIO,
-    revisions=("2025-11-25",),
-    transports=("http",),
 )
 async def last_event_id(ctx: ClientContext) -> None:
     get, _ = _reconnect(ctx)
     said = get.headers.get("last-event-id")
     if said != "event-1":
         missed(
-            f"the reconnecting GET carried Last-Event-ID: {said!r}, not the closed stream's event-1",
+            f"the reconnecting GET carried Last-Event-ID: {shown(said)}, not the closed stream's event-1",
             headers=dict(get.headers),
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.pack_api import ClientContext, client_check, missed
-from conformance_packs.client.common import params_of, shape
+from conformance_packs.client.common import params_of, shape, shown
 
 
 @client_check(
@@ -21,7 +21,7 @@ async def tools_call(ctx: ClientContext) -> None:
             "the tools/call params do not match the schema: " + "; ".join(problems), request=calls[0].value
         )
     if params.get("name") != "add_numbers":
-        ctx.miss_should(f"the client called {params.get('name')!r}, not the scenario's add_numbers")
+        ctx.miss_should(f"the client called {shown(params.get('name'))}, not the scenario's add_numbers")
         return
     arguments = params.get("arguments") or {}
     wrong = [

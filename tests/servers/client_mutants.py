@@ -4,6 +4,7 @@ official client contract like the reference."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import Any
 
@@ -19,6 +20,14 @@ class ExitsOne(ReferenceClient):
     async def act(self) -> None:
         await super().act()
         raise OSError("planted: exit 1")
+
+
+class Hangs(ReferenceClient):
+    """CLIENT-RUN-001: acts the scenario out, then never exits (the harness kills its group)."""
+
+    async def act(self) -> None:
+        await super().act()
+        await asyncio.sleep(3600)
 
 
 class NoClientVersion(ReferenceClient):
@@ -315,6 +324,7 @@ class StripsKeywords(ReferenceClient):
 #: defect -> (the mutant, the requirement row it must fail and nothing else).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
+    "hangs": (Hangs, "CLIENT-RUN-001"),
     "no-client-version": (NoClientVersion, "CLIENT-LIFE-001"),
     "older-version": (OlderVersion, "CLIENT-LIFE-002"),
     "no-initialized": (NoInitialized, "CLIENT-LIFE-003"),

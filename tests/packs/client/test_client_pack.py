@@ -27,6 +27,7 @@ STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
 #: defect -> (scenarios, transports, revisions) its run plays: where its row is judged.
 PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "exits-one": (("tools_call",), ("http", "stdio"), (STATEFUL,)),
+    "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
     "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "older-version": (("initialize",), ("http", "stdio"), (STATEFUL,)),
     "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
@@ -102,9 +103,11 @@ async def _all() -> dict[str, list[dict[str, Any]]]:
         )
     )
     for defect, (scenarios, transports, revisions) in PLAYED.items():
+        limit = 8 if defect == "hangs" else 15
         command = shlex.join([sys.executable, "-m", "tests.servers.client_mutants", defect])
         jobs.append(
-            one(defect, run.ClientOptions(command, scenarios, transports, revisions, jobs=2, timeout=15))
+            # "hangs" is killed past its act, short of the test's patience
+            one(defect, run.ClientOptions(command, scenarios, transports, revisions, jobs=2, timeout=limit))
         )
     return dict(await asyncio.gather(*jobs))
 
@@ -138,6 +141,11 @@ def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], def
     assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
 
 
+def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
+    errors = [c for c in runs["hangs"] if c["verdict"] == "ERROR"]
+    assert len(errors) == 1 and "did not exit within 8 s and was killed" in errors[0]["message"]
+
+
 def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
     cases = runs["silent"]
     errors = [c for c in cases if c["verdict"] == "ERROR"]
@@ -164,3 +172,13 @@ def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
     assert (
         "MCP_CONFORMANCE_SCENARIO" in helped and "stdio:" in helped and "MCP_CONFORMANCE_TRANSPORT" in helped
     )
+
+
+def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
+    """`coverage --side client`: each scored official client check mapped to rows, or not judged with
+    its reason; the OAuth scenarios listed as the next to judge."""
+    lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
+    assert "client set of 2026-07-28" in lines[0]
+    assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
+    assert any("not judged (not-yet-judged): OAuth client scenarios (next)" in line for line in lines)
+    assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
