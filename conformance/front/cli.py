@@ -226,15 +226,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         help="add the official suite's check IDs judging each row's sentence",
     )
 
-    coverage = sub.add_parser(
-        "coverage",
-        help="the official suite's server (or client) checks of a revision: which rows judge each, or why "
-        "none does",
-    )
-    coverage.add_argument("--revision", required=True, choices=OFFICIAL_REVISIONS)
-    coverage.add_argument(
-        "--side", choices=("server", "client"), default="server", help="whose checks (default: server)"
-    )
+    _add_coverage(sub)
 
     explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
     explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
@@ -248,6 +240,19 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     cli_reports.add_parsers(sub)
     cli_authority.add_parsers(sub)
     return parser
+
+
+def _add_coverage(sub: Any) -> None:
+    """`coverage`: the official suite's checks of a revision, of either side."""
+    coverage = sub.add_parser(
+        "coverage",
+        help="the official suite's server (or client) checks of a revision: which rows judge each, or why "
+        "none does",
+    )
+    coverage.add_argument("--revision", required=True, choices=OFFICIAL_REVISIONS)
+    coverage.add_argument(
+        "--side", choices=("server", "client"), default="server", help="whose checks (default: server)"
+    )
 
 
 def option_type(option: packs.PackOption) -> Any:
