@@ -62,7 +62,16 @@ class ReferenceClient(PlusBehaviour):
             return StdioWire(shlex.split(address[len("stdio:") :]), self)
         if os.environ.get("MCP_CONFORMANCE_TRANSPORT") == "sse":
             return LegacySseWire(address, self)
-        return HttpWire(address, self)
+        wire = HttpWire(address, self)
+        if self.scenario.startswith("auth/"):
+            wire.http.auth = self.oauth(address)
+        return wire
+
+    def oauth(self, url: str) -> httpx.Auth:
+        """MCP's authorization for the OAuth scenarios (client_auth.py)."""
+        from conformance_reference.client_auth import OAuthFlow
+
+        return OAuthFlow(url, self.revision)
 
     # -- what goes on the wire: each a method, so a mutant can change one thing --------------------
 

@@ -103,6 +103,10 @@ class Scenario:
     context: ClassVar[Mapping[str, Any] | None] = None
     capabilities: ClassVar[Mapping[str, Any]] = {"tools": {}}
     tools: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    #: The official `allowClientError`: the scenario ends in an error the client is right to give up on
+    #: (a scope that can never be granted, an authorization response it must reject), so a non-zero
+    #: exit is no contract failure.
+    allow_client_error: ClassVar[bool] = False
 
     def __init__(self, revision: str, transport: str, recording: Recording) -> None:
         self.revision = revision

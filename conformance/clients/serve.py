@@ -95,7 +95,9 @@ class StreamableHttp:
 
     async def handle(self, request: Request, response: Response) -> None:
         session = self.session
-        _arrival, messages = await _take(session, request)
+        arrival, messages = await _take(session, request)
+        if await _own_answer(session, arrival, response):
+            return
         if request.method == "GET":
             peer = StreamPeer(session, response, self._headers())
             if not await session.scenario.on_get(peer):

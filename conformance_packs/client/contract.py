@@ -19,6 +19,9 @@ async def contract_run(ctx: ClientContext) -> None:
     evidence = {"stderr": ended.stderr, "stdout": ended.stdout[-1000:]}
     if not ctx.recording.arrivals:
         unjudgeable(f"the client never reached the scenario server: {ended.describe()}", **evidence)
+    if ended.returncode not in (0, None) and ctx.scenario.allow_client_error:
+        ctx.note(f"{ended.describe()}: the scenario ends in an error the client may give up on")
+        return
     if ended.timed_out or ended.returncode != 0:
         unjudgeable(f"{ended.describe()}; what it sent is judged, what it did not send is not", **evidence)
     ctx.note(f"{ended.describe()}; it sent {len(ctx.recording.arrivals)} HTTP requests or stdio lines")

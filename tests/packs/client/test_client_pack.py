@@ -91,7 +91,9 @@ async def _all() -> dict[str, list[dict[str, Any]]]:
         async with gate:
             return name, await _judge(options)
 
-    jobs = [one("reference", run.ClientOptions(command=REFERENCE, jobs=2))]
+    # 2025-03-26 besides the default revisions: the OAuth back-compat scenarios are played there only.
+    revisions = (*run.DEFAULT_REVISIONS, "2025-03-26")
+    jobs = [one("reference", run.ClientOptions(command=REFERENCE, revisions=revisions, jobs=2))]
     jobs.append(
         one(
             "silent",
@@ -177,9 +179,10 @@ def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
 
 def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     """`coverage --side client`: each scored official client check mapped to rows, or not judged with
-    its reason; the OAuth scenarios listed as the next to judge."""
+    its reason; the OAuth checks mapped, the OAuth extensions not played yet listed as such."""
     lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
     assert "client set of 2026-07-28" in lines[0]
     assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
-    assert any("not judged (not-yet-judged): OAuth client scenarios (next)" in line for line in lines)
+    assert any("pkce-code-challenge-sent" in line and "CLIENT-AUTH-008" in line for line in lines)
+    assert any("not judged (not-yet-judged): OAuth extension" in line for line in lines)
     assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
