@@ -71,6 +71,7 @@ async def _own_answer(session: ScenarioSession, arrival: Arrival, response: Resp
     own = await session.scenario.on_http(arrival)
     if own is None:
         return False
+    session.recording.turned_away(arrival)
     session.recording.answered(own.body, channel="answer", status=own.status, headers=dict(own.headers))
     await response.send(own.status, dict(own.headers), own.body)
     return True

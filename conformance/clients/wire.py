@@ -74,6 +74,10 @@ class Recording:
         self.marks: dict[str, float] = {}
         #: What the scenario server gave the client that checks compare with (`session_id`).
         self.facts: dict[str, Any] = {}
+        #: The arrivals the scenario answered at the HTTP layer (`Scenario.on_http`: a 401 challenge, a
+        #: 403 step-up) before any MCP session read them: their messages were never delivered, so a
+        #: request retried with the same ID after authorizing is not a reuse.
+        self._turned_away: set[int] = set()
 
     def now(self) -> float:
         return time.monotonic() - self._t0
@@ -93,6 +97,14 @@ class Recording:
     def answered(self, data: bytes, *, channel: str, status: int | None = None, headers: Any = None) -> None:
         """Record what the scenario server wrote back."""
         self.transcript.record("send", data, channel=channel, status=status, headers=headers)
+
+    def turned_away(self, arrival: Arrival) -> None:
+        """Note that `arrival` was answered at the HTTP layer, its messages never delivered."""
+        self._turned_away.add(id(arrival))
+
+    def delivered(self, arrival: Arrival) -> bool:
+        """Whether `arrival`'s messages reached the scenario's MCP session."""
+        return id(arrival) not in self._turned_away
 
     def event(self, note: str) -> None:
         self.transcript.record("event", note=note)

@@ -19,9 +19,12 @@ def plus_shape(definition: str, instance: Any) -> list[str]:
 
 
 def sessions(recording: Recording) -> list[list[Message]]:
-    """The client's messages, one list per session: each initialize request opens the next."""
+    """The client's messages that reached an MCP session (not those turned away at the HTTP layer, as
+    a 401 challenge is), one list per session: each initialize request opens the next."""
     found: list[list[Message]] = [[]]
     for message in recording.messages():
+        if not recording.delivered(message.arrival):
+            continue
         if message.method == "initialize" and message.is_request and found[-1]:
             found.append([])
         found[-1].append(message)
