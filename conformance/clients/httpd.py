@@ -149,6 +149,10 @@ class HttpServer:
                 await self.handler(Request(head[0], head[1], head[2], body), response)
                 if response.streaming or writer.is_closing():
                     return
+        except asyncio.CancelledError:
+            # `close` cancels the connections it ends; ending quietly keeps Python 3.11's stream
+            # callback from logging the cancellation as an error on the harness's stderr.
+            return
         finally:
             self.writers.discard(writer)
             with contextlib.suppress(ConnectionError, OSError):
