@@ -23,15 +23,22 @@ async def judge_content(ctx: CaseContext, name: str, official: str, expect: Expe
     call = await first_call(ctx, name, official)
     result = call.result
     if not isinstance(result, dict):
-        weak(f"{name} was answered with an error, not the result the official suite expects", **call.excerpt())
+        weak(
+            f"{name} was answered with an error, not the result the official suite expects", **call.excerpt()
+        )
     problems = shape_errors("callToolResult", result, ctx.revision)
     if problems:
-        missed(f"{name}'s result breaks the CallToolResult schema: " + "; ".join(problems[:5]), **call.excerpt())
+        missed(
+            f"{name}'s result breaks the CallToolResult schema: " + "; ".join(problems[:5]), **call.excerpt()
+        )
     if result.get("isError") is True:
         weak(f"{name} answered isError: true, not the content the official suite expects", **call.excerpt())
     misses = expect(result)
     if misses:
-        weak(f"{name}'s result is not what the official suite's {official} expects: " + "; ".join(misses), **call.excerpt())
+        weak(
+            f"{name}'s result is not what the official suite's {official} expects: " + "; ".join(misses),
+            **call.excerpt(),
+        )
 
 
 def text_expected(result: dict[str, Any]) -> list[str]:
@@ -46,7 +53,11 @@ def audio_expected(result: dict[str, Any]) -> list[str]:
     found = blocks(result, "audio")
     if not found:
         return ["no audio block"]
-    return [] if found[0].get("mimeType") == "audio/wav" else [f"mimeType {found[0].get('mimeType')!r}, not 'audio/wav'"]
+    return (
+        []
+        if found[0].get("mimeType") == "audio/wav"
+        else [f"mimeType {found[0].get('mimeType')!r}, not 'audio/wav'"]
+    )
 
 
 def resource_expected(result: dict[str, Any]) -> list[str]:
@@ -81,16 +92,25 @@ async def embedded(ctx: CaseContext) -> None:
     await judge_content(ctx, "test_embedded_resource", "tools-call-embedded-resource", resource_expected)
 
 
-@check("official-fixture.content.mixed", "FIXTURE-005", "test_multiple_content_types returns text, image, resource")
+@check(
+    "official-fixture.content.mixed",
+    "FIXTURE-005",
+    "test_multiple_content_types returns text, image, resource",
+)
 async def mixed(ctx: CaseContext) -> None:
     await judge_content(ctx, "test_multiple_content_types", "tools-call-mixed-content", mixed_expected)
 
 
-@check("official-fixture.content.error", "FIXTURE-006", "test_error_handling reports its failure with isError")
+@check(
+    "official-fixture.content.error", "FIXTURE-006", "test_error_handling reports its failure with isError"
+)
 async def error_result(ctx: CaseContext) -> None:
     call = await first_call(ctx, "test_error_handling", "tools-call-error")
     if not isinstance(call.result, dict):
-        missed("test_error_handling's failure came as a JSON-RPC error, not a result with isError: true", **call.excerpt())
+        missed(
+            "test_error_handling's failure came as a JSON-RPC error, not a result with isError: true",
+            **call.excerpt(),
+        )
     if call.result.get("isError") is not True:
         missed("test_error_handling's result does not set isError: true", **call.excerpt())
     if not any(t.strip() for t in texts(call.result)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from conformance.pack_api import Call, CaseContext, skip, weak
-from conformance_packs.base.common import call_sweep, skip_tools_held_back, tools
+from conformance_packs.base.common import call_sweep, skip_tools_held_back
 from conformance_packs.base.input_sweep import InputSweep, input_sweep
 
 #: The tool names the official suite's server scenarios call or list (its everything-server's fixture):
@@ -43,6 +43,15 @@ FIXTURE_TOOLS = frozenset(
         "test_input_required_result_multi_round",
     }
 )
+#: The prompt names of the official suite's fixture (its prompts scenarios').
+FIXTURE_PROMPTS = frozenset(
+    {
+        "test_simple_prompt",
+        "test_prompt_with_arguments",
+        "test_prompt_with_embedded_resource",
+        "test_prompt_with_image",
+    }
+)
 #: Why every case SKIPs on a server without the fixture.
 NOT_OFFERED = (
     "the server does not offer the official conformance suite's fixture (tools/list names none of its "
@@ -51,11 +60,18 @@ NOT_OFFERED = (
 
 
 async def offered(ctx: CaseContext) -> dict[str, dict[str, Any]]:
-    """The fixture's tools the server lists, by name; SKIP "not applicable" when it lists none (no tools
-    capability: nothing is sent at all; else the shared tools/list, which the base pack reads anyway)."""
+    """The fixture's tools the server lists, by name; SKIP "not applicable" when it lists none of the
+    fixture's tools or prompts (no tools capability: nothing is sent at all; else the shared tools/list
+    and prompts/list, which the base pack reads anyway, not attached to the case as its own)."""
     if not ctx.identity.has("tools"):
         skip(NOT_OFFERED, kind="not-applicable")
-    named = {str(t["name"]): t for t in await tools(ctx) if t["name"] in FIXTURE_TOOLS}
+    listing = await ctx.list_all("tools/list", "tools", attach=False)
+    listed = [t for t in listing.items if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    named = {str(t["name"]): t for t in listed if t["name"] in FIXTURE_TOOLS}
+    if not named and ctx.identity.has("prompts"):
+        prompts = await ctx.list_all("prompts/list", "prompts", attach=False)
+        if any(isinstance(p, dict) and p.get("name") in FIXTURE_PROMPTS for p in prompts.items):
+            return {}  # the fixture offered without its tools: each row says which tool it lacks
     if not named:
         skip(NOT_OFFERED, kind="not-applicable")
     return named
@@ -128,4 +144,8 @@ def texts(result: Any) -> list[str]:
 def blocks(result: Any, kind: str) -> list[dict[str, Any]]:
     """The content blocks of type `kind` in a result."""
     content = result.get("content") if isinstance(result, dict) else None
-    return [b for b in (content if isinstance(content, list) else []) if isinstance(b, dict) and b.get("type") == kind]
+    return [
+        b
+        for b in (content if isinstance(content, list) else [])
+        if isinstance(b, dict) and b.get("type") == kind
+    ]

@@ -32,7 +32,10 @@ async def form_properties(ctx: CaseContext, name: str, official: str) -> dict[st
     sweep = await declared_sweep(ctx, name, official)
     asks = [a for a in sweep.asks_of(name) if a.method == ELICIT and isinstance(a.params, dict)]
     if not asks:
-        missed(f"{name} asked no elicitation/create of a client that declared form elicitation", **sweep.evidence())
+        missed(
+            f"{name} asked no elicitation/create of a client that declared form elicitation",
+            **sweep.evidence(),
+        )
     schema = asks[0].params.get("requestedSchema")
     props = schema.get("properties") if isinstance(schema, dict) else None
     return props if isinstance(props, dict) else {}
@@ -71,13 +74,16 @@ async def sep1034_defaults(ctx: CaseContext) -> None:
 
 def titled(options: Any) -> bool:
     return isinstance(options, list) and all(
-        isinstance(o, dict) and isinstance(o.get("const"), str) and isinstance(o.get("title"), str) for o in options
+        isinstance(o, dict) and isinstance(o.get("const"), str) and isinstance(o.get("title"), str)
+        for o in options
     )
 
 
 #: SEP-1330: each enum form of the fixture's form, as a test of its property.
 ENUM_FORMS: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "untitledSingle": lambda p: p.get("type") == "string" and isinstance(p.get("enum"), list) and "oneOf" not in p,
+    "untitledSingle": lambda p: (
+        p.get("type") == "string" and isinstance(p.get("enum"), list) and "oneOf" not in p
+    ),
     "titledSingle": lambda p: p.get("type") == "string" and titled(p.get("oneOf")) and "enum" not in p,
     "legacyEnum": lambda p: (
         p.get("type") == "string"
@@ -86,7 +92,9 @@ ENUM_FORMS: dict[str, Callable[[dict[str, Any]], bool]] = {
         and len(p["enumNames"]) == len(p["enum"])
     ),
     "untitledMulti": lambda p: (
-        p.get("type") == "array" and isinstance(p.get("items"), dict) and isinstance(p["items"].get("enum"), list)
+        p.get("type") == "array"
+        and isinstance(p.get("items"), dict)
+        and isinstance(p["items"].get("enum"), list)
     ),
     "titledMulti": lambda p: (
         p.get("type") == "array" and isinstance(p.get("items"), dict) and titled(p["items"].get("anyOf"))
@@ -143,11 +151,17 @@ async def mrtr_complete(ctx: CaseContext) -> None:
     if not present:
         incomplete("its SEP-2322 input tools", ", ".join(COMPLETING.values()), named)
     sweep = await declared_sweep(ctx, present[0], COMPLETING[present[0]])
-    misses = [m for n in present if n in sweep.called and (m := completion_miss(answered_rounds(sweep, n), n))]
+    misses = [
+        m for n in present if n in sweep.called and (m := completion_miss(answered_rounds(sweep, n), n))
+    ]
     if misses:
         missed("; ".join(misses), **sweep.evidence())
     if len(present) < len(COMPLETING):
-        incomplete("all its SEP-2322 input tools", ", ".join(COMPLETING[n] for n in COMPLETING if n not in present), named)
+        incomplete(
+            "all its SEP-2322 input tools",
+            ", ".join(COMPLETING[n] for n in COMPLETING if n not in present),
+            named,
+        )
 
 
 @check(
@@ -198,13 +212,18 @@ async def multi_round(ctx: CaseContext) -> None:
 async def missing_capability(ctx: CaseContext) -> None:
     call = await first_call(ctx, "test_missing_capability", "sep-2575-server-rejects-undeclared-capability")
     if call.error is None:
-        missed("test_missing_capability ran for a request that declared no sampling capability", **call.excerpt())
+        missed(
+            "test_missing_capability ran for a request that declared no sampling capability", **call.excerpt()
+        )
     if call.error_code != MISSING_CAPABILITY:
         missed(f"test_missing_capability was refused with {call.error_code!r}, not -32021", **call.excerpt())
     data = call.error.get("data") if isinstance(call.error, dict) else None
     needed = data.get("requiredCapabilities") if isinstance(data, dict) else None
     if not (isinstance(needed, dict) and isinstance(needed.get("sampling"), dict)):
-        missed("the -32021 error's data.requiredCapabilities does not name sampling as an object", **call.excerpt())
+        missed(
+            "the -32021 error's data.requiredCapabilities does not name sampling as an object",
+            **call.excerpt(),
+        )
 
 
 @check(

@@ -32,7 +32,10 @@ def sep_2106_misses(schema: dict[str, Any]) -> list[str]:
     """allOf holding an anyOf, if/then/else, and $anchor in $defs.address."""
     misses = []
     all_of = schema.get("allOf")
-    if not (isinstance(all_of, list) and any(isinstance(s, dict) and isinstance(s.get("anyOf"), list) for s in all_of)):
+    if not (
+        isinstance(all_of, list)
+        and any(isinstance(s, dict) and isinstance(s.get("anyOf"), list) for s in all_of)
+    ):
         misses.append("allOf with a nested anyOf is missing")
     absent = [k for k in ("if", "then", "else") if k not in schema]
     if absent:
