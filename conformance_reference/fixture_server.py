@@ -12,7 +12,9 @@ but `test_custom_header`:
 - both eras: `test_simple_text`, `test_image_content` (a 1x1 PNG), `test_audio_content` (a short WAV),
   `test_embedded_resource`, `test_multiple_content_types`, `test_error_handling` (fails with isError),
   `json_schema_2020_12_tool` (listed with 2020-12 keywords; called, it says so);
-- 2025-11-25 (and older): `test_tool_with_logging` (three log messages on its request's stream), and
+- 2025-11-25 (and older): `test_tool_with_logging` (three log messages on its request's stream),
+  `test_reconnection` (over HTTP, closes its request's SSE stream before its result, which the event
+  store keeps for a client resuming with Last-Event-ID; not read-only-annotated, so no sweep calls it), and
   `test_elicitation_sep1034_defaults` and `test_elicitation_sep1330_enums`, which ask a form of a client
   that declared elicitation (a JSON-RPC request) and say what came back;
 - 2026-07-28: `test_custom_header` (a string parameter mirrored into an Mcp-Param header), the
@@ -33,6 +35,12 @@ from typing import Any, Final
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -68,7 +76,16 @@ ROUNDS: Final = (
 SCHEMA_TOOL: Final = "json_schema_2020_12_tool"
 HEADER_TOOL: Final = "test_custom_header"
 LOGGING_TOOL: Final = "test_tool_with_logging"
+RECONNECT_TOOL: Final = "test_reconnection"
 NEEDS_SAMPLING: Final = "test_missing_capability"
+#: The 2026-07-28 triggers: each announces a change of its list to the listen streams that asked.
+TRIGGERS: Final = {
+    "test_trigger_tool_change": ToolsListChanged(),
+    "test_trigger_prompt_change": PromptsListChanged(),
+}
+PROMPT: Final = types.Prompt(
+    name="test_simple_prompt", description="Official fixture: a prompt without arguments."
+)
 
 
 def _tool(name: str, description: str, schema: JSON | None = None, read_only: bool = True) -> types.Tool:
@@ -99,8 +116,14 @@ def tools_for(fixture: Fixture, modern: bool) -> list[types.Tool]:
         )
         listed += [_tool(name, "Official fixture: asks for input, then completes.") for name in ROUNDS]
         listed.append(_tool(NEEDS_SAMPLING, "Official fixture: needs the sampling capability."))
+        # Read-only all the same: they change nothing, only announce a change to listen streams.
+        listed += [_tool(name, "Official fixture: announces a change of its list.") for name in TRIGGERS]
     else:
         listed.append(_tool(LOGGING_TOOL, "Official fixture: logs three messages while it runs."))
+        # Not read-only-annotated: it closes its POST stream mid-call, for a client that polls.
+        listed.append(
+            _tool(RECONNECT_TOOL, "Official fixture: closes its stream, then answers.", None, False)
+        )
         listed += [_tool(name, "Official fixture: asks a form of the client.") for name in FORMS]
     return listed
 
@@ -155,8 +178,12 @@ def round_trip(fixture: Fixture, ctx: ServerRequestContext[Any], params: types.C
 
 
 def build_server(fixture: Fixture | None = None) -> Server[Any]:
-    """The fixture server (`fixture`: a mutant passes its own)."""
+    """The fixture server (`fixture`: a mutant passes its own): its tools, one prompt, and (2026-07-28)
+    subscriptions/listen, which the SDK serves from a bus the triggers publish to; serving it declares
+    tools.listChanged and prompts.listChanged in server/discover."""
     fixture = fixture or Fixture()
+    bus = InMemorySubscriptionBus()
+    listen = ListenHandler(bus)
     legacy, modern = tools_for(fixture, False), tools_for(fixture, True)
     listers = {False: one_page_tools(legacy), True: one_page_tools(modern)}
 
@@ -166,6 +193,24 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
         raise unknown_tool(params.name)  # every listed tool is answered by `answer` first
 
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[PROMPT])
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> Any:
+        if params.name != PROMPT.name:
+            raise MCPError(code=types.INVALID_PARAMS, message="Unknown prompt")
+        message = types.PromptMessage(
+            role="user", content=types.TextContent(type="text", text="A simple prompt.")
+        )
+        return types.GetPromptResult(messages=[message])
+
+    async def subscriptions_listen(
+        ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await listen(ctx, params)
+
     async def answer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """tools/call of a fixture tool, answered here: the SDK passes a middleware's result through as
         it is, so a mutant's result that breaks the schema reaches the wire for the pack to judge."""
@@ -173,12 +218,15 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
         name = ctx.params.get("name") if ctx.method == "tools/call" and isinstance(ctx.params, dict) else None
         if name not in {t.name for t in (modern if modern_era else legacy)}:
             return await call_next(ctx)
-        result = await called(fixture, ctx, types.CallToolRequestParams.model_validate(ctx.params))
+        params = types.CallToolRequestParams.model_validate(ctx.params)
+        if params.name in TRIGGERS:
+            await bus.publish(fixture.announced(TRIGGERS[params.name]))
+        result = await called(fixture, ctx, params)
         return {"resultType": "complete", **result} if modern_era else result
 
     server = reference_server(
         "mcp-conformance-official-fixture-reference",
-        handlers=(list_tools, call_tool),
+        handlers=(list_tools, call_tool, list_prompts, get_prompt, subscriptions_listen),
         title="MCP conformance official-fixture reference server",
         instructions="Reference target of the official-fixture suite: the official suite's fixture tools.",
         tool_input_schema=lambda name: next((t.input_schema for t in modern if t.name == name), None),
@@ -199,6 +247,10 @@ async def called(
         return await asked_form(fixture, ctx, params.name)
     if params.name in ROUNDS:
         return round_trip(fixture, ctx, params)
+    if params.name == RECONNECT_TOOL:
+        if ctx.close_sse_stream is not None:
+            await ctx.close_sse_stream()  # the result then reaches a client that resumes the stream
+        return done(text("The stream was closed; this result came after the client reconnected."))
     if params.name == NEEDS_SAMPLING and not isinstance(declared(ctx).get("sampling"), dict):
         raise fixture.missing("sampling")
     return done(text(f"{params.name} ran."))

@@ -12,7 +12,7 @@ import json
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from mcp.shared.exceptions import MCPError
 
@@ -218,6 +218,10 @@ class Fixture:
     def completed(self, name: str, state: str | None) -> JSON:
         said = "state-ok: " if state else ""
         return done(text(f"{said}{name} completed with the input given."))
+
+    def announced(self, event: Any) -> Any:
+        """The event a trigger publishes to the listen streams."""
+        return event
 
     def missing(self, needed: str) -> MCPError:
         return MCPError(

@@ -18,7 +18,7 @@ PACK = Pack(
     name="official-fixture",
     package=__name__,
     description="The official conformance suite's fixture tools, judged when a server offers them",
-    checks=(f"{__name__}.content", f"{__name__}.listed", f"{__name__}.input"),
+    checks=(f"{__name__}.content", f"{__name__}.listed", f"{__name__}.input", f"{__name__}.changes"),
     reference="conformance_reference.fixture_server",
     reference_forkserver="conformance_reference.forkserver",
     # The official suite freezes server sets for 2025-11-25 and 2026-07-28 only.

@@ -112,7 +112,10 @@ async def sep1330_enums(ctx: CaseContext) -> None:
     props = await form_properties(ctx, "test_elicitation_sep1330_enums", "elicitation-sep1330-general")
     misses = [f for f, fits in ENUM_FORMS.items() if not (isinstance(props.get(f), dict) and fits(props[f]))]
     if misses:
-        missed("the SEP-1330 form lacks these enum forms as the fixture declares them: " + ", ".join(misses))
+        missed(
+            "the SEP-1330 form lacks these enum forms as the fixture declares them: " + ", ".join(misses),
+            diagnostics=str(props)[:1500],
+        )
 
 
 def answered_rounds(sweep: InputSweep, name: str) -> list[Round]:

@@ -95,3 +95,16 @@ async def x_mcp_header(ctx: CaseContext) -> None:
             "sep-2243-server-no-string-param without one",
             diagnostics="x-mcp-header tools: " + ", ".join(str(t.get("name")) for t in with_header[:10]),
         )
+
+
+@check(
+    "official-fixture.listed.reconnection",
+    "FIXTURE-017",
+    "the 2025-11-25 fixture offers test_reconnection over Streamable HTTP",
+    revisions=("2025-11-25",),
+    transports=("http",),
+)
+async def reconnection(ctx: CaseContext) -> None:
+    # Listed, not called: the tool closes its POST stream before its result, which a client then polls
+    # for with a GET and Last-Event-ID (the base pack's BASE-HTTP-019 to -022 judge the stream rules).
+    await fixture_tool(ctx, "test_reconnection", "server-sse-test-reconnection-tool")
