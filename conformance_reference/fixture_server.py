@@ -83,9 +83,6 @@ TRIGGERS: Final = {
     "test_trigger_tool_change": ToolsListChanged(),
     "test_trigger_prompt_change": PromptsListChanged(),
 }
-PROMPT: Final = types.Prompt(
-    name="test_simple_prompt", description="Official fixture: a prompt without arguments."
-)
 
 
 def _tool(name: str, description: str, schema: JSON | None = None, read_only: bool = True) -> types.Tool:
@@ -182,6 +179,9 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
     subscriptions/listen, which the SDK serves from a bus the triggers publish to; serving it declares
     tools.listChanged and prompts.listChanged in server/discover."""
     fixture = fixture or Fixture()
+    prompt = types.Prompt(
+        name=fixture.prompt_name(), description="Official fixture: a prompt without arguments."
+    )
     bus = InMemorySubscriptionBus()
     listen = ListenHandler(bus)
     legacy, modern = tools_for(fixture, False), tools_for(fixture, True)
@@ -196,10 +196,10 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[PROMPT])
+        return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> Any:
-        if params.name != PROMPT.name:
+        if params.name != prompt.name:
             raise MCPError(code=types.INVALID_PARAMS, message="Unknown prompt")
         message = types.PromptMessage(
             role="user", content=types.TextContent(type="text", text="A simple prompt.")

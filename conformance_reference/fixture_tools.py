@@ -219,6 +219,9 @@ class Fixture:
         said = "state-ok: " if state else ""
         return done(text(f"{said}{name} completed with the input given."))
 
+    def prompt_name(self) -> str:
+        return "test_simple_prompt"
+
     def announced(self, event: Any) -> Any:
         """The event a trigger publishes to the listen streams."""
         return event

@@ -23,7 +23,8 @@ from conformance_reference.handlers import JSON
 
 DEFECTS = {
     "none": "conformant",
-    "no-fixture": "conformant: offers none of the official fixture's tools",
+    "no-fixture": "conformant: offers none of the official fixture's tools or prompts",
+    "prompt-only": "offers the fixture's prompt but none of its tools (under other names)",
     "text-no-text": "test_simple_text's text block has no text member",
     "image-no-mime-type": "test_image_content's image block has no mimeType",
     "audio-no-data": "test_audio_content's audio block has no data",
@@ -52,6 +53,9 @@ class Mutant(Fixture):
 
     def __init__(self, defect: str) -> None:
         self.defect = defect
+
+    def prompt_name(self) -> str:
+        return "other_prompt" if self.defect == "no-fixture" else super().prompt_name()
 
     def simple_text(self) -> JSON:
         return done({"type": "text"}) if self.defect == "text-no-text" else super().simple_text()
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--defect", choices=sorted(DEFECTS), required=True)
     known, rest = parser.parse_known_args(argv)
     defect = known.defect
-    if defect == "no-fixture":
+    if defect in ("no-fixture", "prompt-only"):
         fixture_server.tools_for = _wrap_renamed(fixture_server.tools_for)
     if defect == "no-reconnection":
         fixture_server.tools_for = _wrap_dropped(fixture_server.tools_for, fixture_server.RECONNECT_TOOL)
