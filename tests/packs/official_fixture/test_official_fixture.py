@@ -1,6 +1,6 @@
 """The official-fixture suite (FIXTURE-001 to -019): the reference passes every row over stdio and
 Streamable HTTP, each planted defect FAILs (or WARNs, for a row whose miss is a WARN) exactly its row, a
-server without the fixture SKIPs every row "not applicable" having sent only tools/list, and `coverage`
+server without the fixture SKIPs every row "not applicable" having sent only its listings, and `coverage`
 lists no fixture-only official check.
 
 One run judges every stdio mutant (a target each, `-j 2`), one the HTTP-only mutant and the reference
@@ -126,7 +126,7 @@ def test_each_mutant_shows_exactly_its_verdicts(report: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-def test_a_server_without_the_fixture_skips_quietly_sending_only_its_tools_listing(
+def test_a_server_without_the_fixture_skips_quietly_sending_only_its_listings(
     report: dict[str, Any],
 ) -> None:
     cases = [c for c in cases_of(report, ORDER.index("no-fixture")) if not c["check"].endswith(".connect")]
@@ -135,13 +135,12 @@ def test_a_server_without_the_fixture_skips_quietly_sending_only_its_tools_listi
         "the server does not offer the official conformance suite's fixture (tools/list names none of its "
         "tools, such as test_simple_text)"
     }
-    # The first case of each revision lists the tools (nobody else did: the run names this suite
-    # alone); that is all any case sent.
+    # The first case of each revision lists the tools, and the prompts the server declares (nobody else
+    # did: the run names this suite alone); that is all any case sent.
     sent = [
         json.loads(e["text"]) for c in cases for e in c["transcript"] if e["dir"] == "send" and e.get("text")
     ]
-    assert {m.get("method") for m in sent} == {"tools/list"}, sent
-    assert sum(1 for c in cases if c["transcript"]) == 2  # one per revision
+    assert {m.get("method") for m in sent} == {"tools/list", "prompts/list"}, sent
 
 
 @pytest.mark.slow
