@@ -24,5 +24,7 @@ PACK = Pack(
     # The official suite freezes server sets for 2025-11-25 and 2026-07-28 only.
     since="2025-11-25",
     default_for_servers=True,
+    # Unnamed, it says nothing of a target it cannot reach: the base pack tells that cause.
+    quiet_unnamed=True,
     order=60,
 )
