@@ -45,12 +45,28 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from conformance_reference.base_prompts import LOG_LEVELS
 from conformance_reference.fixture_tools import NEEDS, Fixture, done, text
-from conformance_reference.handlers import JSON, object_schema, one_page_tools, reference_server, unknown_tool
+from conformance_reference.handlers import (
+    JSON,
+    REFERENCE_VERSION,
+    object_schema,
+    one_page_tools,
+    reference_server,
+    refuse_cursor,
+    unknown_tool,
+)
 from conformance_reference.serving import serve, serving_parser
 
 __all__ = ["build_server", "main"]
 
+NAME: Final = "mcp-conformance-official-fixture-reference"
+TITLE: Final = "MCP conformance official-fixture reference server"
+#: What 2026-07-28 asks of every result's _meta (SHOULD), which the SDK adds to the results it builds
+#: and `answer` adds to the ones it passes through.
+SERVER_INFO: Final = {
+    "io.modelcontextprotocol/serverInfo": {"name": NAME, "title": TITLE, "version": REFERENCE_VERSION}
+}
 READ_ONLY: Final = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 #: Each content tool and the `Fixture` method that answers it.
 CONTENT: Final = {
@@ -131,8 +147,9 @@ def declared(ctx: ServerRequestContext[Any]) -> JSON:
     return caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
 
 
-async def logged(fixture: Fixture, ctx: ServerRequestContext[Any]) -> JSON:
-    for line in fixture.log_lines():
+async def logged(fixture: Fixture, ctx: ServerRequestContext[Any], minimum: str) -> JSON:
+    """Three info lines on the request's stream, unless the connection set a higher level."""
+    for line in fixture.log_lines() if LOG_LEVELS.index("info") >= LOG_LEVELS.index(minimum) else []:
         await ctx.session.send_log_message("info", line, "fixture", related_request_id=ctx.request_id)
     return done(text("Logged while running."))
 
@@ -174,28 +191,19 @@ def round_trip(fixture: Fixture, ctx: ServerRequestContext[Any], params: types.C
     }
 
 
-def build_server(fixture: Fixture | None = None) -> Server[Any]:
-    """The fixture server (`fixture`: a mutant passes its own): its tools, one prompt, and (2026-07-28)
-    subscriptions/listen, which the SDK serves from a bus the triggers publish to; serving it declares
-    tools.listChanged and prompts.listChanged in server/discover."""
-    fixture = fixture or Fixture()
+def side_handlers(
+    fixture: Fixture, levels: dict[int, tuple[Any, str]], listen: ListenHandler
+) -> tuple[Any, ...]:
+    """The handlers beside the tools: one prompt, logging/setLevel (into `levels`) and, 2026-07-28,
+    subscriptions/listen (`listen`, fed by the triggers' bus)."""
     prompt = types.Prompt(
         name=fixture.prompt_name(), description="Official fixture: a prompt without arguments."
     )
-    bus = InMemorySubscriptionBus()
-    listen = ListenHandler(bus)
-    legacy, modern = tools_for(fixture, False), tools_for(fixture, True)
-    listers = {False: one_page_tools(legacy), True: one_page_tools(modern)}
-
-    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
-        return await listers[ctx.protocol_version in MODERN_PROTOCOL_VERSIONS](ctx, params)
-
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-        raise unknown_tool(params.name)  # every listed tool is answered by `answer` first
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        refuse_cursor(params)
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> Any:
@@ -206,10 +214,38 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
         )
         return types.GetPromptResult(messages=[message])
 
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        client = ctx.session.client_params
+        levels[id(client)] = (client, params.level)
+        return types.EmptyResult()
+
     async def subscriptions_listen(
         ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         return await listen(ctx, params)
+
+    return list_prompts, get_prompt, set_logging_level, subscriptions_listen
+
+
+def build_server(fixture: Fixture | None = None) -> Server[Any]:
+    """The fixture server (`fixture`: a mutant passes its own): its tools, one prompt, and (2026-07-28)
+    subscriptions/listen, which the SDK serves from a bus the triggers publish to; serving it declares
+    tools.listChanged and prompts.listChanged in server/discover."""
+    fixture = fixture or Fixture()
+    #: The level each legacy connection set with logging/setLevel (its client params kept, so the id
+    #: stays its own); the logging tool logs at or above it.
+    levels: dict[int, tuple[Any, str]] = {}
+    bus = InMemorySubscriptionBus()
+    legacy, modern = tools_for(fixture, False), tools_for(fixture, True)
+    listers = {False: one_page_tools(legacy), True: one_page_tools(modern)}
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> Any:
+        return await listers[ctx.protocol_version in MODERN_PROTOCOL_VERSIONS](ctx, params)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        raise unknown_tool(params.name)  # every listed tool is answered by `answer` first
 
     async def answer(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """tools/call of a fixture tool, answered here: the SDK passes a middleware's result through as
@@ -221,13 +257,14 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
         params = types.CallToolRequestParams.model_validate(ctx.params)
         if params.name in TRIGGERS:
             await bus.publish(fixture.announced(TRIGGERS[params.name]))
-        result = await called(fixture, ctx, params)
-        return {"resultType": "complete", **result} if modern_era else result
+        minimum = levels.get(id(ctx.session.client_params), (None, "debug"))[1]
+        result = await called(fixture, ctx, params, minimum)
+        return {"resultType": "complete", **result, "_meta": SERVER_INFO} if modern_era else result
 
     server = reference_server(
-        "mcp-conformance-official-fixture-reference",
-        handlers=(list_tools, call_tool, list_prompts, get_prompt, subscriptions_listen),
-        title="MCP conformance official-fixture reference server",
+        NAME,
+        handlers=(list_tools, call_tool, *side_handlers(fixture, levels, ListenHandler(bus))),
+        title=TITLE,
         instructions="Reference target of the official-fixture suite: the official suite's fixture tools.",
         tool_input_schema=lambda name: next((t.input_schema for t in modern if t.name == name), None),
     )
@@ -236,13 +273,16 @@ def build_server(fixture: Fixture | None = None) -> Server[Any]:
 
 
 async def called(
-    fixture: Fixture, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    fixture: Fixture,
+    ctx: ServerRequestContext[Any],
+    params: types.CallToolRequestParams,
+    minimum: str = "debug",
 ) -> JSON:
-    """The answer of a listed fixture tool."""
+    """The answer of a listed fixture tool (`minimum`: the connection's logging/setLevel level)."""
     if params.name in CONTENT:
         return dict(getattr(fixture, CONTENT[params.name])())
     if params.name == LOGGING_TOOL:
-        return await logged(fixture, ctx)
+        return await logged(fixture, ctx, minimum)
     if params.name in FORMS:
         return await asked_form(fixture, ctx, params.name)
     if params.name in ROUNDS:

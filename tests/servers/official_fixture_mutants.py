@@ -179,9 +179,9 @@ def _wrap_dropped(tools_for: Any, name: str) -> Any:
 
 
 def _wrap_ran(called: Any) -> Any:
-    async def wrapped(fixture: Fixture, ctx: Any, params: types.CallToolRequestParams) -> JSON:
+    async def wrapped(fixture: Fixture, ctx: Any, params: types.CallToolRequestParams, minimum: str) -> JSON:
         try:
-            return await called(fixture, ctx, params)
+            return await called(fixture, ctx, params, minimum)
         except _Ran:
             return done(text(f"{params.name} ran without the capability it needs."))
 
