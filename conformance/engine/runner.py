@@ -375,8 +375,9 @@ class Runner:
 
     def _report_too_new(self, run: TargetRun) -> None:
         """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
-        extension's pack that runs by default and was not named says nothing there (the tasks extension
-        is 2026-07-28's: a SKIP on every server that speaks older revisions would be noise, not news)."""
+        extension's pack, or a quiet one (`Pack.quiet_unnamed`), that runs by default and was not named
+        says nothing there (the tasks extension is 2026-07-28's: a SKIP on every server that speaks older
+        revisions would be noise, not news)."""
         from conformance.model import packs
 
         spoken = run.outcome.spoken
@@ -385,7 +386,8 @@ class Runner:
             first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
                 continue
-            if pack is not None and pack.extension is not None and suite not in self.options.claimed_suites:
+            quiet = pack is not None and (pack.extension is not None or pack.quiet_unnamed)
+            if quiet and suite not in self.options.claimed_suites:
                 continue
             message = (
                 f"not judged: the {suite} suite binds MCP {first} and later, and the server speaks only "
@@ -402,9 +404,9 @@ class Runner:
 
     def _error_suites(self, run: TargetRun) -> list[str]:
         """The suites whose connect case says the target could not be reached: every one but an
-        extension's pack the user did not claim (it runs by default, unscored, and would only repeat
-        the same cause), unless that leaves none."""
-        kept = [s for s in run.suites if claimed(self.options, run.target, s) or not _is_extension(s)]
+        extension's pack the user did not claim and a quiet pack the user did not name (each runs by
+        default and would only repeat the same cause: `_says_nothing`), unless that leaves none."""
+        kept = [s for s in run.suites if not _says_nothing(self.options, run.target, s)]
         return kept or list(run.suites)
 
     def _emit_connect_error(
@@ -748,12 +750,18 @@ def _case_result(
     )
 
 
-def _is_extension(suite: str) -> bool:
-    """Whether `suite` is an extension's pack (apps, tasks)."""
+def _says_nothing(options: RunOptions, target: Target, suite: str) -> bool:
+    """Whether `suite`, run by default, keeps a target-wide cause to the other packs: an extension's
+    pack (apps, tasks) the user did not claim, or a pack that says so (`Pack.quiet_unnamed`: it judges a
+    fixture only some servers offer) the user did not name."""
     from conformance.model import packs
 
     pack = packs.installed().get(suite)
-    return pack is not None and pack.extension is not None
+    if pack is None:
+        return False
+    if pack.extension is not None:
+        return not claimed(options, target, suite)
+    return pack.quiet_unnamed and suite not in options.claimed_suites
 
 
 def claimed(options: RunOptions, target: Target, suite: str) -> bool:

@@ -6,8 +6,8 @@ import-linter contract (`pyproject.toml`) and `tests/pack_api/test_pack_api.py` 
 here is the contract the core keeps for pack authors: a name listed in `__all__` keeps its meaning and
 signature (new keyword arguments with defaults may be added); what is not here may change without
 notice. A pack may import its own modules, never another room of the core; packs are independent of
-one another, except that this repository's fuzz pack reads the base pack's tool helpers (one
-distribution, versioned together: `docs/ARCHITECTURE.md`).
+one another, except that this repository's fuzz and official-fixture packs read the base pack's helpers
+(one distribution, versioned together: `docs/ARCHITECTURE.md`).
 
 The names load lazily (PEP 562): a pack's declaration (`from conformance.pack_api import Pack`) imports
 `conformance.model.packs` only, so listing packs stays cheap; a check module's imports pull in what

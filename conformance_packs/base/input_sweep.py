@@ -96,6 +96,17 @@ class InputSweep:
     called: list[str] = field(default_factory=list)
     why: str = ""
     timeouts: list[str] = field(default_factory=list)
+    #: Each called tool's asks: where they start and end in `asks` (a pack judging one tool's asks).
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def asks_of(self, tool: str) -> list[ServerAsk]:
+        """The asks the server made while it handled the calls of `tool` (the input sweep calls one tool
+        at a time, so what came meanwhile is that tool's)."""
+        start, end = self.spans.get(tool, (0, 0))
+        return self.asks[start:end]
+
+    def rounds_of(self, tool: str) -> list[Round]:
+        return [r for r in self.rounds if r.tool == tool]
 
     def input_required(self) -> list[Round]:
         return [r for r in self.rounds if is_input_required(r.call.result)]
@@ -341,6 +352,7 @@ async def _call_each(
         sized = sized_first(tool, cands.arguments[0])
         args = sized.arguments if sized is not None else next(iter(cands.values()))
         out.called.append(str(tool["name"]))
+        start = len(client.asks)
         try:
             await _call(session, client, out, str(tool["name"]), args)
         except TransportTimeout as exc:
@@ -353,6 +365,8 @@ async def _call_each(
         except TransportError as exc:
             out.why = f"{tool['name']!r}: {exc}"
             break
+        finally:
+            out.spans[str(tool["name"])] = (start, len(client.asks))
 
 
 async def _get_each(session: Session, client: ClientInput, out: InputSweep, gets: list[PromptGet]) -> None:

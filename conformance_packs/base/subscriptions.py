@@ -8,7 +8,6 @@ resources do not change sends none, and the checks that need an update SKIP sayi
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,23 +17,19 @@ from conformance.pack_api import (
     MODERN_REVISIONS,
     Call,
     CaseContext,
-    TransportTimeout,
     blocked,
     check,
-    jsonrpc,
     missed,
-    probe_grace,
     skip,
-    unjudgeable,
 )
 from conformance_packs.base.common import expect_declared_result
-from conformance_packs.base.received import Received, raw_request, received_since, sentinel
+from conformance_packs.base.listening import ListenFlow, listen_during
+from conformance_packs.base.received import Received, received_since, sentinel
 
 #: Listed resources subscribed to and read (a server may list thousands).
 MAX_SUBSCRIBED = 10
 UPDATED = "notifications/resources/updated"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-_LISTEN_IDS = itertools.count(1)
 #: Where subscriptions/listen is judged: on stdio and the legacy SSE stream its notifications share the
 #: channel, read like any other message; over Streamable HTTP its answer is an SSE stream that stays open,
 #: held while the resources are read (`HttpAdapter.listen` with the request as its body) and closed at the
@@ -177,81 +172,24 @@ async def only_subscribed(ctx: CaseContext) -> None:
 # ---------------------------------------------------------------------------------------------- listen
 
 
-@dataclass
-class ListenFlow:
-    listen_id: str
-    uris: list[str]
-    #: Every message the server sent from the listen request until the sentinel after the reads.
-    messages: list[Received] = field(default_factory=list)
-    closed: str = ""
-    #: Over Streamable HTTP: why the listen request drew no stream to read (no answer in time, or an
-    #: HTTP answer with no JSON-RPC message), as the acknowledgment row's FAIL says it.
-    failure: str = ""
-
-    def tagged(self) -> list[Received]:
-        return [m for m in self.messages if m.subscription == self.listen_id]
-
-
 async def listen_flow(ctx: CaseContext) -> ListenFlow:
-    """subscriptions/listen for the listed resources over stdio, the reads, then its cancellation."""
+    """subscriptions/listen for the listed resources, the reads, then its cancellation."""
     _subscribe_declared(ctx)
     uris = await _uris(ctx)
 
+    async def read_each() -> float:
+        started = time.monotonic()
+        for uri in uris:
+            await ctx.request("resources/read", {"uri": uri})
+        return (time.monotonic() - started) / len(uris)
+
     async def run() -> ListenFlow:
-        session = await ctx.session()
-        flow = ListenFlow(f"conformance-listen-{next(_LISTEN_IDS)}", uris)
         params: dict[str, Any] = {"notifications": {"resourceSubscriptions": uris}}
-        mark = ctx.mark()
-        if ctx.transport == "http":
-            await _listen_http(ctx, flow, params)
-            flow.messages = received_since(ctx, mark)
-            return flow
-        probe = await session.probe(
-            raw_request(session, flow.listen_id, "subscriptions/listen", params), expect_id=flow.listen_id
-        )
-        flow.closed = probe.closed
-        if not probe.closed:
-            for uri in uris:
-                await ctx.request("resources/read", {"uri": uri})
-            await session.notify("notifications/cancelled", {"requestId": flow.listen_id})
-            await sentinel(ctx)
-        flow.messages = received_since(ctx, mark)
+        flow = await listen_during(ctx, params, read_each, lambda events: _updates(events) >= len(uris))
+        flow.uris = uris
         return flow
 
     return await ctx.remember_once("listen-flow", "listening to the listed resources", run)
-
-
-async def _listen_http(ctx: CaseContext, flow: ListenFlow, params: dict[str, Any]) -> None:
-    """subscriptions/listen POSTed and its stream held open while the listed resources are read; the
-    updates the reads cause are waited for (bounded: a few round trips of a read), then the stream is
-    closed, which 2026-07-28 makes the cancellation ("Closing the SSE response stream MUST be treated by
-    the server as cancellation of that request")."""
-    session = await ctx.session()
-    adapter = await ctx.http_adapter()
-    if adapter is None:
-        unjudgeable("this flow needs the Streamable HTTP adapter")
-    body = raw_request(session, flow.listen_id, "subscriptions/listen", params)
-    headers = session.headers_for("subscriptions/listen", params)
-    timeout = ctx.options.timeout
-    try:
-        async with adapter.listen(timeout=timeout, headers=headers, body=body) as listening:
-            if not listening.content_type.startswith("text/event-stream"):
-                # A JSON answer (a refusal, say) is in the wire log for the rows to read; anything else
-                # carries no message at all.
-                if jsonrpc.classify(listening.body).kind == "garbage":
-                    kind = listening.content_type or "no content type"
-                    flow.failure = f"HTTP {listening.status} ({kind}) answered it with no JSON-RPC message"
-                return
-            if not await listening.wait_for(lambda events: any(e.frame for e in events), timeout):
-                flow.failure = f"the stream carried no message within {timeout:g} s"
-                return
-            started = time.monotonic()
-            for uri in flow.uris:
-                await ctx.request("resources/read", {"uri": uri})
-            read = (time.monotonic() - started) / len(flow.uris)
-            await listening.wait_for(lambda events: _updates(events) >= len(flow.uris), probe_grace(read))
-    except TransportTimeout:
-        flow.failure = f"no HTTP answer to subscriptions/listen within {timeout:g} s"
 
 
 def _updates(events: list[Any]) -> int:

@@ -103,9 +103,10 @@ def test_coverage_prints_every_check_of_the_set_and_one_counts_line() -> None:
 
 
 def test_the_report_counts_the_checks_coverage_counts(tmp_path: Path) -> None:
-    """A run over Streamable HTTP at 2026-07-28 of every base check: its official figure counts, as
-    judged here, exactly the checks coverage says rows judge at that revision (the same
-    `check_coverage`). Over HTTP, as coverage counts the rows of every transport."""
+    """A run over Streamable HTTP at 2026-07-28 of every base and official-fixture check (the latter
+    SKIP "not applicable" on a server without the fixture, and count as judged, skipped): its official
+    figure counts, as judged here, exactly the checks coverage says rows judge at that revision (the
+    same `check_coverage`). Over HTTP, as coverage counts the rows of every transport."""
     from conformance.reporting import model
 
     out = tmp_path / "run"
@@ -115,6 +116,8 @@ def test_the_report_counts_the_checks_coverage_counts(tmp_path: Path) -> None:
         _http_target(tmp_path),
         "--suite",
         "base",
+        "--suite",
+        "official-fixture",
         "--protocol",
         "2026-07-28",
         "--quiet",
