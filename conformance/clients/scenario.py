@@ -28,6 +28,14 @@ from conformance.protocol.versions import LEGACY_REVISIONS, MODERN_REVISIONS, er
 ASK_TIMEOUT = 10.0
 #: JSON-RPC's method-not-found code.
 METHOD_NOT_FOUND = -32601
+#: The 2026-07-28 methods whose result is a `CacheableResult`: the schema requires `ttlMs` and
+#: `cacheScope` in each, and a strict client rejects a listing without them.
+CACHEABLE = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+    | {"resources/read"}
+)
+#: What the scenario server says of caching: stale at once, and never shared across authorizations.
+NO_CACHE = {"ttlMs": 0, "cacheScope": "private"}
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ class Scenario:
         if method == "initialize" and self.era == "legacy":
             offered = params.get("protocolVersion")
             version = offered if offered in LEGACY_REVISIONS else self.revision
+            self.recording.facts["protocol_version"] = version  # the negotiated version
             return {
                 "protocolVersion": version,
                 "capabilities": dict(self.capabilities),
@@ -197,4 +206,6 @@ class ScenarioSession:
             outcome = {"resultType": "complete", **outcome}
             if outcome["resultType"] is None:
                 del outcome["resultType"]
+            elif outcome["resultType"] == "complete" and message.method in CACHEABLE:
+                outcome = {**NO_CACHE, **outcome}  # a script that says how to cache wins
         return {"jsonrpc": "2.0", "id": msg_id, "result": outcome}, 200
