@@ -160,7 +160,10 @@ class SseRetry(Scenario):
             return await super().call_tool(name, arguments, message, peer)
         self.pending = message.value.get("id")
         await peer.event(self._priming())
+        # the ID a resuming GET names, told from a standalone GET stream's own (each is primed too)
+        self.recording.facts["closed_event_id"] = f"event-{self.events}"
         await asyncio.sleep(CLOSE_AFTER)
+        # marked before the close is written: the earliest instant the client could see it
         self.recording.mark("stream-closed")
         await peer.close()
         return NO_ANSWER
