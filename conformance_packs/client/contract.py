@@ -4,8 +4,9 @@ scenario's other cases that needed the exchange are SKIP blocked by it (`ClientC
 
 from __future__ import annotations
 
-from conformance.pack_api import EVERY_SCENARIO, ClientContext, client_check, unjudgeable
+from conformance.pack_api import EVERY_SCENARIO, ClientContext, client_check, era_of, unjudgeable
 from conformance_packs.client import scenarios  # noqa: F401  (registers the scenarios)
+from conformance_packs.client.common import NOT_MODERN
 
 
 @client_check(
@@ -23,5 +24,7 @@ async def contract_run(ctx: ClientContext) -> None:
         ctx.note(f"{ended.describe()}: the scenario ends in an error the client may give up on")
         return
     if ended.timed_out or ended.returncode != 0:
+        if era_of(ctx.revision) == "modern" and ctx.requests("initialize"):
+            unjudgeable(f"{ended.describe()}; {NOT_MODERN}", **evidence)
         unjudgeable(f"{ended.describe()}; what it sent is judged, what it did not send is not", **evidence)
     ctx.note(f"{ended.describe()}; it sent {len(ctx.recording.arrivals)} HTTP requests or stdio lines")

@@ -11,7 +11,7 @@ from conformance.pack_api import (
     client_check,
     missed,
 )
-from conformance_packs.client.common import params_of, sent, shape, shown
+from conformance_packs.client.common import params_of, sent, shape, shown, speaks_modern
 
 SCENARIO = "request-metadata"
 STATELESS = ("2026-07-28",)
@@ -32,6 +32,7 @@ def _meta(message: Message) -> dict:
     transports=("http",),
 )
 async def version_header(ctx: ClientContext) -> None:
+    speaks_modern(ctx)
     posts = [a for a in ctx.recording.arrivals if a.method == "POST"]
     if not posts:
         ctx.absent("the client sent no POST")

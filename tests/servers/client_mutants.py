@@ -40,14 +40,26 @@ class NoClientVersion(ReferenceClient):
         return {**super().meta(), META + "clientInfo": {"name": self.name, "version": "1"}}
 
 
-class OlderVersion(ReferenceClient):
-    """CLIENT-LIFE-002: offers 2025-06-18 whatever the contract asks for."""
+class UnknownVersion(ReferenceClient):
+    """CLIENT-LIFE-002: offers a protocol version that is no MCP revision."""
 
     def initialize_params(self) -> dict[str, Any]:
-        return {
-            **super().initialize_params(),
-            "protocolVersion": "2025-06-18" if self.revision != "2025-06-18" else "2025-03-26",
-        }
+        return {**super().initialize_params(), "protocolVersion": "draft"}
+
+
+class LegacyOnly(ReferenceClient):
+    """CLIENT-RUN-001: speaks only the revisions before 2026-07-28, as released SDK clients of the 1.x
+    lines do: at a 2026-07-28 scenario it opens with initialize, which is refused, and exits 1. The
+    2026-07-28 rows about its requests are SKIP blocked by the contract case, not a FAIL each."""
+
+    def __init__(
+        self, address: str, scenario: str, revision: str, context: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(address, scenario, revision, context)
+        self.modern = False
+
+    def initialize_params(self) -> dict[str, Any]:
+        return {**super().initialize_params(), "protocolVersion": "2025-11-25"}
 
 
 class NoInitialized(ReferenceClient):
@@ -326,7 +338,8 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "exits-one": (ExitsOne, "CLIENT-RUN-001"),
     "hangs": (Hangs, "CLIENT-RUN-001"),
     "no-client-version": (NoClientVersion, "CLIENT-LIFE-001"),
-    "older-version": (OlderVersion, "CLIENT-LIFE-002"),
+    "unknown-version": (UnknownVersion, "CLIENT-LIFE-002"),
+    "legacy-only": (LegacyOnly, "CLIENT-RUN-001"),
     "no-initialized": (NoInitialized, "CLIENT-LIFE-003"),
     "no-version-header": (NoVersionHeader, "CLIENT-LIFE-004"),
     "no-session-id": (NoSessionId, "CLIENT-LIFE-005"),

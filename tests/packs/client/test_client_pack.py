@@ -21,6 +21,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from tests.conftest import cli
+from tests.packs.client.results_sent import invalid_results, results_sent
 from tests.servers.client_mutants import MUTANTS
 
 STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
@@ -29,7 +30,12 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "exits-one": (("tools_call",), ("http", "stdio"), (STATEFUL,)),
     "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
     "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
-    "older-version": (("initialize",), ("http", "stdio"), (STATEFUL,)),
+    "unknown-version": (("initialize",), ("http", "stdio"), ("2024-11-05", STATEFUL)),
+    "legacy-only": (
+        ("request-metadata", "http-standard-headers", "sep-2322-client-request-state"),
+        ("http", "stdio"),
+        (STATELESS,),
+    ),
     "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "no-version-header": (("initialize",), ("http",), (STATEFUL,)),
     "no-session-id": (("initialize",), ("http",), (STATEFUL,)),
@@ -93,7 +99,9 @@ async def _all() -> dict[str, list[dict[str, Any]]]:
 
     # 2025-03-26 besides the default revisions: the OAuth back-compat scenarios are played there only.
     revisions = (*run.DEFAULT_REVISIONS, "2025-03-26")
-    jobs = [one("reference", run.ClientOptions(command=REFERENCE, revisions=revisions, jobs=2))]
+    # transcripts kept: every result the scenario servers sent is judged against its revision's shape
+    reference = run.ClientOptions(command=REFERENCE, revisions=revisions, jobs=2, keep_transcripts=True)
+    jobs = [one("reference", reference)]
     jobs.append(
         one(
             "silent",
@@ -130,6 +138,34 @@ def test_reference_passes_every_row(runs: dict[str, list[dict[str, Any]]]) -> No
     assert {c["transport"] for c in cases} == {"http", "sse", "stdio"}
 
 
+def test_every_result_the_scenario_servers_send_fits_its_revision(
+    runs: dict[str, list[dict[str, Any]]],
+) -> None:
+    """A 2026-07-28 listing without ttlMs/cacheScope made strict SDK clients refuse every scenario."""
+    cases = runs["reference"]
+    sent = [
+        m for c in cases if c["requirement"] == "CLIENT-RUN-001" for m, _ in results_sent(c["transcript"])
+    ]
+    # (the reference client never sends server/discover: its shape is checked by the unit test below)
+    assert {"tools/list", "prompts/list", "resources/list", "resources/read", "initialize"} <= set(sent)
+    assert not invalid_results(cases)
+
+
+def test_server_discover_fits_2026_07_28() -> None:
+    """The base scenario's server/discover (no reference client sends it), answered as a client's
+    request would be, is a valid DiscoverResult: cacheable, as the schema requires."""
+    from conformance.clients.scenario import ScenarioSession
+    from conformance.clients.wire import Arrival, Message, Recording
+    from conformance.schemas import shape_errors
+    from conformance_packs.client.scenarios import ToolsCall
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    arrival = Arrival(0.0, "POST", "/mcp", {}, (), json.dumps(request).encode())
+    session = ScenarioSession(ToolsCall(STATELESS, "http", Recording()))
+    reply, _ = asyncio.run(session.reply_to(Message(request, arrival), None))  # type: ignore[arg-type]
+    assert reply is not None and not shape_errors("discoverResult", reply["result"], STATELESS)
+
+
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     row = MUTANTS[defect][1]
@@ -139,6 +175,19 @@ def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], def
     assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
     others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
     assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
+
+
+def test_a_client_that_does_not_speak_2026_07_28_is_one_error_per_scenario(
+    runs: dict[str, list[dict[str, Any]]],
+) -> None:
+    """One defect, one verdict: the contract case's ERROR; the 2026-07-28 rows SKIP blocked by it."""
+    cases = runs["legacy-only"]
+    errors = {c["key"] for c in cases if c["verdict"] == "ERROR"}
+    assert errors and all(c["requirement"] == "CLIENT-RUN-001" for c in cases if c["key"] in errors)
+    rest = [c for c in cases if c["key"] not in errors]
+    assert rest and all(c["verdict"] == "SKIP" and c["blocked_by"] in errors for c in rest), [
+        (c["key"], c["verdict"], c["message"]) for c in rest
+    ]
 
 
 def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
