@@ -170,8 +170,13 @@ class SseRetry(Scenario):
 
     async def on_get(self, peer: Peer) -> bool:
         self.recording.mark(f"get-{len([k for k in self.recording.marks if k.startswith('get-')]) + 1}")
+        # the GET being served is the latest arrival (nothing awaited since the transport recorded it)
+        said = self.recording.arrivals[-1].headers.get("last-event-id")
         await peer.event(self._priming())
-        if self.pending is not None:
+        # the answer goes on the closed stream's resumption only, never on a standalone GET stream
+        # reconnecting with its own last event (MUST NOT: a response unless resuming its stream); a
+        # GET naming no event may be the resumption without the header (CLIENT-SSE-003 judges that)
+        if self.pending is not None and said in (None, self.recording.facts.get("closed_event_id")):
             answer = {
                 "jsonrpc": "2.0",
                 "id": self.pending,

@@ -34,14 +34,15 @@ def _gets_after_close(ctx: ClientContext) -> tuple[list[Arrival], float]:
 def _reconnect(ctx: ClientContext) -> tuple[Arrival, float, bool]:
     """The GET that resumed the closed stream, the milliseconds it came after the close, and whether
     it is surely that stream's resumption: the GET naming the closed stream's last event when one does
-    (a client's standalone GET stream, closed and reconnected on its own clock, is not it), else the
-    first GET after the close, which may be either."""
+    (a client's standalone GET stream, closed and reconnected on its own clock, names its own), else the
+    first naming none, else the first GET after the close: either may be another stream's."""
     after, closed = _gets_after_close(ctx)
     if not after:
         skip("the client did not reconnect (CLIENT-SSE-001 judges it)")
     wanted = ctx.recording.facts.get("closed_event_id")
     named = [a for a in after if a.headers.get("last-event-id") == wanted]
-    get = named[0] if named else after[0]
+    unnamed = [a for a in after if a.headers.get("last-event-id") is None]
+    get = (named or unnamed or after)[0]
     return get, (get.t - closed) * 1000, bool(named)
 
 
