@@ -118,8 +118,10 @@ export async function act(contract, client) {
   }
   if (declared.prompts) {
     const listed = await steps.run('prompts/list', () => client.listPrompts());
-    for (const { name } of listed?.prompts ?? []) {
-      await steps.run(`prompts/get ${name}`, () => client.getPrompt({ name }));
+    for (const { name, arguments: wanted } of listed?.prompts ?? []) {
+      const required = (wanted ?? []).filter((arg) => arg.required);
+      const args = Object.fromEntries(required.map((arg) => [arg.name, SAMPLE.string]));
+      await steps.run(`prompts/get ${name}`, () => client.getPrompt({ name, arguments: args }));
     }
   }
   return steps.failed;

@@ -13,7 +13,8 @@ arguments of the tool calls a scenario wants, `toolCalls`).
 
 What the user does: list the tools and call every tool the SDK keeps (arguments from the context, else
 built from the tool's required properties), then read every resource and get every prompt the server
-declares. Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
+declares (a sample string per required prompt argument). A tool result with `isError` is a result, not
+a failed step. Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
 `json-schema-2020-12-preservation` echoes the focal tool's input schema through the echo tool.
 """
 
@@ -79,8 +80,8 @@ class Session(Protocol):
     def capabilities(self) -> dict[str, Any]: ...
     async def list_resources(self) -> list[str]: ...
     async def read_resource(self, uri: str) -> Any: ...
-    async def list_prompts(self) -> list[str]: ...
-    async def get_prompt(self, name: str) -> Any: ...
+    async def list_prompts(self) -> list[dict[str, Any]]: ...
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any: ...
 
 
 def _items(result: Any, field_name: str) -> list[Any]:
@@ -97,14 +98,14 @@ class SdkSession:
     """`Session` over a Python SDK client (mcp 1.x `ClientSession`, mcp 2.x and FastMCP `Client`): the
     calls are the SDK's own, of the same names in all three; only the shape of listings differs."""
 
-    def __init__(self, client: Any, declared: dict[str, Any]) -> None:
-        self.client, self.declared = client, declared
+    def __init__(self, client: Any, declared: dict[str, Any], **call_options: Any) -> None:
+        self.client, self.declared, self.call_options = client, declared, call_options
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return [_plain(tool) for tool in _items(await self.client.list_tools(), "tools")]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
-        return await self.client.call_tool(name, arguments)
+        return await self.client.call_tool(name, arguments, **self.call_options)
 
     def capabilities(self) -> dict[str, Any]:
         return self.declared
@@ -115,11 +116,11 @@ class SdkSession:
     async def read_resource(self, uri: str) -> Any:
         return await self.client.read_resource(uri)
 
-    async def list_prompts(self) -> list[str]:
-        return [item.name for item in _items(await self.client.list_prompts(), "prompts")]
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return [_plain(item) for item in _items(await self.client.list_prompts(), "prompts")]
 
-    async def get_prompt(self, name: str) -> Any:
-        return await self.client.get_prompt(name)
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        return await self.client.get_prompt(name, arguments)
 
 
 def arguments_for(tool: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
@@ -170,8 +171,10 @@ async def act(contract: Contract, session: Session) -> int:
         for uri in await steps.run("resources/list", session.list_resources()) or []:
             await steps.run(f"resources/read {uri}", session.read_resource(uri))
     if "prompts" in declared:
-        for name in await steps.run("prompts/list", session.list_prompts()) or []:
-            await steps.run(f"prompts/get {name}", session.get_prompt(name))
+        for prompt in await steps.run("prompts/list", session.list_prompts()) or []:
+            name, wanted = prompt.get("name", ""), prompt.get("arguments") or ()
+            arguments = {arg["name"]: SAMPLE["string"] for arg in wanted if arg.get("required")}
+            await steps.run(f"prompts/get {name}", session.get_prompt(name, arguments))
     return steps.failed
 
 

@@ -5,8 +5,8 @@ transport FastMCP offers for the contract's server (Streamable HTTP, SSE, or a s
 elicitation handler, then plain client calls. The contract's revision is passed as FastMCP's `mode`,
 as for the mcp 2.x `Client` it wraps: a 2026-07-28-era revision pins it, an earlier one asks for the
 `initialize` handshake ('legacy'). The handler accepts every form untouched (empty content): defaults
-are the SDK's to apply. FastMCP's `call_tool` raises on a tool result with `isError`, so such a result
-counts as a failed step here.
+are the SDK's to apply. FastMCP's `call_tool` raises on a tool result with `isError` unless told not to
+(`raise_on_error=False`), which the user does: such a result is an answer, not a failed step.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ async def run(contract: Contract) -> int:
     async with client:
         initialized = client.initialize_result
         declared = initialized.capabilities.model_dump(exclude_none=True) if initialized else {}
-        return await act(contract, SdkSession(client, declared))
+        return await act(contract, SdkSession(client, declared, raise_on_error=False))
 
 
 if __name__ == "__main__":
