@@ -157,7 +157,17 @@ def _official_verdict(folder: Path) -> Verdict:
     ]
     statuses = {status for _id, status, _msg in shown}
     verdict = "FAIL" if "FAILURE" in statuses else "WARN" if "WARNING" in statuses else "PASS"
+    if verdict != "PASS" and (said := _last_words(found[-1].parent / "stderr.txt")):
+        shown.append(("client stderr", "NOTE", said))
     return Verdict(verdict, shown)
+
+
+def _last_words(path: Path) -> str:
+    """The client's last line on stderr that is not a stack frame: what it said when it gave up."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
+    said = [line.strip(" |") for line in lines if line.strip(" |+-~^")]
+    said = [line for line in said if not line.startswith(("at ", "File ", "raise ", "For more information"))]
+    return _one_line(said[-1]) if said else ""
 
 
 def _message(check: dict[str, Any]) -> str:
