@@ -181,20 +181,10 @@ def _one_line(text: Any, width: int = 200) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path, out: Path) -> Verdict:
-    """One official scenario run of `client`, over HTTP; every process it started ended afterwards."""
-    folder = out / "official" / client.id / scenario
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    home = out / ".home" / client.id
-    home.mkdir(parents=True, exist_ok=True)
-    suite = cache / manifest.official / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
-    argv = [str(node_of(cache, manifest.official)), str(suite / "index.js"), "client",
-            "--command", shlex.join(command_of(client, cache, manifest.official)),
-            "--scenario", scenario, "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(folder)]  # fmt: skip
+def _run_isolated(argv: list[str], home: Path, log_path: Path) -> None:
+    """Run `argv` in its own network namespace and process group; everything it started is ended."""
     token = secrets.token_hex(8)
-    started = time.monotonic()
-    with (folder / "runner.log").open("w", encoding="utf-8") as log:
+    with log_path.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen(kit.isolated(argv), env=kit.minimal_env(home, token), stdout=log, stderr=log,
                                 start_new_session=True)  # fmt: skip
         try:
@@ -206,9 +196,47 @@ def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path,
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     kit.sweep(token)
+
+
+def _fresh(folder: Path, home: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
+
+
+def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path, out: Path) -> Verdict:
+    """One official scenario run of `client`, over HTTP (the only transport the official suite has)."""
+    folder, home = out / "official" / client.id / scenario, out / ".home" / client.id
+    _fresh(folder, home)
+    suite = cache / manifest.official / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+    argv = [str(node_of(cache, manifest.official)), str(suite / "index.js"), "client",
+            "--command", shlex.join(command_of(client, cache, manifest.official)),
+            "--scenario", scenario, "--timeout", str(CLIENT_TIMEOUT_MS), "-o", str(folder)]  # fmt: skip
+    started = time.monotonic()
+    _run_isolated(argv, home, folder / "runner.log")
     verdict = _official_verdict(folder)
     verdict.seconds = time.monotonic() - started
     return verdict
+
+
+def run_harness(client: Client, scenario: str, transport: str, ctx: tuple[Manifest, Path, Path]) -> Verdict:
+    """One `mcp-conformance client` run of `client` in `scenario` over `transport`."""
+    manifest, cache, out = ctx
+    folder, home = out / "harness" / client.id / transport / scenario, out / ".home" / client.id
+    _fresh(folder, home)
+    argv = [*kit.harness(), "client", "--command", shlex.join(command_of(client, cache, manifest.official)),
+            "--scenario", scenario, "--transport", transport, "--report-dir", str(folder)]  # fmt: skip
+    started = time.monotonic()
+    _run_isolated(argv, home, folder / "runner.log")
+    result = kit.RunResult(server=None)
+    kit.read_report(result, folder / "report.json")
+    if result.skipped:
+        log = _last_words(folder / "runner.log")
+        return Verdict("ERROR", [("harness", "ERROR", log or result.skipped)], time.monotonic() - started)
+    found = {verdict for _key, verdict, _message in result.non_pass}
+    worst = next((v for v in ("FAIL", "ERROR", "WARN") if v in found), None)
+    verdict = worst or ("PASS" if result.totals.get("PASS") else "SKIP")
+    return Verdict(verdict, list(result.non_pass), time.monotonic() - started)
 
 
 # --- the table -----------------------------------------------------------------------------------------
@@ -225,7 +253,7 @@ def print_table(results: dict[str, dict[str, Verdict]], scenarios: tuple[str, ..
     for client_id, verdicts in results.items():
         for scenario, verdict in verdicts.items():
             for check, status, message in verdict.checks:
-                print(f"{client_id:8} {scenario:36} {status:8} {check}: {message}")
+                print(f"{client_id:14} {scenario:36} {status:8} {check}: {message}")
 
 
 def _arguments() -> argparse.Namespace:
@@ -237,6 +265,9 @@ def _arguments() -> argparse.Namespace:
     default_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcp-conformance-kit"
     parser.add_argument("--cache", type=Path, default=default_cache, help="where the SDKs are installed")
     parser.add_argument("--list", action="store_true", help="list the manifest's clients and exit")
+    parser.add_argument("--judge", choices=("official", "harness"), default="official",
+                        help="the official suite (HTTP) or `mcp-conformance client`")  # fmt: skip
+    parser.add_argument("--transport", default="", help="harness: comma-separated (default: each client's)")
     return parser.parse_args()
 
 
@@ -250,6 +281,14 @@ def _prepared(client: Client, manifest: Manifest, cache: Path, install: bool) ->
             return f"[installs.{name}]: {why}"
     kit.copy_files(manifest.installs, client.install, cache, KIT_DIR)
     return ""
+
+
+def _columns(clients: list[Client], judge: str, transports: str) -> list[tuple[Client, str]]:
+    """What is judged: each client over HTTP (official), or over each of its transports asked for."""
+    if judge == "official":
+        return [(client, "http") for client in clients]
+    asked = [t for t in transports.split(",") if t]
+    return [(c, t) for c in clients for t in c.transports if not asked or t in asked]
 
 
 def main() -> int:
@@ -268,19 +307,26 @@ def main() -> int:
     scenarios = tuple(s for s in args.scenario.split(",") if s) or manifest.scenarios
     cache, out = args.cache.expanduser().resolve(), args.out.resolve()
     results: dict[str, dict[str, Verdict]] = {}
-    for client in clients:
+    for client, transport in _columns(clients, args.judge, args.transport):
         if why := _prepared(client, manifest, cache, args.install):
             print(f"{client.id}: skipped, {why}")
             continue
-        results[client.id] = {}
+        column = client.id if args.judge == "official" else f"{client.id}/{transport}"
+        results[column] = {}
         for scenario in scenarios:
-            verdict = run_official(client, scenario, manifest, cache, out)
-            results[client.id][scenario] = verdict
-            print(f"{client.id:8} {scenario:36} {verdict.verdict:5} {verdict.seconds:5.1f} s", flush=True)
+            if args.judge == "official":
+                verdict = run_official(client, scenario, manifest, cache, out)
+            else:
+                verdict = run_harness(client, scenario, transport, (manifest, cache, out))
+            results[column][scenario] = verdict
+            print(f"{column:14} {scenario:36} {verdict.verdict:5} {verdict.seconds:5.1f} s", flush=True)
     summary = {
         c: {s: {"verdict": v.verdict, "checks": v.checks} for s, v in r.items()} for c, r in results.items()
     }
-    (out / "official.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.judge}.json").write_text(
+        json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8"
+    )
     print_table(results, scenarios)
     return 0 if results else 1
 

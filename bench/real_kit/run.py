@@ -214,7 +214,7 @@ def target_file(server: Server, cache: Path, home: Path, where: Path) -> Path:
     return where
 
 
-def _harness() -> list[str]:
+def harness() -> list[str]:
     beside = Path(sys.executable).parent / "mcp-conformance"
     found = str(beside) if beside.exists() else shutil.which("mcp-conformance")
     if found is None:
@@ -277,7 +277,7 @@ def run_one(server: Server, cache: Path, out: Path, budget: float) -> RunResult:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     toml = target_file(server, cache, home, out / ".targets" / f"{server.id}.toml")
-    argv = [*_harness(), "run", "--server", str(toml), "--report-dir", str(report_dir), "--quiet",
+    argv = [*harness(), "run", "--server", str(toml), "--report-dir", str(report_dir), "--quiet",
             "--target-budget", str(budget)]  # fmt: skip
     token = secrets.token_hex(8)
     started = time.monotonic()
@@ -293,7 +293,7 @@ def run_one(server: Server, cache: Path, out: Path, budget: float) -> RunResult:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     result = RunResult(server, code, time.monotonic() - started, leftovers=sweep(token))
-    _read_report(result, report_dir / "report.json")
+    read_report(result, report_dir / "report.json")
     return result
 
 
@@ -302,7 +302,7 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _read_report(result: RunResult, path: Path) -> None:
+def read_report(result: RunResult, path: Path) -> None:
     if not path.is_file():
         result.skipped = "no report written (see the run's log)"
         return
