@@ -78,3 +78,22 @@ def test_the_javascript_splitter_splits_as_the_shell_does() -> None:
     done = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True,
                           timeout=60, check=True)  # fmt: skip
     assert json.loads(done.stdout) == [shlex.split(line) for line in lines]
+
+
+def test_an_official_output_folder_is_read_worst_first_with_the_clients_last_words(tmp_path: Path) -> None:
+    runner = _load("kit_clients_run", KIT / "run.py")
+    run = tmp_path / "tools_call-1"
+    run.mkdir()
+    checks = [
+        {"id": "a", "status": "SUCCESS"},
+        {"id": "b", "status": "WARNING", "description": "maybe"},
+        {"id": "c", "status": "FAILURE", "errorMessage": "no call"},
+        {"id": "d", "status": "SKIPPED"},
+    ]
+    (run / "checks.json").write_text(json.dumps(checks), encoding="utf-8")
+    (run / "stderr.txt").write_text("Error: gave up\n    at main (x.mjs:1:1)\n", encoding="utf-8")
+    verdict = runner._official_verdict(tmp_path)
+    assert verdict.verdict == "FAIL"
+    assert verdict.checks == [("b", "WARNING", "maybe"), ("c", "FAILURE", "no call"),
+                              ("client stderr", "NOTE", "Error: gave up")]  # fmt: skip
+    assert runner._official_verdict(tmp_path / "none").verdict == "ERROR"
