@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
@@ -87,7 +87,8 @@ class Pack:
     description: str
     #: Modules whose import registers the checks, in report order.
     checks: tuple[str, ...]
-    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any.
+    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any; of a
+    #: client pack, the reference client (`python -m MODULE URL`, by the official client contract).
     reference: str | None = None
     #: Module of the reference's fixture controller, for a reference that keeps state: the embedded
     #: default gives the reference's processes and the controller one state file (`--db FILE`).
@@ -100,6 +101,11 @@ class Pack:
     #: whose rows SKIP at no cost on a server without the extension: a profile is run when the server
     #: claims it).
     default_for_servers: bool = False
+    #: Whether the pack's checks may judge one Streamable HTTP server's revisions side by side when the
+    #: user did not give `-j`: they change no server state that another revision's checks read (each
+    #: revision keeps to sessions of its own). A profile whose checks write shared state (a store, a
+    #: migration) leaves it False, and its runs keep one revision at a time unless `-j` asks otherwise.
+    revisions_side_by_side: bool = False
     #: The protocol extension the pack judges (its identifier, `io.modelcontextprotocol/ui`), if any:
     #: naming such a pack with `--suite` claims its rows even when it runs by default.
     extension: str | None = None
@@ -131,6 +137,10 @@ class Pack:
     #: `conformance.infra.prefork`): the embedded default then starts the reference server, its HTTP launch
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
+
+    #: What the pack judges (one of `SIDES`): "server" (`run`), or "client" (`client`: its checks read
+    #: what a client sent to the scenario servers the pack scripts; docs/client.md).
+    side: str = "server"
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -304,6 +314,16 @@ def names() -> tuple[str, ...]:
     return tuple(installed())
 
 
+#: The sides a pack judges (`Pack.side`). The core names them; a pack may share a side's name (this
+#: repository's client pack is `client`), which is the side's word, not the pack's, in the core.
+SIDES = ("server", "client")
+
+
+def names_of(side: str) -> tuple[str, ...]:
+    """The installed packs judging `side` ("server" or "client")."""
+    return tuple(name for name, pack in installed().items() if pack.side == side)
+
+
 def get(name: str) -> Pack:
     try:
         return installed()[name]
@@ -330,6 +350,13 @@ def transport_judges() -> dict[str, tuple[str, str]]:
 
 def defaults_for_servers() -> tuple[str, ...]:
     return tuple(name for name, pack in installed().items() if pack.default_for_servers)
+
+
+def side_by_side(suites: Iterable[str]) -> bool:
+    """Whether every one of `suites` lets an HTTP server's revisions be judged side by side
+    (`Pack.revisions_side_by_side`); an unknown name allows nothing."""
+    found = installed()
+    return all(name in found and found[name].revisions_side_by_side for name in suites)
 
 
 @cache

@@ -1,0 +1,366 @@
+"""The reference client's OAuth: an `httpx.Auth` that answers the MCP server's 401 (and a 403
+`insufficient_scope`) with MCP's authorization flow, so the transports (client_wire.py) stay as they are.
+
+Why its own flow and not the `mcp` SDK's OAuth provider: the scenarios judge each step the client
+takes (which well-known URI first, which scope, RFC 9207's `iss`, the resource identifier exactly as
+the metadata publishes it, re-registration when the authorization server changes), and a mutant
+(tests/servers/client_auth_mutants.py) must change exactly one of them: every step is a method here.
+The flow follows MCP 2025-11-25 and 2026-07-28 basic/authorization: protected resource metadata from
+the challenge's `resource_metadata` or the well-known URIs, authorization server metadata in the
+spec's order (its issuer checked), pre-registered credentials, then a client ID metadata document,
+then dynamic registration; PKCE S256, `state`, `resource`; the `iss` table; the bearer token.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import secrets
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+
+#: This client's client ID metadata document URL (an https URL with a path, as the spec requires; the
+#: scenarios never fetch it).
+CIMD_URL = "https://client.example/mcp-conformance-reference.json"
+REDIRECT_URI = "http://127.0.0.1:8976/callback"
+WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
+MARCH = "2025-03-26"
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: How many authorizations one request may start (the official retry-limit scenario allows three).
+ATTEMPTS = 3
+
+Flow = Generator[httpx.Request, httpx.Response, Any]
+
+
+class AuthFailure(httpx.HTTPError):
+    """The flow stopped: a document it must not use, a response it must reject, no way to go on."""
+
+
+@dataclass
+class Challenge:
+    """A parsed `WWW-Authenticate: Bearer ...` challenge."""
+
+    params: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, header: str) -> Challenge:
+        return cls(dict(re.findall(r'(\w+)="([^"]*)"', header)))
+
+
+@dataclass
+class Registration:
+    client_id: str
+    secret: str | None = None
+    method: str = "none"
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json() if response.status_code == 200 else None
+    except ValueError:
+        return None
+
+
+class OAuthFlow(httpx.Auth):
+    """MCP's authorization for the requests of one client run."""
+
+    requires_response_body = True
+
+    def __init__(self, mcp_url: str, revision: str) -> None:
+        self.mcp_url = mcp_url
+        self.revision = revision
+        self.context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        self.token: str | None = None
+        self.scopes: list[str] = []
+        self.registrations: dict[str, Registration] = {}
+
+    def auth_flow(self, request: httpx.Request) -> Flow:
+        self.sign(request)
+        response = yield request
+        attempts = 0
+        while response.status_code in (401, 403):
+            challenge = Challenge.parse(response.headers.get("www-authenticate", ""))
+            step_up = response.status_code == 403
+            if step_up and challenge.params.get("error") != "insufficient_scope":
+                raise AuthFailure("the server refused the request (403)")
+            if attempts >= self.attempt_limit():
+                raise AuthFailure(f"still refused ({response.status_code}) after {attempts} authorizations")
+            attempts += 1
+            yield from self.authorize(challenge, step_up)
+            self.sign(request)
+            response = yield request
+        if attempts and response.status_code >= 400:
+            raise AuthFailure(f"the request was refused ({response.status_code}) after authorization")
+
+    def attempt_limit(self) -> int:
+        """Authorizations one request may start (MCP: clients SHOULD implement retry limits)."""
+        return ATTEMPTS
+
+    def sign(self, request: httpx.Request) -> None:
+        if self.token:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+
+    # -- discovery ------------------------------------------------------------------------------------
+
+    def prm_candidates(self, challenge: Challenge) -> list[str]:
+        """The challenge's `resource_metadata` when given, else the path-inserted then root URIs."""
+        if "resource_metadata" in challenge.params:
+            return [challenge.params["resource_metadata"]]
+        parts = urlsplit(self.mcp_url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        path = parts.path.rstrip("/")
+        return (
+            [origin + WELL_KNOWN_PRM + path, origin + WELL_KNOWN_PRM] if path else [origin + WELL_KNOWN_PRM]
+        )
+
+    def accept_prm(self, document: Any) -> bool:
+        """RFC 9728 section 3.3: the resource must be the one the client asked for."""
+        return isinstance(document, dict) and document.get("resource") == self.mcp_url
+
+    def metadata_candidates(self, issuer: str) -> list[str]:
+        """MCP's order: RFC 8414 path insertion, OIDC path insertion, OIDC path appending."""
+        parts = urlsplit(issuer)
+        origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+        if not path:
+            return [
+                origin + "/.well-known/oauth-authorization-server",
+                origin + "/.well-known/openid-configuration",
+            ]
+        return [
+            origin + "/.well-known/oauth-authorization-server" + path,
+            origin + "/.well-known/openid-configuration" + path,
+            origin + path + "/.well-known/openid-configuration",
+        ]
+
+    def accept_metadata(self, document: Any, issuer: str) -> bool:
+        """RFC 8414 section 3.3: the issuer must be the one the URL was built from; PKCE S256 offered."""
+        return (
+            isinstance(document, dict)
+            and document.get("issuer") == issuer
+            and "S256" in (document.get("code_challenge_methods_supported") or [])
+        )
+
+    def discover(
+        self, challenge: Challenge
+    ) -> Generator[httpx.Request, httpx.Response, tuple[dict, str, dict]]:
+        if self.revision == MARCH:
+            return (yield from self.base_url_discovery())
+        prm = None
+        for url in self.prm_candidates(challenge):
+            prm = _json((yield httpx.Request("GET", url)))
+            if prm is not None:
+                break
+        if not self.accept_prm(prm):
+            raise AuthFailure(f"no usable protected resource metadata for {self.mcp_url}")
+        assert isinstance(prm, dict)
+        issuer = str((prm.get("authorization_servers") or [""])[0])
+        for url in self.metadata_candidates(issuer):
+            metadata = _json((yield httpx.Request("GET", url)))
+            if metadata is not None:
+                if not self.accept_metadata(metadata, issuer):
+                    raise AuthFailure(f"authorization server metadata at {url} is not usable")
+                return prm, issuer, metadata
+        raise AuthFailure(f"no authorization server metadata for {issuer}")
+
+    def default_endpoints(self, base: str) -> dict[str, Any]:
+        """2025-03-26's fallback: the default paths under the authorization base URL."""
+        return {
+            "issuer": base,
+            "authorization_endpoint": base + "/authorize",
+            "token_endpoint": base + "/token",
+            "registration_endpoint": base + "/register",
+            "code_challenge_methods_supported": ["S256"],
+        }
+
+    def base_url_discovery(self) -> Generator[httpx.Request, httpx.Response, tuple[dict, str, dict]]:
+        """2025-03-26: no protected resource metadata; the authorization base URL is the MCP URL without
+        its path, its RFC 8414 metadata tried first, the default endpoints when there is none."""
+        parts = urlsplit(self.mcp_url)
+        base = f"{parts.scheme}://{parts.netloc}"
+        metadata = _json((yield httpx.Request("GET", base + "/.well-known/oauth-authorization-server")))
+        if metadata is None:
+            metadata = self.default_endpoints(base)
+        elif not self.accept_metadata(metadata, base):
+            raise AuthFailure("the authorization base URL's metadata is not usable")
+        return {"resource": self.mcp_url}, base, metadata
+
+    # -- registration -----------------------------------------------------------------------------------
+
+    def auth_method(self, metadata: dict[str, Any], secret: bool) -> str:
+        supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        for method in (["client_secret_basic", "client_secret_post"] if secret else []) + ["none"]:
+            if method in supported:
+                return method
+        return str(supported[0])
+
+    def registration_body(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "client_name": "mcp-conformance reference client",
+            "redirect_uris": [REDIRECT_URI],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": self.auth_method(metadata, True),
+            "application_type": "native",
+        }
+
+    def register(
+        self, issuer: str, metadata: dict[str, Any]
+    ) -> Generator[httpx.Request, httpx.Response, Registration]:
+        """Credentials for `issuer` (never another server's): pre-registered, CIMD, then DCR."""
+        if issuer in self.registrations:
+            return self.registrations[issuer]
+        if "client_id" in self.context:
+            secret = self.context.get("client_secret")
+            found = Registration(self.context["client_id"], secret, self.auth_method(metadata, bool(secret)))
+        elif metadata.get("client_id_metadata_document_supported") is True:
+            found = Registration(CIMD_URL)
+        elif "registration_endpoint" in metadata:
+            body = self.registration_body(metadata)
+            answer = yield httpx.Request("POST", metadata["registration_endpoint"], json=body)
+            issued = answer.json() if answer.status_code in (200, 201) else {}
+            if "client_id" not in issued:
+                raise AuthFailure("dynamic client registration failed")
+            method = issued.get("token_endpoint_auth_method") or body["token_endpoint_auth_method"]
+            found = Registration(issued["client_id"], issued.get("client_secret"), method)
+        else:
+            raise AuthFailure("no way to obtain a client ID")
+        self.registrations[issuer] = found
+        return found
+
+    # -- the authorization code grant -------------------------------------------------------------------
+
+    def scope_for(
+        self, challenge: Challenge, prm: dict[str, Any], metadata: dict, step_up: bool
+    ) -> list[str]:
+        """The challenge's scope (with what was asked before, on step-up), else PRM's scopes_supported;
+        offline_access only when the authorization server lists it."""
+        if "scope" in challenge.params:
+            wanted = challenge.params["scope"].split()
+            scopes = [*self.scopes, *[s for s in wanted if s not in self.scopes]] if step_up else wanted
+        else:
+            scopes = list(prm.get("scopes_supported") or [])
+        if "offline_access" in (metadata.get("scopes_supported") or []) and "offline_access" not in scopes:
+            scopes.append("offline_access")
+        return scopes
+
+    def pkce(self) -> tuple[str, str]:
+        verifier = secrets.token_urlsafe(48)
+        digest = hashlib.sha256(verifier.encode("ascii")).digest()
+        return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+    def authorization_params(
+        self, client: Registration, scopes: list[str], resource: str, challenge: str, state: str
+    ) -> dict[str, str]:
+        params = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": state,
+            "resource": resource,
+        }
+        if scopes:
+            params["scope"] = " ".join(scopes)
+        return params
+
+    def accept_response(
+        self, answer: dict[str, str], state: str, issuer: str, metadata: dict[str, Any]
+    ) -> None:
+        """The `state` echoed, and RFC 9207 section 2.4 as MCP 2026-07-28 tables it: a present `iss`
+        compared by simple string comparison, an absent one rejected when advertised."""
+        if answer.get("state") != state:
+            raise AuthFailure("the authorization response's state does not match")
+        if "iss" in answer:
+            if answer["iss"] != issuer:
+                raise AuthFailure(f"the authorization response's iss {answer['iss']!r} is not {issuer!r}")
+        elif metadata.get("authorization_response_iss_parameter_supported") is True:
+            raise AuthFailure("the authorization server advertises iss but its response has none")
+
+    def token_request(
+        self, client: Registration, fields: dict[str, str]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The token request's form and headers, authenticated by the client's method."""
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        if client.method == "client_secret_basic" and client.secret is not None:
+            pair = f"{client.client_id}:{client.secret}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        else:
+            fields["client_id"] = client.client_id
+            if client.method == "client_secret_post" and client.secret is not None:
+                fields["client_secret"] = client.secret
+        return fields, headers
+
+    def authorize(self, challenge: Challenge, step_up: bool) -> Flow:
+        prm, issuer, metadata = yield from self.discover(challenge)
+        grants = metadata.get("grant_types_supported") or ["authorization_code"]
+        if "authorization_code" not in grants and "client_credentials" in grants:
+            yield from self.client_credentials(prm, issuer, metadata)
+            return
+        client = yield from self.register(issuer, metadata)
+        scopes = self.scope_for(challenge, prm, metadata, step_up)
+        verifier, code_challenge = self.pkce()
+        state = secrets.token_urlsafe(24)
+        params = self.authorization_params(client, scopes, str(prm["resource"]), code_challenge, state)
+        url = metadata["authorization_endpoint"] + "?" + urlencode(params)
+        redirect = yield httpx.Request("GET", url)
+        location = redirect.headers.get("location", "")
+        answer = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+        self.accept_response(answer, state, issuer, metadata)
+        fields = {
+            "grant_type": "authorization_code",
+            "code": answer.get("code", ""),
+            "redirect_uri": REDIRECT_URI,
+            "code_verifier": verifier,
+            "resource": str(prm["resource"]),
+        }
+        form, headers = self.token_request(client, fields)
+        issued = yield httpx.Request(
+            "POST", metadata["token_endpoint"], content=urlencode(form), headers=headers
+        )
+        self.take(issued, scopes)
+
+    def take(self, issued: httpx.Response, scopes: list[str]) -> None:
+        token = _json(issued)
+        if not isinstance(token, dict) or "access_token" not in token:
+            raise AuthFailure(f"the token endpoint answered {issued.status_code}")
+        self.token, self.scopes = token["access_token"], scopes
+
+    # -- the client credentials extension (io.modelcontextprotocol/oauth-client-credentials) -----------
+
+    def assertion(self, client_id: str, audience: str) -> str:
+        """An RFC 7523 client assertion signed with the context's private key."""
+        from joserfc import jwt
+        from joserfc.jwk import ECKey
+
+        now = int(time.time())
+        claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300}
+        claims["jti"] = secrets.token_urlsafe(16)
+        key = ECKey.import_key(self.context["private_key_pem"])
+        return jwt.encode({"alg": self.context.get("signing_algorithm", "ES256")}, claims, key)
+
+    def client_credentials(self, prm: dict[str, Any], issuer: str, metadata: dict[str, Any]) -> Flow:
+        """The client credentials grant with the context's credentials: a signed assertion when it
+        gives a private key, else its secret by the method the server supports."""
+        client_id = str(self.context.get("client_id", ""))
+        fields = {"grant_type": "client_credentials", "resource": str(prm["resource"])}
+        if "private_key_pem" in self.context:
+            fields |= {"client_id": client_id, "client_assertion_type": JWT_BEARER}
+            fields["client_assertion"] = self.assertion(client_id, issuer)
+            headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        else:
+            secret = self.context.get("client_secret")
+            client = Registration(client_id, secret, self.auth_method(metadata, bool(secret)))
+            fields, headers = self.token_request(client, fields)
+        issued = yield httpx.Request(
+            "POST", metadata["token_endpoint"], content=urlencode(fields), headers=headers
+        )
+        self.take(issued, [])
