@@ -219,24 +219,37 @@ def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path,
     return verdict
 
 
-def run_harness(client: Client, scenario: str, transport: str, ctx: tuple[Manifest, Path, Path]) -> Verdict:
-    """One `mcp-conformance client` run of `client` in `scenario` over `transport`."""
+def run_harness(client: Client, scenarios: tuple[str, ...], transport: str, ctx: tuple[Manifest, Path, Path]
+                ) -> dict[str, Verdict]:  # fmt: skip
+    """One `mcp-conformance client` run of `client` over `transport`, all scenarios; a verdict for each."""
     manifest, cache, out = ctx
-    folder, home = out / "harness" / client.id / transport / scenario, out / ".home" / client.id
+    folder, home = out / "harness" / client.id / transport, out / ".home" / client.id
     _fresh(folder, home)
+    chosen = [arg for scenario in scenarios for arg in ("--scenario", scenario)]
     argv = [*kit.harness(), "client", "--command", shlex.join(command_of(client, cache, manifest.official)),
-            "--scenario", scenario, "--transport", transport, "--report-dir", str(folder)]  # fmt: skip
+            *chosen, "--transport", transport, "--report-dir", str(folder), "--quiet", "-j", "3",
+            "--client-timeout", "60"]  # fmt: skip
     started = time.monotonic()
     _run_isolated(argv, home, folder / "runner.log")
-    result = kit.RunResult(server=None)
-    kit.read_report(result, folder / "report.json")
-    if result.skipped:
-        log = _last_words(folder / "runner.log")
-        return Verdict("ERROR", [("harness", "ERROR", log or result.skipped)], time.monotonic() - started)
-    found = {verdict for _key, verdict, _message in result.non_pass}
+    seconds = time.monotonic() - started
+    report = folder / "report.json"
+    if not report.is_file():
+        said = _last_words(folder / "runner.log") or "no report written"
+        return {s: Verdict("ERROR", [("harness", "ERROR", said)], seconds) for s in scenarios}
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for case in json.loads(report.read_text(encoding="utf-8"))["cases"]:
+        cases.setdefault(str(case["key"]).partition("]/")[2], []).append(case)
+    return {s: _harness_verdict(cases.get(s, []), seconds) for s in scenarios}
+
+
+def _harness_verdict(cases: list[dict[str, Any]], seconds: float) -> Verdict:
+    """A scenario's cases, worst first: FAIL, ERROR, WARN, then PASS if any passed, else SKIP."""
+    shown = [(f"{c['requirement']} [{c['revision']}]", str(c["verdict"]), _one_line(c.get("message", "")))
+             for c in cases if c["verdict"] in ("FAIL", "ERROR", "WARN")]  # fmt: skip
+    found = {verdict for _key, verdict, _message in shown}
     worst = next((v for v in ("FAIL", "ERROR", "WARN") if v in found), None)
-    verdict = worst or ("PASS" if result.totals.get("PASS") else "SKIP")
-    return Verdict(verdict, list(result.non_pass), time.monotonic() - started)
+    passed = any(c["verdict"] == "PASS" for c in cases)
+    return Verdict(worst or ("PASS" if passed else "SKIP" if cases else "-"), shown, seconds)
 
 
 # --- the table -----------------------------------------------------------------------------------------
@@ -313,11 +326,12 @@ def main() -> int:
             continue
         column = client.id if args.judge == "official" else f"{client.id}/{transport}"
         results[column] = {}
+        if args.judge == "harness":
+            results[column] = run_harness(client, scenarios, transport, (manifest, cache, out))
+            print(f"{column:14} judged in {next(iter(results[column].values())).seconds:5.1f} s", flush=True)
+            continue
         for scenario in scenarios:
-            if args.judge == "official":
-                verdict = run_official(client, scenario, manifest, cache, out)
-            else:
-                verdict = run_harness(client, scenario, transport, (manifest, cache, out))
+            verdict = run_official(client, scenario, manifest, cache, out)
             results[column][scenario] = verdict
             print(f"{column:14} {scenario:36} {verdict.verdict:5} {verdict.seconds:5.1f} s", flush=True)
     summary = {
