@@ -75,39 +75,40 @@ class Server:
 # --- the manifest --------------------------------------------------------------------------------------
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
+def strings(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise ManifestError(f"{where}: expected a non-empty list of strings")
     return tuple(value)
 
 
-def _keys(table: dict[str, Any], where: str, required: set[str], optional: set[str]) -> None:
+def check_keys(table: dict[str, Any], where: str, required: set[str], optional: set[str]) -> None:
     missing, unknown = required - table.keys(), table.keys() - required - optional
     if missing or unknown:
         raise ManifestError(f"{where}: missing {sorted(missing)}, unknown {sorted(unknown)}")
 
 
-def _install(name: str, table: Any) -> Install:
+def read_install(name: str, table: Any, kit_dir: Path = KIT_DIR) -> Install:
+    """One [installs.NAME] table (also read by the real-client kit, whose files are in its own folder)."""
     where = f"installs.{name}"
     if not isinstance(table, dict):
         raise ManifestError(f"{where}: expected a table")
-    _keys(table, where, {"kind", "packages"}, {"files"})
+    check_keys(table, where, {"kind", "packages"}, {"files"})
     if table["kind"] not in ("pip", "npm"):
         raise ManifestError(f"{where}.kind: pip or npm, not {table['kind']!r}")
-    files = _strings(table["files"], f"{where}.files") if "files" in table else ()
+    files = strings(table["files"], f"{where}.files") if "files" in table else ()
     for file in files:
-        if not (KIT_DIR / file).is_file():
+        if not (kit_dir / file).is_file():
             raise ManifestError(f"{where}.files: no file {file} in the kit")
-    return Install(name, table["kind"], _strings(table["packages"], f"{where}.packages"), files)
+    return Install(name, table["kind"], strings(table["packages"], f"{where}.packages"), files)
 
 
 def _server(index: int, table: Any, installs: dict[str, Install]) -> Server:
     where = f"servers[{index}]"
     if not isinstance(table, dict):
         raise ManifestError(f"{where}: expected a table")
-    _keys(table, where, {"id", "family", "install", "transport", "command"}, {"url", "env", "note"})
+    check_keys(table, where, {"id", "family", "install", "transport", "command"}, {"url", "env", "note"})
     where = f"servers[{table['id']}]"
-    names = _strings(table["install"], f"{where}.install")
+    names = strings(table["install"], f"{where}.install")
     if unknown := [name for name in names if name not in installs]:
         raise ManifestError(f"{where}.install: no [installs.{unknown[0]}]")
     if table["transport"] not in ("stdio", "http"):
@@ -118,7 +119,7 @@ def _server(index: int, table: Any, installs: dict[str, Install]) -> Server:
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise ManifestError(f"{where}.env: expected a table of strings")
-    command = _strings(table["command"], f"{where}.command")
+    command = strings(table["command"], f"{where}.command")
     return Server(table["id"], str(table["family"]), names, table["transport"], command, url, env,
                   str(table.get("note", "")))  # fmt: skip
 
@@ -129,8 +130,8 @@ def load_manifest(path: Path = MANIFEST) -> tuple[dict[str, Install], list[Serve
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{path.name}: {exc}") from exc
-    _keys(data, path.name, {"installs", "servers"}, set())
-    installs = {name: _install(name, table) for name, table in data["installs"].items()}
+    check_keys(data, path.name, {"installs", "servers"}, set())
+    installs = {name: read_install(name, table) for name, table in data["installs"].items()}
     servers = [_server(i, table, installs) for i, table in enumerate(data["servers"])]
     ids = [server.id for server in servers]
     if len(set(ids)) != len(ids):
@@ -173,11 +174,13 @@ def do_install(install: Install, cache: Path) -> str:
     return ""
 
 
-def _copy_files(installs: dict[str, Install], names: tuple[str, ...], cache: Path) -> None:
+def copy_files(
+    installs: dict[str, Install], names: tuple[str, ...], cache: Path, kit_dir: Path = KIT_DIR
+) -> None:
     """The kit's own scripts, next to the packages they import (copied every run: the kit may change)."""
     for name in names:
         for file in installs[name].files:
-            shutil.copyfile(KIT_DIR / file, cache / name / Path(file).name)
+            shutil.copyfile(kit_dir / file, cache / name / Path(file).name)
 
 
 # --- one run ---------------------------------------------------------------------------------------------
@@ -211,7 +214,7 @@ def target_file(server: Server, cache: Path, home: Path, where: Path) -> Path:
     return where
 
 
-def _harness() -> list[str]:
+def harness() -> list[str]:
     beside = Path(sys.executable).parent / "mcp-conformance"
     found = str(beside) if beside.exists() else shutil.which("mcp-conformance")
     if found is None:
@@ -219,7 +222,7 @@ def _harness() -> list[str]:
     return [found]
 
 
-def _isolated(argv: list[str]) -> list[str]:
+def isolated(argv: list[str]) -> list[str]:
     """argv inside a network namespace of its own with loopback up, where this machine allows one."""
     unshare = shutil.which("unshare")
     if unshare is None:
@@ -231,12 +234,12 @@ def _isolated(argv: list[str]) -> list[str]:
     return [unshare, "-n", "sh", "-c", f"ip link set lo up 2>/dev/null; exec {quoted}"]
 
 
-def _minimal_env(home: Path, token: str) -> dict[str, str]:
+def minimal_env(home: Path, token: str) -> dict[str, str]:
     path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"])
     return {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", MARKER: token}
 
 
-def _sweep(token: str) -> int:
+def sweep(token: str) -> int:
     """Kill every process whose environment carries this run's marker; how many were found."""
     needle = f"{MARKER}={token}".encode()
     found = 0
@@ -274,12 +277,12 @@ def run_one(server: Server, cache: Path, out: Path, budget: float) -> RunResult:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     toml = target_file(server, cache, home, out / ".targets" / f"{server.id}.toml")
-    argv = [*_harness(), "run", "--server", str(toml), "--report-dir", str(report_dir), "--quiet",
+    argv = [*harness(), "run", "--server", str(toml), "--report-dir", str(report_dir), "--quiet",
             "--target-budget", str(budget)]  # fmt: skip
     token = secrets.token_hex(8)
     started = time.monotonic()
     with (out / ".logs" / f"{server.id}.log").open("w", encoding="utf-8") as log:
-        proc = subprocess.Popen(_isolated(argv), env=_minimal_env(home, token), stdout=log, stderr=log,
+        proc = subprocess.Popen(isolated(argv), env=minimal_env(home, token), stdout=log, stderr=log,
                                 start_new_session=True)  # fmt: skip
         try:
             code: int | None = proc.wait(timeout=budget + RUN_GRACE)
@@ -289,8 +292,8 @@ def run_one(server: Server, cache: Path, out: Path, budget: float) -> RunResult:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    result = RunResult(server, code, time.monotonic() - started, leftovers=_sweep(token))
-    _read_report(result, report_dir / "report.json")
+    result = RunResult(server, code, time.monotonic() - started, leftovers=sweep(token))
+    read_report(result, report_dir / "report.json")
     return result
 
 
@@ -299,7 +302,7 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _read_report(result: RunResult, path: Path) -> None:
+def read_report(result: RunResult, path: Path) -> None:
     if not path.is_file():
         result.skipped = "no report written (see the run's log)"
         return
@@ -394,7 +397,7 @@ def _prepare(server: Server, installs: dict[str, Install], cache: Path, install:
         why = do_install(installs[name], cache) if install else "not installed (run with --install)"
         if why:
             return RunResult(server, skipped=f"[installs.{name}]: {why}")
-    _copy_files(installs, server.install, cache)
+    copy_files(installs, server.install, cache)
     return None
 
 

@@ -375,7 +375,7 @@ class Runner:
 
     def _report_too_new(self, run: TargetRun) -> None:
         """SKIP, saying why, each chosen suite that judges none of the revisions the server speaks; an
-        extension's pack, or a quiet one (`Pack.quiet_unnamed`), that runs by default and was not named
+        extension's pack that runs by default and was not claimed
         says nothing there (the tasks extension is 2026-07-28's: a SKIP on every server that speaks older
         revisions would be noise, not news)."""
         from conformance.model import packs
@@ -386,7 +386,7 @@ class Runner:
             first = pack.since if pack is not None else None
             if not spoken or first is None or any(r >= first for r in spoken):
                 continue
-            quiet = pack is not None and (pack.extension is not None or pack.quiet_unnamed)
+            quiet = pack is not None and pack.extension is not None
             if quiet and suite not in self.options.claimed_suites:
                 continue
             message = (
@@ -752,16 +752,13 @@ def _case_result(
 
 def _says_nothing(options: RunOptions, target: Target, suite: str) -> bool:
     """Whether `suite`, run by default, keeps a target-wide cause to the other packs: an extension's
-    pack (apps, tasks) the user did not claim, or a pack that says so (`Pack.quiet_unnamed`: it judges a
-    fixture only some servers offer) the user did not name."""
+    pack (apps, tasks) the user did not claim."""
     from conformance.model import packs
 
     pack = packs.installed().get(suite)
-    if pack is None:
+    if pack is None or pack.extension is None:
         return False
-    if pack.extension is not None:
-        return not claimed(options, target, suite)
-    return pack.quiet_unnamed and suite not in options.claimed_suites
+    return not claimed(options, target, suite)
 
 
 def claimed(options: RunOptions, target: Target, suite: str) -> bool:

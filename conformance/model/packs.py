@@ -109,10 +109,6 @@ class Pack:
     #: The protocol extension the pack judges (its identifier, `io.modelcontextprotocol/ui`), if any:
     #: naming such a pack with `--suite` claims its rows even when it runs by default.
     extension: str | None = None
-    #: Whether the pack, run by default and not named with `--suite`, says nothing of a target it could
-    #: not reach, nor of one that speaks none of its revisions, as an extension's pack does: it judges
-    #: only what some servers offer (a test fixture), so those causes are the named packs' to tell.
-    quiet_unnamed: bool = False
     #: The distribution requirement the reference server needs, said in one line when it is missing.
     reference_requires: str = "mcp-conformance[reference]"
     #: The target-file tables the pack's checks read (`Target.settings`): table name -> the `$id` of a

@@ -5,9 +5,10 @@ here on the same fixture: the tools the official scenarios call by name (`test_s
 and the 2020-12 and x-mcp-header tools they list.
 
 Its rows judge the official checks that only that fixture can show (`coverage` lists them as
-"fixture-only" before this pack). A server opts in by offering the fixture: the pack runs by default on
-a named server (`default_for_servers`), reads the shared tools/list the base pack reads anyway, and on a
-server that lists no tool of the fixture's names every case is SKIP "not applicable", nothing sent.
+"fixture-only" before this pack). It runs where it is named (`--suite official-fixture`) and on its own
+reference in the embedded default, never unasked on a server, so a server without the fixture sees no
+request and no case of it; named on a server that lists no tool of the fixture's names, every case is SKIP
+"not applicable" after the one tools/list, nothing more sent.
 Calling the fixture's tools follows the one `--call-tools` policy: the official everything-server does
 not annotate its tools read-only, so judging its calls takes `--call-tools all`.
 """
@@ -23,8 +24,5 @@ PACK = Pack(
     reference_forkserver="conformance_reference.forkserver",
     # The official suite freezes server sets for 2025-11-25 and 2026-07-28 only.
     since="2025-11-25",
-    default_for_servers=True,
-    # Unnamed, it says nothing of a target it cannot reach: the base pack tells that cause.
-    quiet_unnamed=True,
     order=60,
 )

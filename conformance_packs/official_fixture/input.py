@@ -119,8 +119,9 @@ async def sep1330_enums(ctx: CaseContext) -> None:
 
 
 def answered_rounds(sweep: InputSweep, name: str) -> list[Round]:
-    """The rounds of `name` that carried the client's input (the retry without it left out)."""
-    return [r for r in sweep.rounds_of(name) if not r.missing]
+    """The rounds of `name` that carried the client's input (the base sweep's probes, retries sent
+    with one thing wrong on purpose, left out)."""
+    return [r for r in sweep.rounds_of(name) if not r.probe]
 
 
 #: SEP-2322's single-input tools and the multiple-input one, with the official check each completes.

@@ -296,6 +296,9 @@ SDK_DEFECTS = {
     "base.rpc.version-field",
     "base.rpc.result-xor-error",
     "base.rpc.error-shape",
+    # 1.1.3 never answers an unknown method: the id of its error is not there to echo (SKIP, blocked by
+    # the case that waited for it).
+    "base.rpc.id-echo",
     "base.hygiene.no-stack-traces",
     "base.resources.templates-shape",
     # Seen on these SDKs in this run, not yet read by hand: the ping written right after initialize

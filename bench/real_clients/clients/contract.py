@@ -1,0 +1,193 @@
+"""The official client contract and one user's session, shared by the kit's Python client programs.
+
+Why: the kit judges SDK clients, so each program must be what a user of that SDK would write; the parts
+that are not the SDK (reading the contract from argv and the environment, and what the user does once
+connected) are written once here, and each program supplies only its SDK's own connect and calls.
+
+The contract (the official conformance runner's, plus this harness's stdio and transport extension):
+the last argument is the server's URL, or `stdio:` followed by the server's shell-quoted command line,
+which the client starts as its stdio server; `MCP_CONFORMANCE_SCENARIO` names the scenario,
+`MCP_CONFORMANCE_PROTOCOL_VERSION` the revision (default 2025-11-25), `MCP_CONFORMANCE_TRANSPORT` the
+transport (`http`, `sse` or `stdio`) and `MCP_CONFORMANCE_CONTEXT` carries JSON (for instance the
+arguments of the tool calls a scenario wants, `toolCalls`).
+
+What the user does: list the tools and call every tool the SDK keeps (arguments from the context, else
+built from the tool's required properties), then read every resource and get every prompt the server
+declares (a sample string per required prompt argument). A tool result with `isError` is a result, not
+a failed step. Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
+`json-schema-2020-12-preservation` echoes the focal tool's input schema through the echo tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+DEFAULT_VERSION = "2025-11-25"
+FOCAL_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"
+#: What a typed required property gets when the context names no arguments for a tool.
+SAMPLE = {"string": "x", "integer": 1, "number": 1, "boolean": True}
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What the runner asked for: where the server is, and the scenario, revision, transport, context."""
+
+    scenario: str
+    version: str
+    transport: str
+    context: dict[str, Any]
+    url: str = ""
+    command: list[str] = field(default_factory=list)
+
+    @property
+    def modern(self) -> bool:
+        """A revision of the stateless era (2026-07-28 on): the SDK is asked for it where it can be."""
+        return self.version >= "2026-"
+
+
+def read_contract(argv: list[str], environ: dict[str, str]) -> Contract:
+    """The contract of this run; a ValueError says what is missing."""
+    if len(argv) < 2:
+        raise ValueError("usage: PROGRAM <server-url | stdio:COMMAND LINE> (the runner appends it)")
+    target = argv[-1]
+    context = json.loads(environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    common = {
+        "scenario": environ.get("MCP_CONFORMANCE_SCENARIO", ""),
+        "version": environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or DEFAULT_VERSION,
+        "context": context if isinstance(context, dict) else {},
+    }
+    if target.startswith("stdio:"):
+        command = shlex.split(target[len("stdio:") :])
+        if not command:
+            raise ValueError("stdio: names no command")
+        return Contract(transport="stdio", command=command, **common)
+    return Contract(transport=environ.get("MCP_CONFORMANCE_TRANSPORT") or "http", url=target, **common)
+
+
+class Session(Protocol):
+    """The calls a user makes, each a plain call of the SDK's client (JSON-like values in and out)."""
+
+    async def list_tools(self) -> list[dict[str, Any]]: ...
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+    def capabilities(self) -> dict[str, Any]: ...
+    async def list_resources(self) -> list[str]: ...
+    async def read_resource(self, uri: str) -> Any: ...
+    async def list_prompts(self) -> list[dict[str, Any]]: ...
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any: ...
+
+
+def _items(result: Any, field_name: str) -> list[Any]:
+    """A listing's items: the SDKs return either the result (items in a field) or the items."""
+    return list(getattr(result, field_name, result))
+
+
+def _plain(model: Any) -> dict[str, Any]:
+    """A pydantic model as the wire spells it."""
+    return dict(model.model_dump(by_alias=True, exclude_none=True, mode="json"))
+
+
+class SdkSession:
+    """`Session` over a Python SDK client (mcp 1.x `ClientSession`, mcp 2.x and FastMCP `Client`): the
+    calls are the SDK's own, of the same names in all three; only the shape of listings differs."""
+
+    def __init__(self, client: Any, declared: dict[str, Any], **call_options: Any) -> None:
+        self.client, self.declared, self.call_options = client, declared, call_options
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return [_plain(tool) for tool in _items(await self.client.list_tools(), "tools")]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await self.client.call_tool(name, arguments, **self.call_options)
+
+    def capabilities(self) -> dict[str, Any]:
+        return self.declared
+
+    async def list_resources(self) -> list[str]:
+        return [str(item.uri) for item in _items(await self.client.list_resources(), "resources")]
+
+    async def read_resource(self, uri: str) -> Any:
+        return await self.client.read_resource(uri)
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return [_plain(item) for item in _items(await self.client.list_prompts(), "prompts")]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        return await self.client.get_prompt(name, arguments)
+
+
+def arguments_for(tool: dict[str, Any], context: dict[str, Any]) -> dict[str, Any]:
+    """The context's arguments for this tool, else a sample value per typed required property."""
+    for call in context.get("toolCalls") or ():
+        if isinstance(call, dict) and call.get("name") == tool.get("name"):
+            return dict(call.get("arguments") or {})
+    schema = tool.get("inputSchema") or {}
+    properties = schema.get("properties") or {}
+    return {
+        name: SAMPLE[properties.get(name, {}).get("type")]
+        for name in schema.get("required") or ()
+        if properties.get(name, {}).get("type") in SAMPLE
+    }
+
+
+class Steps:
+    """Runs each step, reporting a failed one on stderr and going on: the count decides the exit code."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+
+    async def run(self, what: str, step: Awaitable[Any]) -> Any:
+        try:
+            return await step
+        except Exception as exc:  # the SDK's own error type differs per SDK: report any
+            self.failed += 1
+            print(f"{what} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return None
+
+
+async def act(contract: Contract, session: Session) -> int:
+    """The user's session for this scenario; how many steps failed."""
+    steps = Steps()
+    tools = await steps.run("tools/list", session.list_tools()) or []
+    if contract.scenario == "json-schema-ref-no-deref":
+        return steps.failed
+    if contract.scenario == "json-schema-2020-12-preservation":
+        focal = next((tool for tool in tools if tool.get("name") == FOCAL_TOOL), None)
+        schema = (focal or {}).get("inputSchema")
+        await steps.run(f"tools/call {ECHO_TOOL}", session.call_tool(ECHO_TOOL, {"schema": schema}))
+        return steps.failed
+    for tool in tools:
+        name = tool.get("name", "")
+        await steps.run(f"tools/call {name}", session.call_tool(name, arguments_for(tool, contract.context)))
+    declared = session.capabilities()
+    if "resources" in declared:
+        for uri in await steps.run("resources/list", session.list_resources()) or []:
+            await steps.run(f"resources/read {uri}", session.read_resource(uri))
+    if "prompts" in declared:
+        for prompt in await steps.run("prompts/list", session.list_prompts()) or []:
+            name, wanted = prompt.get("name", ""), prompt.get("arguments") or ()
+            arguments = {arg["name"]: SAMPLE["string"] for arg in wanted if arg.get("required")}
+            await steps.run(f"prompts/get {name}", session.get_prompt(name, arguments))
+    return steps.failed
+
+
+def main(run: Callable[[Contract], Awaitable[int]]) -> int:
+    """Read the contract, run the program's session, exit 0 only when every step succeeded."""
+    try:
+        contract = read_contract(sys.argv, dict(os.environ))
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    try:
+        failed = asyncio.run(run(contract))
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 1 if failed else 0

@@ -1,0 +1,46 @@
+"""A client program on the Python `mcp` SDK 1.x (`ClientSession` over the SDK's transports).
+
+Why: the kit judges the SDK's client, so this is what a user of mcp 1.x writes: open the SDK's
+transport for the URL (Streamable HTTP, or HTTP+SSE) or for the stdio command, hand its streams to a
+`ClientSession` with an elicitation callback, initialize, and make plain session calls. mcp 1.x offers
+no choice of protocol revision (it sends its latest), so the contract's revision is not passed on.
+The callback accepts every form untouched (empty content): defaults are the SDK's to apply.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AsyncExitStack
+from typing import Any
+
+from contract import Contract, SdkSession, act, main
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def accept_untouched(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form as offered, filling in nothing."""
+    return types.ElicitResult(action="accept", content={})
+
+
+async def run(contract: Contract) -> int:
+    async with AsyncExitStack() as stack:
+        if contract.transport == "stdio":
+            server = StdioServerParameters(command=contract.command[0], args=contract.command[1:])
+            streams = await stack.enter_async_context(stdio_client(server))
+        elif contract.transport == "sse":
+            streams = await stack.enter_async_context(sse_client(contract.url))
+        else:
+            streams = await stack.enter_async_context(streamable_http_client(contract.url))
+        session = await stack.enter_async_context(
+            ClientSession(streams[0], streams[1], elicitation_callback=accept_untouched)
+        )
+        initialized = await session.initialize()
+        declared = initialized.capabilities.model_dump(exclude_none=True)
+        return await act(contract, SdkSession(session, declared))
+
+
+if __name__ == "__main__":
+    sys.exit(main(run))

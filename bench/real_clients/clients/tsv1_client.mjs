@@ -1,0 +1,31 @@
+// A client program on the TypeScript SDK v1 (npm @modelcontextprotocol/sdk): its Client on the SDK's
+// Streamable HTTP, HTTP+SSE or stdio transport, as a user of v1 writes it. The elicitation handler
+// accepts every form untouched (empty content) and the client declares form elicitation with
+// applyDefaults, the SDK's own switch for filling in the schema's defaults. v1 offers no choice of
+// protocol revision (it sends its latest), so the contract's revision is not passed on.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { main } from './contract.mjs';
+
+function transportOf(contract) {
+  if (contract.transport === 'stdio') {
+    const [command, ...args] = contract.command;
+    return new StdioClientTransport({ command, args });
+  }
+  if (contract.transport === 'sse') return new SSEClientTransport(new URL(contract.url));
+  return new StreamableHTTPClientTransport(new URL(contract.url));
+}
+
+await main(async (contract) => {
+  const client = new Client(
+    { name: 'kit-tsv1-client', version: '1.0.0' },
+    { capabilities: { elicitation: { form: { applyDefaults: true } } } }
+  );
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
+  await client.connect(transportOf(contract));
+  return client;
+});
