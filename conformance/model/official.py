@@ -8,7 +8,9 @@ should be readable in those IDs too. The data is split so that each fact is said
 - `official.json` (validated by `official.schema.json` when read) pins the release the IDs were read
   from, the frozen server set of each revision (`requirements/<revision>.yaml` of that release), every
   server check of those scenarios and of the release's scenarios no set names yet, the checks its runner
-  emits for any scenario, and why a check no row names is not judged here.
+  emits for any scenario, and why a check no row names is not judged here; apart from those, the
+  release's authorization-server scenarios (`authorization_server`), which no frozen set scores and
+  `mcp-conformance authorization` judges.
 
 How a release is read: unpack `npm pack @modelcontextprotocol/conformance@VERSION` outside the repo;
 the revisions' sets are its `requirements/*.yaml`; the check IDs each server scenario emits are the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -66,6 +68,11 @@ class Official:
     since: Mapping[str, str]
     #: The checks the runner emits for any scenario.
     runner: tuple[str, ...]
+    #: The authorization-server scenarios (run against an OAuth authorization server), apart from the
+    #: server sets: scenario -> its check IDs.
+    authorization_server: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: check -> the first revision it is emitted at, for those of `authorization_server`.
+    authorization_since: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -82,11 +89,18 @@ class Official:
 
     def emits_at(self, check: str, revision: str) -> bool:
         """Whether a scenario run at `revision`'s wire emits `check` (REVISIONS are ISO dates)."""
-        return revision >= self.since.get(check, revision)
+        since = self.since.get(check) or self.authorization_since.get(check) or revision
+        return revision >= since
 
     def scenarios_of(self, check: str) -> tuple[str, ...]:
         """The scenarios that emit `check` (a check ID is normally one scenario's own)."""
-        return tuple(name for name, checks in self.scenarios.items() if check in checks)
+        every = {**self.scenarios, **self.authorization_server}
+        return tuple(name for name, checks in every.items() if check in checks)
+
+    @property
+    def authorization_checks(self) -> frozenset[str]:
+        """Every check of the authorization-server scenarios."""
+        return frozenset(c for checks in self.authorization_server.values() for c in checks)
 
     def qualified(self, checks: Iterable[str]) -> list[str]:
         """`scenario:check` for each check, the form an official expected-failures file uses."""
@@ -113,6 +127,7 @@ def load() -> Official:
         raise OfficialError(f"official.json breaks its schema at {problems[0]}")
     scenarios = {name: tuple(checks) for name, checks in data["scenarios"].items()}
     _consistent(data, scenarios)
+    apart = data.get("authorization_server", {})
     return Official(
         release=data["release"],
         scored={rev: tuple(sets["server"]) for rev, sets in data["revisions"].items()},
@@ -122,6 +137,8 @@ def load() -> Official:
         outside=dict(data.get("outside_sets", {})),
         since=dict(data.get("since", {})),
         runner=tuple(data.get("runner", ())),
+        authorization_server={name: tuple(c) for name, c in apart.get("scenarios", {}).items()},
+        authorization_since=dict(apart.get("since", {})),
     )
 
 
@@ -153,6 +170,7 @@ def check_rows(rows: Iterable[Any]) -> None:
     judges: a mapping must be to a real ID, and a check is either judged or listed as not judged."""
     official = load()
     every = {check for checks in official.scenarios.values() for check in checks}
+    every |= official.authorization_checks
     for row in rows:
         for check in row.official_checks:
             if check not in every:
@@ -205,6 +223,22 @@ def check_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[
             else:
                 why_not = f"its rows judge other revisions than {revision}"
                 out.append(CheckCoverage(scenario, check, not_scored, (), "other-revisions", why_not, frozen))
+    return out
+
+
+def authorization_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[CheckCoverage]:
+    """Every check of the release's authorization-server scenarios emitted at `revision`, with the rows
+    judging it there (`not_scored` says why no frozen set scores it). Judged by `mcp-conformance
+    authorization`, so counted apart from the server set's checks."""
+    official = load()
+    out = []
+    for scenario, checks in official.authorization_server.items():
+        for check in checks:
+            if not official.emits_at(check, revision):
+                continue
+            rows = tuple(rows_at.get(check, ()))
+            reason, why = ("", "") if rows else ("not-yet-judged", f"no row judges it at {revision}")
+            out.append(CheckCoverage(scenario, check, "in no frozen set", rows, reason, why))
     return out
 
 
@@ -282,8 +316,9 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
     report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`)."""
     by_revision: dict[str, dict[str, list[str]]] = {}
     rows_at: dict[str, dict[str, list[str]]] = {}
+    unscored = load().authorization_checks  # no frozen set scores them: not in a server set's figures
     for case in cases:
-        if case.revision not in REVISIONS or not case.official:
+        if case.revision not in REVISIONS or not case.official or set(case.official) <= unscored:
             continue
         for check in case.official:
             by_revision.setdefault(case.revision, {}).setdefault(check, []).append(str(case.own_verdict))

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from conformance.model.targets import Target
 
 ENTRY_POINT_GROUP = "mcp_conformance.suites"
+#: What a pack judges (`Pack.subject`): an MCP server, which `run` runs, or an OAuth 2.1 authorization
+#: server, which `authorization` runs (`conformance.engine.issuer`).
+MCP_SERVER = "mcp-server"
+AUTHORIZATION_SERVER = "oauth-authorization-server"
 #: The core's own requirement rows (the connect case of every suite), beside this module.
 CORE_PACKAGE = "conformance"
 
@@ -131,6 +135,10 @@ class Pack:
     #: `conformance.infra.prefork`): the embedded default then starts the reference server, its HTTP launch
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
+    #: What the pack judges: an MCP server ("mcp-server", which `run` runs), or an OAuth 2.1
+    #: authorization server ("oauth-authorization-server", which `authorization` runs against an
+    #: issuer URL: `conformance.engine.issuer`).
+    subject: str = MCP_SERVER
 
     def files(self) -> Traversable:
         return resources.files(self.package)
