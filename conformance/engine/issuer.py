@@ -25,7 +25,13 @@ from conformance.engine.checks import Blocked, Check, CheckFunc, Outcome, check
 from conformance.engine.context import RunOptions
 from conformance.engine.events import CaseFinished, Fanout, RunFinished, TargetFinished, TargetStarted
 from conformance.engine.results import CaseResult, case_key
-from conformance.engine.runner import Judged, finished_judged, outcome_judged
+from conformance.engine.runner import (
+    CONNECT_CHECK,
+    CONNECT_REQUIREMENT,
+    Judged,
+    finished_judged,
+    outcome_judged,
+)
 from conformance.model.requirements import get as requirement
 from conformance.model.verdicts import Verdict
 from conformance.protocol.versions import TESTED_REVISIONS
@@ -238,6 +244,12 @@ async def _run_target(
     run = IssuerRun(index, target, options)
     revisions = revisions_of(options.protocol, checks)
     try:
+        unreachable = await _unreachable(run, sorted({c.suite for c in checks}))
+        if unreachable:
+            info.update(url=target.issuer, unreachable=unreachable)
+            revisions = []
+            for case in _connect_errors(run, sorted({c.suite for c in checks}), unreachable):
+                events.emit(CaseFinished(case))
         for revision in revisions:
             shared: dict[str, Any] = {}
             for chosen in (c for c in checks if c.revisions is None or revision in c.revisions):
@@ -247,6 +259,38 @@ async def _run_target(
     info.update(url=target.issuer, revisions_spoken=revisions)
     info["timeouts"] = {"request": options.timeout, "start": options.start_timeout}
     events.emit(TargetFinished(index, info))
+
+
+async def _unreachable(run: IssuerRun, suites: list[str]) -> str:
+    """Why the issuer's host cannot be reached at all (nothing answers), or empty when it can: then
+    one connect ERROR per suite says so and nothing is judged (exit 3), instead of an ERROR per case."""
+    try:
+        await run.client.request("GET", run.target.issuer)
+    except httpx.TransportError as exc:
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return ""
+
+
+def _connect_errors(run: IssuerRun, suites: list[str], why: str) -> list[CaseResult]:
+    row = requirement(CONNECT_REQUIREMENT).at("")
+    message = f"the target could not be reached: {why}"
+    return [
+        CaseResult(
+            key=case_key(f"{suite}.{CONNECT_CHECK}", TRANSPORT, "any", run.index),
+            check=f"{suite}.{CONNECT_CHECK}",
+            suite=suite,
+            requirement=CONNECT_REQUIREMENT,
+            level=row.level,
+            title=row.title,
+            target=run.index,
+            transport=TRANSPORT,
+            revision="any",
+            verdict=Verdict.ERROR,
+            message=message,
+            duration=0.0,
+        )
+        for suite in suites
+    ]
 
 
 async def _run_case(run: IssuerRun, chosen: Check, revision: str, shared: dict[str, Any]) -> CaseResult:

@@ -90,6 +90,7 @@ def build_plan(
     servers: Sequence[str | Target] | None, suites: Sequence[str], checks: list[Check]
 ) -> list[tuple[Target, list[Check]]]:
     """With servers: every chosen check against each. Without: each suite against its own reference."""
+    packs.judging_mcp_servers(suites)
     if servers:
         # A target file of `[[targets]]` is all of its targets, in file order.
         targets = [t for s in servers for t in ([s] if isinstance(s, Target) else parse_targets(s))]

@@ -324,9 +324,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     known = catalog(suites)  # the checks without importing their modules, when the cache is current
     connect = known.rows[known.connect]
     for suite in suites:
-        # Every MCP suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
-        if packs.get(suite).subject == packs.MCP_SERVER:
-            print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
+        # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
+        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in known.checks[suite]:
             req = known.rows[check.requirement]
             judged = list(check.revisions)
@@ -374,8 +373,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for check in data.runner:
         why = data.not_judged[check]
         print(f"  {check:58} not judged ({why.reason}): {why.why}")
-    print(official.counts_line(args.revision, covered))
     _coverage_apart(official.authorization_coverage(args.revision, rows_at))
+    print(official.counts_line(args.revision, covered))
     return EXIT_OK
 
 
@@ -572,10 +571,7 @@ def _suites_of(args: argparse.Namespace) -> list[str]:
     else:
         default = tuple(name for name, pack in packs.installed().items() if pack.reference is not None)
     suites = list(dict.fromkeys(args.suite or default))
-    for suite in suites:
-        if packs.get(suite).subject != packs.MCP_SERVER:
-            said = f"suite {suite!r} judges an authorization server"
-            raise UsageProblem(f"{said}: run `mcp-conformance authorization`")
+    packs.judging_mcp_servers(suites)
     if not args.server:
         for suite in suites:
             missing = packs.get(suite).reference_missing()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
@@ -334,6 +334,16 @@ def transport_judges() -> dict[str, tuple[str, str]]:
                 )
             judges[transport] = (judge[0], judge[1])
     return judges
+
+
+def judging_mcp_servers(suites: Iterable[str]) -> None:
+    """Refuse a suite that judges something other than an MCP server (`Pack.subject`): `run`, the
+    pytest plugin and the API run MCP targets only; such a pack has its own command."""
+    for suite in suites:
+        if get(suite).subject == AUTHORIZATION_SERVER:
+            raise PackError(
+                f"suite {suite!r} judges an authorization server: run `mcp-conformance authorization`"
+            )
 
 
 def defaults_for_servers() -> tuple[str, ...]:

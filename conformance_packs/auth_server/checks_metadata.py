@@ -12,7 +12,10 @@ from .discovery import FOUND_CHECK, discover, endpoint, metadata
 async def found(ctx: IssuerContext) -> None:
     seen = await discover(ctx)
     if seen.first is None:
-        missed("no well-known URI answered 200 with a JSON object", tried=seen.tried)
+        only = ""
+        if ctx.revision == "2025-06-18":
+            only = " (2025-06-18 asks for RFC 8414's URI: its clients read no other)"
+        missed(f"no well-known URI answered 200 with a JSON object{only}", tried=seen.tried)
     ctx.note(f"found at {', '.join(f.url for f in seen.found)}")
 
 

@@ -166,10 +166,6 @@ def judge_response(done: Authorization) -> list[str]:
     """What is wrong with an authorization response under RFC 6749 section 4.1.2 (empty: nothing)."""
     params = done.params or {}
     wrong = []
-    if "error" in params:
-        wrong.append(
-            f"it is an error: {', '.join(params['error'])} {', '.join(params.get('error_description', []))}"
-        )
     if done.code is None:
         wrong.append(f"code is not given once with a value ({len(params.get('code', []))} given)")
     if params.get("state") != [done.state]:
@@ -190,6 +186,16 @@ async def code_grant(ctx: IssuerContext, found: Found, client: Client) -> Author
                     kind="needs-option",
                 )
             missed(f"the authorization request was not answered: {unanswered(done)}", **done.evidence())
+        refused = (done.params or {}).get("error")
+        if refused:
+            # RFC 6749 section 4.1.2.1: refusing is the server's right, and no code is no defect of it.
+            said = " ".join([*refused, *(done.params or {}).get("error_description", [])])
+            skip(
+                f"the server refused the authorization request ({said}): judge it with a client and scope "
+                "(--client-id, --scope) its test account is granted at once",
+                kind="needs-option",
+                option="--scope",
+            )
         wrong = judge_response(done)
         if wrong:
             missed("the authorization response is not RFC 6749's: " + "; ".join(wrong), **done.evidence())

@@ -174,6 +174,17 @@ def test_the_embedded_default_passes_and_exits_0(tmp_path: Path) -> None:
     assert "embedded: the test authorization server" in report["targets"][0]["spec"]
 
 
+def test_an_issuer_nothing_answers_at_is_one_error_and_unreachable() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    report = api.run_issuer_report([IssuerTarget(f"http://127.0.0.1:{port}/oauth")])
+    assert [(c["check"], c["verdict"]) for c in report["cases"]] == [(P + "connect", "ERROR")]
+    assert report["footer"]["exit_code"] == 3 and report["targets"][0]["unreachable"]
+
+
 def test_the_pack_is_not_run_against_an_mcp_server() -> None:
     done = cli("run", "--suite", "authorization-server")
     assert done.returncode == 2
