@@ -16,9 +16,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from conformance.adapters.transcript import Transcript
 from conformance.engine.checks import Blocked, Check, CheckFunc, Outcome, check
@@ -36,6 +34,9 @@ from conformance.model.requirements import get as requirement
 from conformance.model.verdicts import Verdict
 from conformance.protocol.versions import TESTED_REVISIONS
 from conformance.text import bytes_text, masker
+
+if TYPE_CHECKING:  # httpx loads when a run starts: `list` rebuilding its catalog stays light
+    import httpx
 
 T = TypeVar("T")
 #: The transport every case of such a pack is recorded under (the report's transports are MCP's).
@@ -180,6 +181,8 @@ class IssuerRun:
         self.secrets: list[str] = list(target.secrets)
         self.memo: dict[str, Any] = {}
         self.closers: list[Callable[[], Any]] = []
+        import httpx
+
         self.client = httpx.AsyncClient(timeout=options.timeout, follow_redirects=False)
 
     async def send(self, method: str, url: str, **kwargs: Any) -> Exchange:
@@ -199,6 +202,8 @@ class IssuerRun:
 
     def _learn_credentials(self, exchange: Exchange) -> None:
         """Mask from now on the live credentials an answer carries (tokens, codes, a client secret)."""
+        import httpx
+
         found: list[Any] = []
         data = exchange.json()
         if isinstance(data, dict):
@@ -264,6 +269,8 @@ async def _run_target(
 async def _unreachable(run: IssuerRun, suites: list[str]) -> str:
     """Why the issuer's host cannot be reached at all (nothing answers), or empty when it can: then
     one connect ERROR per suite says so and nothing is judged (exit 3), instead of an ERROR per case."""
+    import httpx
+
     try:
         await run.client.request("GET", run.target.issuer)
     except httpx.TransportError as exc:
@@ -323,6 +330,8 @@ async def _run_case(run: IssuerRun, chosen: Check, revision: str, shared: dict[s
 
 
 async def _judge(chosen: Check, ctx: IssuerContext, level: str) -> Judged:
+    import httpx
+
     strict = ctx.options.strict
     try:
         await cast(IssuerCheckFunc, chosen.func)(ctx)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.model.verdicts import EXIT_INTERRUPTED
 from conformance.protocol.versions import TESTED_REVISIONS
 
 COMMANDS = ("authorization",)
@@ -93,7 +94,8 @@ def main(args: argparse.Namespace, command: list[str], write_outputs: Callable[.
             [target], select=args.select, options=options, header=header, sinks=[Progress(mode=mode)]
         )
     directory = Path(args.report_dir) if args.report_dir else Path("reports") / report["header"]["run_id"]
-    return write_outputs(report, None, directory)
+    stopped = report["footer"].get("reason") == "interrupted"  # Ctrl-C: the partial report, exit 130
+    return write_outputs(report, EXIT_INTERRUPTED if stopped else None, directory)
 
 
 def _secret(variable: str | None) -> str | None:

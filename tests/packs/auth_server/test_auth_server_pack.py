@@ -18,6 +18,8 @@ import pytest
 from conformance.engine.context import RunOptions
 from conformance.engine.issuer import IssuerTarget
 from conformance.front import api
+from conformance.front.cli_cases import replay_argv
+from conformance.reporting import model
 from tests.conftest import cli
 from tests.servers.authority_mutants import DEFECTS, started
 
@@ -163,6 +165,15 @@ def test_a_confidential_client_given_on_the_command_line(tmp_path: Path) -> None
     code = next(c for c in report["cases"] if c["check"] == P + "code.response")
     assert code["message"] == "client: given (client_secret_basic)"
     assert all(secret not in p.read_text() for p in tmp_path.iterdir() if p.is_file())
+    # The case is shown with the requests it sent (no MCP session opened before them) and replayed
+    # by `authorization` with the run's own client, its check alone at its revision.
+    key = f"{P}pkce.wrong-verifier[http@2025-11-25]"
+    shown = cli("show", key, "--report", str(tmp_path)).stdout
+    assert "curl" in shown and "initialize" not in shown and secret not in shown
+    written = model.load(tmp_path / "report.json")
+    argv = replay_argv(written, next(c for c in written.cases if c.key == key), None)
+    assert argv[0] == "authorization" and argv[argv.index("--client-id") + 1] == registered["client_id"]
+    assert argv[-5:] == ["-k", P + "pkce.wrong-verifier", "--protocol", "2025-11-25", "--quiet"]
 
 
 def test_the_embedded_default_passes_and_exits_0(tmp_path: Path) -> None:
