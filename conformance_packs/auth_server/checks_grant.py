@@ -22,6 +22,7 @@ from conformance.pack_api import (
     since,
     skip,
     unjudgeable,
+    weak,
 )
 
 from .clients import CIMD_CHECK, DCR_CHECK, Client, document_server, of_grant, registered
@@ -35,6 +36,9 @@ ERROR_CHECK = "authorization-server.errors.shape"
 async def dynamic_registration(ctx: IssuerContext) -> None:
     client = await registered(ctx, await metadata(ctx))
     ctx.note(f"registered {client.client_id} ({client.auth})")
+    if ctx.shared.get("registration-said"):
+        said, excerpt = ctx.shared["registration-said"]
+        weak(f"the registration answered {said}, not 201 application/json", **excerpt)
 
 
 @issuer_check(
@@ -116,18 +120,21 @@ async def error_shape(ctx: IssuerContext) -> None:
         "code_verifier": Pkce.new().verifier,
     }
     exchange = await token_request(ctx, first, client, form)
-    error, wrong = _error_of(exchange), []
-    if exchange.status not in (400, 401) or (exchange.status == 401 and error != "invalid_client"):
-        wrong.append(f"HTTP {exchange.status}")
-    if "application/json" not in exchange.content_type.lower():
-        wrong.append(f"content type {exchange.content_type or 'absent'}")
-    if error is None:
-        wrong.append("no string error member")
-    if wrong:
+    error = _error_of(exchange)
+    if error is None:  # "error REQUIRED"
         ctx.shared["error-shape-broken"] = True
-        missed("a code never issued was answered " + ", ".join(wrong), **exchange.excerpt())
+        said = f"HTTP {exchange.status}, {exchange.content_type or 'no content type'}"
+        missed(f"a code never issued was answered {said}, with no JSON error member", **exchange.excerpt())
     if error != "invalid_grant":
         ctx.note(f"error {error!r} (RFC 6749 section 5.2 names invalid_grant for an invalid code)")
+    # The status and the media type are stated without a keyword: WARN when they differ.
+    odd = []
+    if exchange.status not in (400, 401) or (exchange.status == 401 and error != "invalid_client"):
+        odd.append(f"HTTP {exchange.status}, not 400")
+    if "application/json" not in exchange.content_type.lower():
+        odd.append(f"{exchange.content_type or 'no content type'}, not application/json")
+    if odd:
+        weak(f"the error {error!r} came with " + " and ".join(odd), **exchange.excerpt())
 
 
 @issuer_check(

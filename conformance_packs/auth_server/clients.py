@@ -77,20 +77,16 @@ async def registered(ctx: IssuerContext, found: Found) -> Client:
             document["scope"] = ctx.settings["scope"]
         exchange = await ctx.http("POST", url, json=document, headers={"Accept": "application/json"})
         body = exchange.json()
-        if exchange.status != 201 or not isinstance(body, dict) or not isinstance(body.get("client_id"), str):
-            missed(
-                f"registration answered HTTP {exchange.status} "
-                + (
-                    "with a client_id"
-                    if isinstance(body, dict) and "client_id" in body
-                    else "without a client_id"
-                ),
-                **exchange.excerpt(),
-            )
-        if "application/json" not in exchange.content_type.lower():
-            missed(
-                f"registration answered {exchange.content_type or 'no content type'}", **exchange.excerpt()
-            )
+        if (
+            not 200 <= exchange.status < 300
+            or not isinstance(body, dict)
+            or not isinstance(body.get("client_id"), str)
+        ):
+            missed(f"registration answered HTTP {exchange.status} without a client_id", **exchange.excerpt())
+        # RFC 7591 section 3.2.1 states 201 and application/json without a keyword: noted, WARN.
+        if exchange.status != 201 or "application/json" not in exchange.content_type.lower():
+            said = f"HTTP {exchange.status}, {exchange.content_type or 'no type'}"
+            ctx.shared["registration-said"] = (said, exchange.excerpt())
         method = body.get("token_endpoint_auth_method", "none")
         secret = body.get("client_secret") if isinstance(body.get("client_secret"), str) else None
         auth = "none" if method == "none" or secret is None else str(method)

@@ -213,16 +213,15 @@ async def token(ctx: IssuerContext, found: Found, client: Client) -> tuple[Autho
         exchange = await token_request(ctx, found, client, redeem_form(done, done.code))
         body = exchange.json()
         wrong = []
-        if exchange.status != 200:
-            wrong.append(f"HTTP {exchange.status}")
-        if "application/json" not in exchange.content_type.lower():
-            wrong.append(f"content type {exchange.content_type or 'absent'}")
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str):
             wrong.append("no access_token string")
         elif not isinstance(body.get("token_type"), str):
             wrong.append("no token_type string")
-        if wrong:
-            missed("the code was not exchanged for a token: " + "; ".join(wrong), **exchange.excerpt())
+        if wrong:  # both REQUIRED
+            said = f"HTTP {exchange.status}, {exchange.content_type or 'no content type'}"
+            missed(
+                f"the code was not exchanged for a token ({said}): " + "; ".join(wrong), **exchange.excerpt()
+            )
         return done, exchange
 
     return await ctx.remember_once("token", TOKEN_CHECK, run)

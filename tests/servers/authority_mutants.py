@@ -52,6 +52,12 @@ class Registration200(OAuthGrants):
         return Answer(200, answer.body)
 
 
+class RegistrationWithoutId(OAuthGrants):
+    def register(self, document: Any) -> Answer:
+        answer = super().register(document)
+        return Answer(201, {k: v for k, v in (answer.body or {}).items() if k != "client_id"})
+
+
 class AnyDocument(OAuthGrants):
     def document_names_itself(self, document: Any, url: str) -> bool:
         return isinstance(document, dict)
@@ -103,6 +109,7 @@ DEFECTS: dict[str, tuple[type[AuthorityServer], type[OAuthGrants]]] = {
     "no-s256": (NoS256, OAuthGrants),
     "no-cimd-flag": (NoCimdFlag, OAuthGrants),
     "registration-200": (AuthorityServer, Registration200),
+    "registration-without-id": (AuthorityServer, RegistrationWithoutId),
     "any-document": (AuthorityServer, AnyDocument),
     "state-dropped": (AuthorityServer, StateDropped),
     "no-token-type": (AuthorityServer, NoTokenType),
