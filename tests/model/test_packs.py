@@ -82,7 +82,17 @@ def test_importing_the_core_imports_no_suite_and_no_mcp(tmp_path: Path) -> None:
     seen = json.loads(done.stdout)
     assert seen["before"] == [], "importing the core imported a pack, a reference server or an SDK"
     own = {name: info for name, info in seen["packs"].items() if info[0].startswith("conformance_packs.")}
-    assert set(own) == {"base", "dw-discovery", "map-review", "uwmd", "fuzz", "auth", "tasks", "apps"}
+    assert set(own) == {
+        "base",
+        "dw-discovery",
+        "map-review",
+        "uwmd",
+        "fuzz",
+        "auth",
+        "tasks",
+        "apps",
+        "authorization-server",
+    }
     check_modules = {module for _, checks in own.values() for module in checks}
     # After `installed()`: the declarations (each pack's __init__) and the fuzz pack's tiny options module.
     allowed = {
