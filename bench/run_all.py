@@ -7,10 +7,12 @@ noisy the minutes were (CPU figures are printed beside wall times for the same r
 
 Parts, in order: start-up, per-call overhead, suite wall times, the base suite against its
 baseline commit (issue 14), the time a base run on a real server
-waits for answers that never come (silence), the official suite, scale, parallel runs, and the base
-suite on real servers beside the floor of the same exchanges (real, issue 24). A part that
-cannot run (no npm, say) says why and is skipped; a part that crashes is reported and the run goes
-on, then exits 1. The full run takes about 10 to 20 minutes on a 2-core machine;
+waits for answers that never come (silence), the official suite, scale, parallel runs, the base
+suite on real servers beside the floor of the same exchanges (real, issue 24), and the official suite and
+this harness on the same HTTP servers, check by check and per judged check (agreement, issue 34; the
+real-server kit's servers that `bench/real_kit/run.py --install` installed, and the reference server).
+A part that cannot run (no npm, say) says why and is skipped; a part that crashes is reported and the
+run goes on, then exits 1. The full run takes about 10 to 20 minutes on a 2-core machine;
 `--quick` does one round of everything (about 5 to 10).
 
     python bench/run_all.py [--quick] [--only per-call,scale] [--skip official] [--npm-dir DIR]
@@ -40,6 +42,7 @@ PARTS = (
     "scale",
     "parallel",
     "real",
+    "agreement",
 )
 STARTUP_BUDGET_S = 0.3
 #: Issue 24: `list` and `explain` start as lightly as `--help` (the checks and rows from the cached catalog).
@@ -111,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
     quick = args.quick
 
+    import agreement
     import per_call
     import quickstart
     import real_servers
@@ -135,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "parallel": lambda: parallel_run(rounds=1 if quick else 2),
         # One round even in a full run: a base run on server-everything alone takes minutes.
         "real": lambda: real_servers.run(npm_dir=args.npm_dir),
+        "agreement": lambda: agreement.run(agreement.arguments(["--rounds", "1" if quick else "3"])),
     }
     started = time.perf_counter()
     command = shlex.join(["python", "bench/run_all.py", *(sys.argv[1:] if argv is None else argv)])

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types.version import is_version_at_least
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS, is_version_at_least
 
 from conformance_reference.handlers import clip, paginate
 
@@ -43,6 +43,20 @@ _PNG: Final = base64.b64encode(
 _WAV: Final = base64.b64encode(b"RIFF").decode("ascii")
 
 _ITEM_TEMPLATE_URI: Final = "ref://items/{item_id}"
+#: The greeting's question for a style (2026-07-28, to a client that declared form elicitation), its
+#: inputRequests key and the state its retry echoes.
+STYLE_KEY: Final = "style"
+STYLE_STATE: Final = "greeting-style:1"
+_STYLE_ASK: Final = types.ElicitRequest(
+    params=types.ElicitRequestFormParams(
+        mode="form",
+        message="In what style should the greeting be?",
+        requested_schema={
+            "type": "object",
+            "properties": {"style": {"type": "string", "enum": list(_STYLES)}},
+        },
+    )
+)
 
 # Logging is deprecated only from 2026-07-28 on, and the reference serves the revisions before it
 # too, where it is a feature like any other: the SDK's warning about it would only fill stderr.
@@ -99,7 +113,7 @@ class PromptFeatures:
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         prompt = next((p for p in self.prompts() if p.name == params.name), None)
         if prompt is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {clip(params.name, 128)}")
@@ -109,10 +123,35 @@ class PromptFeatures:
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Missing required argument(s): {', '.join(missing)}"
             )
+        if prompt.name == "greeting" and "style" not in arguments:
+            asked = self.ask_style(ctx, params)
+            if isinstance(asked, types.InputRequiredResult):
+                return asked
+            arguments.update(asked)
         return types.GetPromptResult(
             description=prompt.description,
             messages=self.messages(ctx.protocol_version, prompt.name, arguments),
         )
+
+    def ask_style(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.InputRequiredResult | dict[str, str]:
+        """2026-07-28, a client that declared form elicitation, no style given: the style is asked for
+        (a prompts/get may ask for input as a tools/call may), and the retry's answer used; the state
+        names only the question, so tampering with it can do no worse than fail the request. Any other
+        client gets the default style."""
+        declared = ctx.session.client_capabilities
+        elicitation = declared.elicitation if declared is not None else None
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern or elicitation is None or (elicitation.form is None and elicitation.url is not None):
+            return {}
+        answer = (params.input_responses or {}).get(STYLE_KEY)
+        if params.request_state != STYLE_STATE or not isinstance(answer, types.ElicitResult):
+            return types.InputRequiredResult(
+                input_requests={STYLE_KEY: _STYLE_ASK}, request_state=STYLE_STATE
+            )
+        style = (answer.content or {}).get("style") if answer.action == "accept" else None
+        return {"style": style} if isinstance(style, str) and style else {}
 
     def messages(self, revision: str, name: str, arguments: dict[str, str]) -> list[types.PromptMessage]:
         if name == "greeting":

@@ -35,6 +35,8 @@ class SseParser:
         self._own_id: str | None = None
         #: How much of `_buf` is known to hold no line end (a long line is not searched twice).
         self._scanned = 0
+        #: The reconnection time the latest `retry` field set, in milliseconds (WHATWG: digits only).
+        self.retry: int | None = None
 
     def feed(self, chunk: bytes) -> Iterator[SseEvent]:
         self._buf += chunk
@@ -66,6 +68,8 @@ class SseParser:
                 self._data.append(value)
             elif name == b"event":
                 self._event = value.decode("utf-8", errors="replace")
+            elif name == b"retry" and value.isdigit():
+                self.retry = int(value)
             elif name == b"id" and 0 not in value:  # WHATWG: an id with a NUL is ignored
                 self._id = self._own_id = value.decode("utf-8", errors="replace")
 

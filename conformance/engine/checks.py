@@ -226,6 +226,14 @@ def check(
     return register
 
 
+def registered(check_id: str) -> Check:
+    """The check registered as `check_id` (KeyError when none is)."""
+    for found in _REGISTRY.get(check_id.split(".", 1)[0], []):
+        if found.id == check_id:
+            return found
+    raise KeyError(check_id)
+
+
 def profile_checks(
     profile_check: str, shown: Callable[[CaseContext], Awaitable[bool]], absent: str
 ) -> Callable[..., Callable[[CheckFunc], CheckFunc]]:

@@ -62,6 +62,10 @@ class RunOptions:
     keep_transcripts: bool = False
     #: How many probes and revisions may run at once (`-j`); 1 runs everything in plan order.
     jobs: int = 1
+    #: `-j` not given: a Streamable HTTP target's revisions run side by side anyway (each over sessions
+    #: of its own, on the one server that is already up) when every pack of its run allows it
+    #: (`Pack.revisions_side_by_side`). With `-j 1` given, everything runs in plan order.
+    side_by_side: bool = False
     list_page_cap: int = 1000
     #: Which tools the base suite may call: "safe" (read-only hint), "all" or "none".
     call_tools: str = "safe"

@@ -1,4 +1,4 @@
-"""Runs the checks of a pack that judges an OAuth authorization server (`Pack.subject`) against an
+"""Runs the checks of a pack that judges an OAuth authorization server (`Pack.side`) against an
 issuer URL, feeding the same events, report and views as `run` does.
 
 Why its own runner: an authorization server speaks no MCP, so there is nothing to probe and no session

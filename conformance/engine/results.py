@@ -5,9 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from conformance.model.verdicts import Verdict
+from conformance.model.verdicts import Verdict, unscored
+
+
+class Identified(Protocol):
+    """What a case takes from its check (`engine.checks.Check`): its identity and row."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def requirement(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -81,3 +97,37 @@ def case_key(check_id: str, transport: str, revision: str, target: int) -> str:
     """A stable ID across runs: suite check, transport, revision (and the target's index when > 0)."""
     suffix = f"#{target}" if target else ""
     return f"{check_id}[{transport}@{revision}]{suffix}"
+
+
+def row_case(
+    check: Identified,
+    row: Any,
+    key: str,
+    *,
+    target: int,
+    transport: str,
+    revision: str,
+    verdict: Verdict,
+    message: str,
+    claimed: bool,
+    **more: Any,
+) -> CaseResult:
+    """A case of `check`, with what its requirement `row` says at the case's revision (`Requirement.at`:
+    level, track, official checks): the one place a server's or a client's case takes its row's fields.
+    `more` are the other fields of `CaseRecord` (duration, evidence, transcript, blocked_by, ...)."""
+    return CaseResult(
+        key=key,
+        check=check.id,
+        suite=check.suite,
+        requirement=check.requirement,
+        level=row.level,
+        title=check.title,
+        target=target,
+        transport=transport,
+        revision=revision,
+        verdict=verdict,
+        message=message,
+        unscored=unscored(row.track, claimed),
+        official=list(row.official_checks) or None,
+        **more,
+    )

@@ -31,7 +31,7 @@ from conformance.engine.events import (
     TargetStarted,
 )
 from conformance.engine.memo import CURRENT_KEY, MET
-from conformance.engine.results import CaseResult, case_key
+from conformance.engine.results import CaseResult, case_key, row_case
 from conformance.engine.sessions import (
     CURRENT_CASE,
     START_GATE,
@@ -166,6 +166,9 @@ class TargetRun:
     assigned_once: set[str] = field(default_factory=set)
     assigned_suites: set[str] = field(default_factory=set)
     pools: list[SessionPool] = field(default_factory=list)
+    #: The limit its probes and revisions run under when `options.jobs` is over 1: the runner's (`-j`),
+    #: or one of its own when its revisions run side by side without `-j` (`Runner._side_by_side`).
+    limit: asyncio.Semaphore | None = None
 
     def masked(self, value: Any) -> Any:
         """`value` with the target's secrets masked (as settled so far)."""
@@ -201,9 +204,9 @@ class Runner:
         self.ordered = OrderedEvents(events)
         self._limit = asyncio.Semaphore(max(1, options.jobs))
 
-    async def _each(self, jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
-        """Run jobs in order (one job at a time) or concurrently under the `-j` limit."""
-        if self.options.jobs <= 1:
+    async def _each(self, jobs: list[Coroutine[Any, Any, T]], at_once: int) -> list[T]:
+        """Run jobs in order (`at_once` 1) or concurrently, each under its own limit."""
+        if at_once <= 1:
             try:
                 return [await job for job in jobs]
             finally:  # cancelled (Ctrl-C) part-way: the jobs never started are dropped, not left unawaited
@@ -247,10 +250,25 @@ class Runner:
             info={"index": index, "spec": target.describe(), "transport": target.kind},
             suites=sorted({c.suite for c in checks}),
         )
+        if self._side_by_side(run):
+            revisions = len(default_revisions(self.options.protocol))
+            run.options = dataclasses.replace(run.options, jobs=max(1, revisions))
+            run.limit = asyncio.Semaphore(run.options.jobs)
         run.info["timeouts"] = budgets.as_info()
         self.ordered.emit(slot, TargetStarted(index, run.masked(run.info)))
         run.info["suites"] = run.suites
         return run
+
+    def _side_by_side(self, run: TargetRun) -> bool:
+        """Whether a target's revisions run side by side though no `-j` was given: a Streamable HTTP
+        server is one process already up, each revision keeps to sessions of its own, and every pack
+        of the run says its checks write no state another revision reads (`Pack.revisions_side_by_side`).
+        Waiting on one revision's answers while another's could be judged was most of such a run."""
+        if not self.options.side_by_side or self.options.jobs > 1 or run.target.kind != "http":
+            return False
+        from conformance.model import packs
+
+        return packs.side_by_side(run.suites)
 
     async def _launch(self, run: TargetRun, live: Target) -> Target:
         """The launched target as the suites' `prepare` hooks leave it; a pack's credentials are
@@ -269,7 +287,7 @@ class Runner:
         revisions = default_revisions(self.options.protocol)
         probed: list[tuple[ProbeResult, Transcript]] = []
         try:
-            if probes_in_turn(live, self.options.jobs):
+            if probes_in_turn(live, run.options.jobs):
                 # Each revision probed just before its cases, which continue on its process: one
                 # server process at a time, and none started twice for one revision.
                 prober = Prober(live, run.budgets.request, run.budgets.start)
@@ -282,15 +300,15 @@ class Runner:
                         run.outcome.spoken.append(probe.revision)
                         await self._revision_job(run, live, probe, wire)
             else:
-                async with self._limit:
+                async with run.limit or self._limit:
                     probed = await probe_all(
-                        live, revisions, run.budgets.request, run.budgets.start, self.options.jobs
+                        live, revisions, run.budgets.request, run.budgets.start, run.options.jobs
                     )
                 run.outcome.spoken[:] = [p.revision for p, _ in probed if p.spoken]
                 # Every revision's pool exists (and boots its spares) before the first case runs, so
                 # a later revision's spare starts while the earlier ones are judged.
                 jobs = [self._revision_job(run, live, p, t) for p, t in probed if p.session is not None]
-                await self._each(jobs)
+                await self._each(jobs, run.options.jobs)
         finally:  # a revision that never ran must not leave its processes behind
             await asyncio.gather(*(p.close() for p in run.pools), return_exceptions=True)
         return probed
@@ -305,7 +323,7 @@ class Runner:
         pool = SessionPool(live, probe.revision, wire, run.options.timeout, self.options.max_restarts)
         run.pools.append(pool)
         pool.adopt(probe.session)
-        if self.options.jobs > 1:
+        if run.options.jobs > 1:
             pool.prewarm(sum(c.fresh_sessions for c in chosen))
         return self._run_revision(run, live, probe, pool, chosen, run.slot.child())
 
@@ -466,7 +484,7 @@ class Runner:
         shared: dict[str, Any] = {"spoken": run.outcome.spoken}
         plan = blocking.Plan(run.index, live.kind, revision, frozenset(c.id for c in checks))
         try:
-            async with self._limit if self.options.jobs > 1 else contextlib.nullcontext():
+            async with (run.limit or self._limit) if run.options.jobs > 1 else contextlib.nullcontext():
                 settled = False
                 for check in blocking.judge_last(checks, live.kind):
                     if check.last and not settled:
@@ -690,7 +708,7 @@ async def run_all(plan: list[tuple[Target, list[Check]]], runner: Runner) -> tup
         runner.run_target(index, target, checks, slots[index]) for index, (target, checks) in enumerate(plan)
     ]
     try:
-        outcomes = await runner._each(jobs)
+        outcomes = await runner._each(jobs, runner.options.jobs)
     except asyncio.CancelledError:
         for slot in slots:  # what finished is reported; the rest is cut off
             _close_all(slot)
@@ -725,24 +743,20 @@ def _case_result(
     """One case's result: the check's identity and requirement row as its revision reads it (level and
     track), where it ran, and its verdict."""
     row = requirement(check.requirement).at(ctx.revision)
-    return CaseResult(
-        key=case_key(check.id, ctx.transport, ctx.revision, index),
-        check=check.id,
-        suite=check.suite,
-        requirement=check.requirement,
-        level=row.level,
-        title=check.title,
+    return row_case(
+        check,
+        row,
+        case_key(check.id, ctx.transport, ctx.revision, index),
         target=index,
         transport=ctx.transport,
         revision=ctx.revision,
         verdict=verdict,
         message=message,
+        claimed=claimed(ctx.options, ctx.target, check.suite),
         duration=duration,
         evidence=evidence or {},
         transcript=transcript or [],
         blocked_by=blocked_by,
-        unscored=unscored(row.track, claimed(ctx.options, ctx.target, check.suite)),
-        official=list(row.official_checks) or None,
         skip=skip,
         judged_at=judged_at,
     )

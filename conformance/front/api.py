@@ -33,12 +33,14 @@ def run_options(
     strict: bool = False,
     experimental: bool = False,
     named_suites: Sequence[str] = (),
-    jobs: int = 1,
+    jobs: int | None = 1,
     pack_values: Mapping[str, Any] | None = None,
 ) -> RunOptions:
     """The run's options from a front end's values (the CLI's flags, the pytest plugin's `--mcp-*`),
     so both judge alike: a budget not given takes RunOptions' default, a pack option not given
-    (None) its own, and the suites the user named are those a profile is claimed by."""
+    (None) its own, and the suites the user named are those a profile is claimed by. `jobs` None (no
+    `-j` given) is one job, except that an HTTP target's revisions may run side by side
+    (`RunOptions.side_by_side`)."""
     return RunOptions(
         timeout=timeout or RunOptions.timeout,
         start_timeout=start_timeout or RunOptions.start_timeout,
@@ -49,7 +51,8 @@ def run_options(
         strict=strict,
         experimental=experimental,
         claimed_suites=frozenset(named_suites),
-        jobs=jobs,
+        jobs=jobs or 1,
+        side_by_side=jobs is None,
         pack_options={dest: value for dest, value in (pack_values or {}).items() if value is not None},
     )
 
@@ -153,8 +156,8 @@ def run_report(
 
 
 def issuer_suites() -> list[str]:
-    """The installed packs that judge an OAuth authorization server (`Pack.subject`), in report order."""
-    return [name for name, pack in packs.installed().items() if pack.subject == packs.AUTHORIZATION_SERVER]
+    """The installed packs that judge an OAuth authorization server (`Pack.side`), in report order."""
+    return list(packs.names_of(packs.AUTHORIZATION_SERVER))
 
 
 def run_issuer_report(

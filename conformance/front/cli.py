@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from conformance import __version__
-from conformance.front import cli_authority, cli_authorization, cli_cases, cli_reports
+from conformance.front import cli_authority, cli_authorization, cli_cases, cli_client, cli_reports
 from conformance.model import packs
 from conformance.model.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.model.verdicts import (
@@ -97,6 +97,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     """The command line; `with_packs=False` leaves out what the installed packs add (suite names, their
     options), for a caller that must still parse when a pack is broken (the pytest plugin)."""
     all_suites = packs.names() if with_packs else None
+    server_suites = packs.names_of("server") if with_packs else None
     parser = Parser(
         prog="mcp-conformance",
         description="Conformance harness for MCP servers: raw-wire checks tied to requirement IDs.",
@@ -119,9 +120,9 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     run.add_argument(
         "--suite",
         action="append",
-        choices=all_suites,
+        choices=all_suites,  # a pack of another side is refused naming the command that runs it
         help="suite to run (repeatable; default: base with --server, without it every suite that has a "
-        "reference server): " + ", ".join(all_suites or ()),
+        "reference server): " + ", ".join(server_suites or ()),
     )
     run.add_argument(
         "-k",
@@ -198,10 +199,12 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
         help="run up to N things at once: several targets each in a worker process of its own, or one "
-        "target's probes and revisions over sessions of their own (default 1: one process, in order)",
+        "target's probes and revisions over sessions of their own (default: one process, in order, "
+        "except that a Streamable HTTP server's revisions run side by side when its packs allow it; "
+        "-j 1 keeps them in order too)",
     )
 
     for pack in packs.installed().values() if with_packs else ():
@@ -225,11 +228,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         help="add the official suite's check IDs judging each row's sentence",
     )
 
-    coverage = sub.add_parser(
-        "coverage",
-        help="the official suite's server checks of a revision: which rows judge each, or why none does",
-    )
-    coverage.add_argument("--revision", required=True, choices=OFFICIAL_REVISIONS)
+    _add_coverage(sub)
 
     explain = sub.add_parser("explain", help="show a requirement: level, quoted source, how it is tested")
     explain.add_argument("id", help="a requirement ID such as BASE-RPC-002, or a check ID")
@@ -238,10 +237,25 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     vlint = vectors_sub.add_parser("lint", help="check vector files against their schemas and requirements")
     vlint.add_argument("--suite", choices=all_suites)
     cli_cases.add_parsers(sub)
+    if with_packs:
+        cli_client.add_parsers(sub, EXIT_CODES)
     cli_reports.add_parsers(sub)
     cli_authority.add_parsers(sub)
     cli_authorization.add_parsers(sub, EXIT_CODES)
     return parser
+
+
+def _add_coverage(sub: Any) -> None:
+    """`coverage`: the official suite's checks of a revision, of either side."""
+    coverage = sub.add_parser(
+        "coverage",
+        help="the official suite's server (or client) checks of a revision: which rows judge each, or why "
+        "none does",
+    )
+    coverage.add_argument("--revision", required=True, choices=OFFICIAL_REVISIONS)
+    coverage.add_argument(
+        "--side", choices=("server", "client"), default="server", help="whose checks (default: server)"
+    )
 
 
 def option_type(option: packs.PackOption) -> Any:
@@ -273,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_coverage(args)
         if args.command == "vectors":
             return cmd_vectors_lint(args)
+        if args.command in cli_client.COMMANDS:
+            return cli_client.main(
+                args, list(sys.argv if argv is None else ["mcp-conformance", *argv]), sys.modules[__name__]
+            )
         if args.command in cli_cases.COMMANDS:
             return cli_cases.main(args, main)
         if args.command in cli_reports.COMMANDS:
@@ -324,8 +342,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     known = catalog(suites)  # the checks without importing their modules, when the cache is current
     connect = known.rows[known.connect]
     for suite in suites:
-        # Every suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
-        print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
+        if packs.get(suite).side != "client":
+            # Every server or authorization-server suite's first case: reaching the target at all (ERROR
+            # and exit 3 when impossible); a client suite's target is a program it starts.
+            print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in known.checks[suite]:
             req = known.rows[check.requirement]
             judged = list(check.revisions)
@@ -354,10 +374,10 @@ def cmd_coverage(args: argparse.Namespace) -> int:
             for check in row.official_checks:
                 if row.id not in rows_at.setdefault(check, []):
                     rows_at[check].append(row.id)
-    data = official.load()
-    covered = official.check_coverage(args.revision, rows_at)
+    data = official.of_side(args.side)
+    covered = official.check_coverage(args.revision, rows_at, args.side)
     print(
-        f"{data.label} ({data.pin}), server set of {args.revision}: "
+        f"{data.label} ({data.pin}), {args.side} set of {args.revision}: "
         "each official check, the rows judging it here, or why none does"
     )
     scenario = None
@@ -373,8 +393,9 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for check in data.runner:
         why = data.not_judged[check]
         print(f"  {check:58} not judged ({why.reason}): {why.why}")
-    _coverage_apart(official.authorization_coverage(args.revision, rows_at))
-    print(official.counts_line(args.revision, covered))
+    if args.side == "server":  # the authorization-server scenarios are listed beside the server side's
+        _coverage_apart(official.authorization_coverage(args.revision, rows_at))
+    print(official.counts_line(args.revision, covered, args.side))
     return EXIT_OK
 
 
@@ -443,7 +464,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     known = catalog(packs.names())
     row = _row_named(known, args.id)
     if row.suite == "core":  # the connect case every suite opens with
-        checks = [f"{suite}.connect" for suite in packs.names()]
+        checks = [f"{suite}.connect" for suite in packs.names() if packs.get(suite).side != "client"]
         judged: list[str] = []
     else:
         own = [c for c in known.checks.get(row.suite, []) if c.requirement == row.id]
@@ -558,7 +579,7 @@ def _check_run_options(args: argparse.Namespace) -> None:
         raise UsageProblem("--target-budget must be positive", command="run")
     if args.max_restarts < 0:
         raise UsageProblem("--max-restarts must be 0 or more", command="run")
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageProblem("-j must be 1 or more", command="run")
 
 
@@ -569,7 +590,11 @@ def _suites_of(args: argparse.Namespace) -> list[str]:
     if args.server:
         default = packs.defaults_for_servers()
     else:
-        default = tuple(name for name, pack in packs.installed().items() if pack.reference is not None)
+        default = tuple(
+            name
+            for name, pack in packs.installed().items()
+            if pack.reference is not None and pack.side == "server"
+        )
     suites = list(dict.fromkeys(args.suite or default))
     packs.judging_mcp_servers(suites)
     if not args.server:

@@ -220,6 +220,8 @@ def _reproduction_lines(report: Report, case: Case, path: Path) -> list[str]:
     lines = []
     if found is None:
         lines.append("Reproduce: the case sent no request")
+    elif found.requests == 0:  # a client's case: the client run again
+        lines += ["Reproduce:"]
     else:
         lines += [f"Reproduce (the {found.requests} request(s) the case sent, as the harness sent them):"]
         lines += [f"  {line}" for line in found.text().splitlines()]
@@ -242,6 +244,11 @@ def replay_argv(report: Report, case: Case, report_dir: str | None) -> list[str]
     if command[1:2] == ["authorization"]:
         return _authorization_replay(command[2:], case, report_dir)
     options = report.header.options
+    if target.side == "client" and target.command:
+        argv = ["client", "--command", target.command, "--scenario", str(case.evidence.get("scenario", ""))]
+        argv += ["--transport", case.transport, "--revision", case.revision, "--quiet"]
+        argv += ["--strict"] if options.get("strict") else []
+        return argv + (["--report-dir", report_dir] if report_dir else [])
     server = ["--server", target.spec] if not embedded(report) else []
     argv = ["run", *server, "--suite", case.suite, "-k", case.check]
     argv += ["--protocol", case.revision, "--quiet"]
@@ -306,10 +313,20 @@ def _replay(report: Report, case: Case, args: argparse.Namespace, run: Callable[
     spec = next((t.spec for t in report.targets if t.index == case.target), "")
     index = next((t.index for t in again.targets if t.spec == spec), 0)  # the same target, in this run
     key = case_key(case.check, case.transport, case.revision, index)
-    now = next((c for c in again.cases if c.key == key), None)
+    now = next((c for c in again.cases if c.key == key or _same_client_case(c.key, case.key)), None)
     said = f"{now.verdict}: {now.first_line(200)}" if now else "not judged (the target no longer offers it)"
     print(f"replay: {case.key}: was {case.verdict}, now {said}")
     return code
+
+
+def _same_client_case(new: str, old: str) -> bool:
+    """Whether two client cases' keys (`check[transport@revision]#target/scenario`) name the same
+    case whatever the target's index (a replay plays one transport)."""
+    if "/" not in old:
+        return False
+    return new.partition("#")[0].partition("/")[0] == old.partition("#")[0].partition("/")[0] and (
+        new.partition("/")[2] == old.partition("/")[2]
+    )
 
 
 def _reports_root() -> str:

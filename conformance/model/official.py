@@ -69,10 +69,16 @@ class Official:
     #: The checks the runner emits for any scenario.
     runner: tuple[str, ...]
     #: The authorization-server scenarios (run against an OAuth authorization server), apart from the
-    #: server sets: scenario -> its check IDs.
+    #: server sets: scenario -> its check IDs. The server side's only (empty on the client side).
     authorization_server: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: check -> the first revision it is emitted at, for those of `authorization_server`.
     authorization_since: Mapping[str, str] = field(default_factory=dict)
+    #: The client side (`official.json`'s `client`), read the same way: its scored scenarios under
+    #: `scored`, and `unlisted` the scenarios whose checks are not listed yet, each with why.
+    client: Official | None = None
+    unlisted: Mapping[str, NotJudged] = field(default_factory=dict)
+    #: "server" or "client": which side's checks this is.
+    side: str = "server"
 
     @property
     def label(self) -> str:
@@ -93,9 +99,11 @@ class Official:
         return revision >= since
 
     def scenarios_of(self, check: str) -> tuple[str, ...]:
-        """The scenarios that emit `check` (a check ID is normally one scenario's own)."""
+        """The scenarios that emit `check` (a check ID is normally one scenario's own), the
+        authorization-server scenarios' and the client side's too."""
         every = {**self.scenarios, **self.authorization_server}
-        return tuple(name for name, checks in every.items() if check in checks)
+        own = tuple(name for name, checks in every.items() if check in checks)
+        return own + (self.client.scenarios_of(check) if self.client else ())
 
     @property
     def authorization_checks(self) -> frozenset[str]:
@@ -125,12 +133,21 @@ def load() -> Official:
     problems = schemas.errors(OFFICIAL_ID, None, data, limit=1)
     if problems:
         raise OfficialError(f"official.json breaks its schema at {problems[0]}")
+    server = _side(data, data["release"], "server")
+    client = _side(data["client"], data["release"], "client") if "client" in data else None
+    return Official(**{**server.__dict__, "client": client})
+
+
+def _side(data: Mapping[str, Any], release: Mapping[str, Any], side: str) -> Official:
+    """One side of `official.json` (the top level is the server's, `client` the client's), checked."""
     scenarios = {name: tuple(checks) for name, checks in data["scenarios"].items()}
-    _consistent(data, scenarios)
-    apart = data.get("authorization_server", {})
+    unlisted = {name: NotJudged(**why) for name, why in data.get("unlisted", {}).items()}
+    _consistent(data, scenarios, side, set(unlisted))
+    # The authorization-server scenarios are listed beside the server side's, never the client's.
+    apart = data.get("authorization_server", {}) if side == "server" else {}
     return Official(
-        release=data["release"],
-        scored={rev: tuple(sets["server"]) for rev, sets in data["revisions"].items()},
+        release=release,
+        scored={rev: tuple(sets[side]) for rev, sets in data["revisions"].items()},
         not_scored={rev: dict(sets["not_scored"]) for rev, sets in data["revisions"].items()},
         scenarios=scenarios,
         not_judged={check: NotJudged(**why) for check, why in data["not_judged"].items()},
@@ -139,21 +156,34 @@ def load() -> Official:
         runner=tuple(data.get("runner", ())),
         authorization_server={name: tuple(c) for name, c in apart.get("scenarios", {}).items()},
         authorization_since=dict(apart.get("since", {})),
+        unlisted=unlisted,
+        side=side,
     )
 
 
-def _consistent(data: Mapping[str, Any], scenarios: Mapping[str, tuple[str, ...]]) -> None:
-    """Refuse data that names a scenario without its checks, or a check no scenario (nor the runner)
-    emits, or a runner check without its reason: each would make a count silently wrong."""
+def of_side(side: str) -> Official:
+    """The official data of `side` ("server" or "client")."""
+    data = load()
+    if side == "server":
+        return data
+    if data.client is None:
+        raise OfficialError("official.json lists no client side")
+    return data.client
+
+
+def _consistent(
+    data: Mapping[str, Any], scenarios: Mapping[str, tuple[str, ...]], side: str, unlisted: set[str]
+) -> None:
+    """Refuse data that names a scenario without its checks (unless it says why they are not listed
+    yet), or a check no scenario (nor the runner) emits, or a runner check without its reason: each
+    would make a count silently wrong."""
     every = {check for checks in scenarios.values() for check in checks}
     named = [
-        (rev, name)
-        for rev, sets in data["revisions"].items()
-        for name in [*sets["server"], *sets["not_scored"]]
+        (rev, name) for rev, sets in data["revisions"].items() for name in [*sets[side], *sets["not_scored"]]
     ]
     named += [("outside_sets", name) for name in data.get("outside_sets", {})]
     for where, name in named:
-        if name not in scenarios:
+        if name not in scenarios and name not in unlisted:
             raise OfficialError(
                 f"official.json: {where} names scenario {name!r}, whose checks it does not list"
             )
@@ -169,16 +199,18 @@ def check_rows(rows: Iterable[Any]) -> None:
     """Refuse a row that names a check the release does not emit, or one `official.json` says no row
     judges: a mapping must be to a real ID, and a check is either judged or listed as not judged."""
     official = load()
-    every = {check for checks in official.scenarios.values() for check in checks}
+    sides = [official, *([official.client] if official.client else [])]
+    every = {check for side in sides for checks in side.scenarios.values() for check in checks}
     every |= official.authorization_checks
+    not_judged = {check for side in sides for check in side.not_judged}
     for row in rows:
         for check in row.official_checks:
             if check not in every:
                 raise OfficialError(
-                    f"requirement {row.id}: official check {check!r} is not a server check of "
-                    + official.label
+                    f"requirement {row.id}: official check {check!r} is not a server, client or "
+                    f"authorization-server check of {official.label}"
                 )
-            if check in official.not_judged:
+            if check in not_judged:
                 raise OfficialError(
                     f"requirement {row.id}: official check {check!r} is also listed as not judged"
                     " in official.json"
@@ -203,14 +235,25 @@ class CheckCoverage:
     frozen: bool = True
 
 
-def check_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[CheckCoverage]:
-    """Every check of `revision`'s server set (scored first, then not scored), with the rows that judge
-    it at that revision. `rows_at` is check -> rows judging it at `revision`, from the catalog (the
-    coverage command) or a report's cases (its summary): the one difference between the two."""
-    official = load()
+#: What a coverage line shows in the check column for a scenario whose checks are not listed yet.
+UNLISTED = "(its checks, not listed yet)"
+
+
+def check_coverage(
+    revision: str, rows_at: Mapping[str, Sequence[str]], side: str = "server"
+) -> list[CheckCoverage]:
+    """Every check of `revision`'s set of `side` (scored first, then not scored), with the rows that
+    judge it at that revision. `rows_at` is check -> rows judging it at `revision`, from the catalog
+    (the coverage command) or a report's cases (its summary): the one difference between the two. A
+    scenario whose checks are not listed yet is one entry (`UNLISTED`) with its reason."""
+    official = of_side(side)
     out = []
     for scenario, not_scored in official.revision_scenarios(revision):
         frozen = scenario not in official.outside
+        if scenario in official.unlisted:
+            why = official.unlisted[scenario]
+            out.append(CheckCoverage(scenario, UNLISTED, not_scored, (), why.reason, why.why, frozen))
+            continue
         for check in official.scenarios[scenario]:
             if not official.emits_at(check, revision):
                 continue
@@ -251,7 +294,7 @@ def rows_by_check(rows: Iterable[Any]) -> dict[str, list[str]]:
     return out
 
 
-def counts_line(revision: str, entries: Sequence[CheckCoverage]) -> str:
+def counts_line(revision: str, entries: Sequence[CheckCoverage], side: str = "server") -> str:
     """The one line `coverage` ends with: of the revision's scored checks, how many a row judges and why
     the others are not; the not-scored scenarios' checks apart."""
     scored = [e for e in entries if e.not_scored is None]
@@ -265,7 +308,7 @@ def counts_line(revision: str, entries: Sequence[CheckCoverage]) -> str:
     scenarios = len({e.scenario for e in scored})
     judged = sum(1 for e in scored if e.rows)
     return (
-        f"{revision}: {len(scored)} official server checks in {scenarios} scored scenarios, "
+        f"{revision}: {len(scored)} official {side} checks in {scenarios} scored scenarios, "
         f"{judged} judged here, {len(scored) - judged} not"
         f"{' (' + why + ')' if why else ''}; not scored: {len(apart)} checks in "
         f"{len({e.scenario for e in apart})} scenarios, {sum(1 for e in apart if e.rows)} judged here"
@@ -302,25 +345,41 @@ class RevisionSummary:
     skipped: int
     apart_judged: int
     apart_passed: int
+    side: str = "server"
 
     def line(self, label: str) -> str:
+        whose = "" if self.side == "server" else f"{self.side} "
         return (
-            f"official {self.revision} ({label}): {self.passed} of {self.judged} official checks judged here "
-            f"passed, {self.failed} failed, {self.skipped} skipped; not scored: {self.apart_passed} of "
-            f"{self.apart_judged} passed"
+            f"official {whose}{self.revision} ({label}): {self.passed} of {self.judged} official checks "
+            f"judged here passed, {self.failed} failed, {self.skipped} skipped; not scored: "
+            f"{self.apart_passed} of {self.apart_judged} passed"
         )
 
 
 def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
-    """Per official revision the report has cases at, the official view of them. `cases` are the
-    report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`)."""
+    """Per side and official revision the report has cases at, the official view of them. `cases` are
+    the report's (`model.Case`: `revision`, `requirement`, `official`, `own_verdict`); a check is the
+    server side's or the client side's by the scenarios `official.json` lists it under."""
+    cases = list(cases)
+    data = load()
+    out = []
+    for side in [data, *([data.client] if data.client else [])]:
+        own = {check for checks in side.scenarios.values() for check in checks}
+        out += _side_summary(cases, side.side, own)
+    return out
+
+
+def _side_summary(cases: list[Any], side: str, own: set[str]) -> list[RevisionSummary]:
     by_revision: dict[str, dict[str, list[str]]] = {}
     rows_at: dict[str, dict[str, list[str]]] = {}
-    unscored = load().authorization_checks  # no frozen set scores them: not in a server set's figures
     for case in cases:
-        if case.revision not in REVISIONS or not case.official or set(case.official) <= unscored:
+        # A check of neither side's scenarios (an authorization-server one: no frozen set scores it)
+        # is not in `own`, so stays out of the side's figures.
+        if case.revision not in REVISIONS or not case.official:
             continue
         for check in case.official:
+            if check not in own:
+                continue
             by_revision.setdefault(case.revision, {}).setdefault(check, []).append(str(case.own_verdict))
             rows = rows_at.setdefault(case.revision, {}).setdefault(check, [])
             if case.requirement not in rows:
@@ -329,7 +388,7 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
     for revision in REVISIONS:
         if revision not in by_revision:
             continue
-        entries = [e for e in check_coverage(revision, rows_at[revision]) if e.rows]
+        entries = [e for e in check_coverage(revision, rows_at[revision], side) if e.rows]
         outcome = {e.check: check_verdict(by_revision[revision][e.check]) for e in entries}
         scored = [e.check for e in entries if e.not_scored is None]
         apart = [e.check for e in entries if e.not_scored is not None and e.frozen]
@@ -342,6 +401,7 @@ def summary(cases: Iterable[Any]) -> list[RevisionSummary]:
                 skipped=sum(outcome[c] == "skipped" for c in scored),
                 apart_judged=len(apart),
                 apart_passed=sum(outcome[c] == "passed" for c in apart),
+                side=side,
             )
         )
     return out

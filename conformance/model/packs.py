@@ -30,10 +30,6 @@ if TYPE_CHECKING:
     from conformance.model.targets import Target
 
 ENTRY_POINT_GROUP = "mcp_conformance.suites"
-#: What a pack judges (`Pack.subject`): an MCP server, which `run` runs, or an OAuth 2.1 authorization
-#: server, which `authorization` runs (`conformance.engine.issuer`).
-MCP_SERVER = "mcp-server"
-AUTHORIZATION_SERVER = "oauth-authorization-server"
 #: The core's own requirement rows (the connect case of every suite), beside this module.
 CORE_PACKAGE = "conformance"
 
@@ -91,7 +87,8 @@ class Pack:
     description: str
     #: Modules whose import registers the checks, in report order.
     checks: tuple[str, ...]
-    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any.
+    #: Module of the reference server (`python -m MODULE`; `--http --port 0` for HTTP), if any; of a
+    #: client pack, the reference client (`python -m MODULE URL`, by the official client contract).
     reference: str | None = None
     #: Module of the reference's fixture controller, for a reference that keeps state: the embedded
     #: default gives the reference's processes and the controller one state file (`--db FILE`).
@@ -104,6 +101,11 @@ class Pack:
     #: whose rows SKIP at no cost on a server without the extension: a profile is run when the server
     #: claims it).
     default_for_servers: bool = False
+    #: Whether the pack's checks may judge one Streamable HTTP server's revisions side by side when the
+    #: user did not give `-j`: they change no server state that another revision's checks read (each
+    #: revision keeps to sessions of its own). A profile whose checks write shared state (a store, a
+    #: migration) leaves it False, and its runs keep one revision at a time unless `-j` asks otherwise.
+    revisions_side_by_side: bool = False
     #: The protocol extension the pack judges (its identifier, `io.modelcontextprotocol/ui`), if any:
     #: naming such a pack with `--suite` claims its rows even when it runs by default.
     extension: str | None = None
@@ -135,10 +137,11 @@ class Pack:
     #: `conformance.infra.prefork`): the embedded default then starts the reference server, its HTTP launch
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
-    #: What the pack judges: an MCP server ("mcp-server", which `run` runs), or an OAuth 2.1
-    #: authorization server ("oauth-authorization-server", which `authorization` runs against an
-    #: issuer URL: `conformance.engine.issuer`).
-    subject: str = MCP_SERVER
+    #: What the pack judges (one of `SIDES`), which says the command that runs it: "server", an MCP
+    #: server (`run`); "client", an MCP client (`client`: its checks read what a client sent to the
+    #: scenario servers the pack scripts; docs/client.md); "authorization-server", an OAuth 2.1
+    #: authorization server (`authorization`, against an issuer URL: `conformance.engine.issuer`).
+    side: str = "server"
 
     def files(self) -> Traversable:
         return resources.files(self.package)
@@ -312,6 +315,23 @@ def names() -> tuple[str, ...]:
     return tuple(installed())
 
 
+#: What a pack judges (`Pack.side`), each run by its own command: `run`, `client`, `authorization`. The
+#: core names them; a pack may share a side's name (this repository's `client` and
+#: `authorization-server` packs do), which is the side's word, not the pack's, in the core.
+SIDES = ("server", "client", "authorization-server")
+AUTHORIZATION_SERVER = "authorization-server"
+#: What the packs of a side other than "server" judge, and the command that runs them (for a refusal).
+_RUN_APART = {
+    "client": ("an MCP client", "client"),
+    AUTHORIZATION_SERVER: ("an authorization server", "authorization"),
+}
+
+
+def names_of(side: str) -> tuple[str, ...]:
+    """The installed packs judging `side` (one of `SIDES`)."""
+    return tuple(name for name, pack in installed().items() if pack.side == side)
+
+
 def get(name: str) -> Pack:
     try:
         return installed()[name]
@@ -337,17 +357,24 @@ def transport_judges() -> dict[str, tuple[str, str]]:
 
 
 def judging_mcp_servers(suites: Iterable[str]) -> None:
-    """Refuse a suite that judges something other than an MCP server (`Pack.subject`): `run`, the
-    pytest plugin and the API run MCP targets only; such a pack has its own command."""
+    """Refuse a suite that judges something other than an MCP server (`Pack.side`): `run`, the pytest
+    plugin and the API run MCP servers only; a client or authorization-server pack has its own command."""
     for suite in suites:
-        if get(suite).subject == AUTHORIZATION_SERVER:
-            raise PackError(
-                f"suite {suite!r} judges an authorization server: run `mcp-conformance authorization`"
-            )
+        side = get(suite).side
+        if side != "server":
+            what, command = _RUN_APART.get(side, (side, side))
+            raise PackError(f"suite {suite!r} judges {what}: run `mcp-conformance {command}`")
 
 
 def defaults_for_servers() -> tuple[str, ...]:
     return tuple(name for name, pack in installed().items() if pack.default_for_servers)
+
+
+def side_by_side(suites: Iterable[str]) -> bool:
+    """Whether every one of `suites` lets an HTTP server's revisions be judged side by side
+    (`Pack.revisions_side_by_side`); an unknown name allows nothing."""
+    found = installed()
+    return all(name in found and found[name].revisions_side_by_side for name in suites)
 
 
 @cache

@@ -306,11 +306,11 @@ def _say(error: Any, prefix: tuple[str, ...], extra: tuple[str, ...]) -> str:
         if not at:
             return f"needs a [{missing}] table with `command` or `url`"
         return f"[{key}] needs `{missing}`"
+    if kind == "oneOf" and not at:  # the file itself: [target], [[targets]] or a client's table alone
+        if "target" in value and "targets" in value:
+            return "has both [target] and [[targets]]: use [[targets]] alone for many targets"
+        return "needs a [target] table with `command` or `url` (or [[targets]] tables, one per target)"
     if kind == "oneOf" and all(set(branch) == {"required"} for branch in schema["oneOf"]):
-        if not at:  # the file itself: [target] or [[targets]]
-            if "target" in value and "targets" in value:
-                return "has both [target] and [[targets]]: use [[targets]] alone for many targets"
-            return "needs a [target] table with `command` or `url` (or [[targets]] tables, one per target)"
         names = " and ".join(f"`{branch['required'][0]}`" for branch in schema["oneOf"])
         return f"{key if isinstance(at[-1], int) else f'[{key}]'} needs exactly one of {names}"
     if kind == "anyOf":

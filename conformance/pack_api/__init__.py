@@ -42,10 +42,16 @@ The names, by the job they do in a pack:
   `drawing` (careful valid arguments for a tool), the strategy builder for fuzzing,
   `Fixtures`/`fixtures`/`optional_fixtures` (data a target file provides).
 - **Tokens**: `mint`, `new_key`, `token_set`, `load_authority_key`, `ALGORITHM` for auth packs.
-- **Judging an authorization server** (a pack whose `subject` is "oauth-authorization-server"):
+- **Judging an authorization server** (a pack with `side="authorization-server"`):
   `issuer_check` registers an async function `(ctx: IssuerContext) -> None`; `IssuerContext` is the
   issuer, the settings, recorded HTTP (`ctx.http`, answering an `IssuerExchange`) and the revision's
   shared facts (`remember_once`).
+- **Judging clients** (a pack with `side="client"`: docs/client.md): `Scenario` (the server a client
+  meets, registered with `scenario`), `Peer` (the way back to the client: `ask`, `event`, `close`),
+  `Refusal` and `NO_ANSWER` (answers other than a result), `HttpAnswer` (an HTTP answer of the
+  scenario's own: `Scenario.on_http`), `client_check` and `ClientContext` (a check
+  reading what the client sent: `Recording`, `Message`, `Arrival`), `EVERY_SCENARIO` (the contract
+  check's scenario).
 """
 
 from __future__ import annotations
@@ -64,6 +70,9 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; `_WHERE`
     from conformance.arguments.home import hypothesis_home
     from conformance.arguments.pacing import Paced, paced
     from conformance.arguments.strategies import Model, Mutation, Unsupported, build
+    from conformance.clients.checks import EVERY_SCENARIO, ClientContext, client_check, scenario
+    from conformance.clients.scenario import NO_ANSWER, HttpAnswer, Peer, Refusal, Scenario
+    from conformance.clients.wire import Arrival, Message, Recording
     from conformance.engine.blocking import recorded as recorded_violations
     from conformance.engine.checks import (
         Blocked,
@@ -160,6 +169,9 @@ _WHERE: dict[str, tuple[str, str]] = {
     **_names("conformance.arguments.pacing", "Paced", "paced"),
     **_names("conformance.arguments.strategies", "Model", "Mutation", "Unsupported", "build"),
     **_names("conformance.infra.authority", "ALGORITHM", "mint", "new_key", "token_set"),
+    **_names("conformance.clients.checks", "EVERY_SCENARIO", "ClientContext", "client_check", "scenario"),
+    **_names("conformance.clients.scenario", "NO_ANSWER", "HttpAnswer", "Peer", "Refusal", "Scenario"),
+    **_names("conformance.clients.wire", "Arrival", "Message", "Recording"),
     "load_authority_key": ("conformance.infra.authority", "load_key"),
     "recorded_violations": ("conformance.engine.blocking", "recorded"),
     **_names(
@@ -247,6 +259,7 @@ __all__ = [
     "CLIENT_INFO",
     "DEFAULT_FEATURES",
     "ELICITATION",
+    "EVERY_SCENARIO",
     "FIRST_DEFAULT_DIALECT",
     "FIRST_INPUT_MODES",
     "FIRST_STRUCTURED_OUTPUT",
@@ -257,24 +270,29 @@ __all__ = [
     "META_CLIENT_CAPABILITIES",
     "META_PROTOCOL_VERSION",
     "MODERN_REVISIONS",
+    "NO_ANSWER",
     "NO_RESPONSE",
     "SAMPLING",
     "SHAPES_ID",
     "TESTED_REVISIONS",
+    "Arrival",
     "Blocked",
     "Call",
     "CanonicalError",
     "CaseContext",
     "CheckFunc",
     "Classification",
+    "ClientContext",
     "ClientInput",
     "EcmaDraft202012Validator",
     "Evidence",
     "Fixtures",
     "Frame",
     "HandshakeFailed",
+    "HttpAnswer",
     "IssuerContext",
     "IssuerExchange",
+    "Message",
     "Model",
     "Mutation",
     "NotSent",
@@ -282,11 +300,15 @@ __all__ = [
     "Paced",
     "Pack",
     "PackOption",
+    "Peer",
     "PrepareHook",
     "Probe",
     "ProbeUnanswered",
+    "Recording",
     "ReferenceSetupHook",
+    "Refusal",
     "Reply",
+    "Scenario",
     "ServerAsk",
     "Session",
     "Skipped",
@@ -305,6 +327,7 @@ __all__ = [
     "check",
     "classified",
     "classify",
+    "client_check",
     "drawing",
     "era_of",
     "fixtures",
@@ -326,6 +349,7 @@ __all__ = [
     "read_only",
     "recorded_violations",
     "result_of",
+    "scenario",
     "schema",
     "schema_errors",
     "schema_registry",

@@ -94,6 +94,10 @@ class Target:
     timeouts: Mapping[str, Any] | None
     #: False, True, or the reason it could not be reached.
     unreachable: bool | str
+    #: "server", or "client" for a client run's target (the client judged over one transport), whose
+    #: `command` is the client's command line.
+    side: str = "server"
+    command: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Target:
@@ -108,6 +112,8 @@ class Target:
             server_info=_ro(info) if info is not None else None,
             timeouts=_ro(timeouts) if timeouts is not None else None,
             unreachable=data.get("unreachable") or False,
+            side=data.get("side", "server"),
+            command=data.get("command"),
         )
 
     @property

@@ -43,7 +43,10 @@ class Reproduction:
 
 
 def reproduction(case: Case, target: Target | None, harness_version: str) -> Reproduction | None:
-    """The case's requests as commands, or None when it sent nothing (a SKIP, a connect case)."""
+    """The case's requests as commands, or None when it sent nothing (a SKIP, a connect case). A
+    client's case is the client run again on its one scenario: what it sent is its own to send."""
+    if target is not None and target.side == "client" and target.command:
+        return _client_again(case, target.command)
     sends = [entry for entry in case.transcript if entry.get("dir") == "send"]
     if not sends:
         return None
@@ -53,6 +56,14 @@ def reproduction(case: Case, target: Target | None, harness_version: str) -> Rep
     else:
         commands, more = _http(case, target, sends, harness_version)
     return Reproduction(tuple(commands), tuple(dict.fromkeys(notes + more)), len(sends))
+
+
+def _client_again(case: Case, command: str) -> Reproduction:
+    scenario = str(case.evidence.get("scenario", ""))
+    argv = ["mcp-conformance", "client", "--command", command, "--scenario", scenario]
+    argv += ["--transport", case.transport, "--revision", case.revision]
+    note = "the client judged is run again by the contract, on this scenario alone (docs/client.md)"
+    return Reproduction((shlex.join(argv),), (note,), 0)
 
 
 def _cut_notes(sends: Sequence[Mapping[str, Any]]) -> list[str]:

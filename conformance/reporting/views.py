@@ -55,7 +55,8 @@ def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = N
     for target in model.targets:
         listed = ", ".join(target.revisions_spoken) or "none"
         name = (target.server_info or {}).get("name", "?")
-        lines.append(_t(f"target {target.index}: {target.spec}  server={name}  revisions={listed}"))
+        said = f"transport={target.transport}" if target.side == "client" else f"server={name}"
+        lines.append(_t(f"target {target.index}: {target.spec}  {said}  revisions={listed}"))
         if not target.unreachable:  # else its connect ERROR says why, one line per cause
             lines.extend(_t(f"  not spoken: {line}") for line in target.not_spoken())
     # The scored findings, then the not-scored ones (an unclaimed experimental feature's or extension's:

@@ -22,6 +22,7 @@ PACK = Pack(
     # Tool `_meta` (where the UI link lives) is in the schema from 2025-06-18 on; the SDKs drop it before.
     since="2025-06-18",
     default_for_servers=True,
+    revisions_side_by_side=True,
     extension="io.modelcontextprotocol/ui",
     order=40,
 )

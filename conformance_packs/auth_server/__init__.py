@@ -16,5 +16,5 @@ PACK = Pack(
     checks=(f"{__name__}.checks_metadata", f"{__name__}.checks_grant"),
     since="2025-06-18",
     order=45,
-    subject="oauth-authorization-server",
+    side="authorization-server",
 )

@@ -56,5 +56,6 @@ PACK = Pack(
     # last in each revision; the cases that needed that answer are SKIP blocked by it.
     transport_judges={"http": ("base.http.request-answer", "BASE-HTTP-005")},
     default_for_servers=True,
+    revisions_side_by_side=True,
     order=0,
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.pack_api import (
     LEGACY_REVISIONS,
+    META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     Call,
     CaseContext,
@@ -286,6 +287,25 @@ async def meta_required_stream(ctx: CaseContext) -> None:
     call = await meta_missing_answer(ctx)
     _expect_error(call, jsonrpc.INVALID_PARAMS, META_MISSING)
     ctx.note(f"{META_MISSING}: -32602")
+
+
+@check(
+    "base.modern.client-info-optional",
+    "BASE-MODERN-004",
+    "a request whose _meta has no clientInfo is served",
+    eras=("modern",),
+)
+async def client_info_optional(ctx: CaseContext) -> None:
+    """server/discover with the two required _meta fields and no clientInfo, which the client only
+    SHOULD send: refusing it changes behaviour on the field the server should not act on."""
+    params = {"_meta": {META_PROTOCOL_VERSION: ctx.revision, META_CLIENT_CAPABILITIES: {}}}
+    call = await (await ctx.session()).request("server/discover", params, envelope=False)
+    ctx.calls.append(call)
+    if call.result is None:
+        missed(
+            f"server/discover without clientInfo in _meta drew {call.drew()}, not a result", **call.excerpt()
+        )
+    ctx.note("server/discover without clientInfo in _meta: a result")
 
 
 @dataclass

@@ -4,15 +4,18 @@ headers, unknown methods and envelope the server must hold a request to."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from conformance.pack_api import (
     Call,
     CaseContext,
+    TransportError,
     blocked,
     check,
     jsonrpc,
     missed,
+    skip,
     unjudgeable,
 )
 from conformance_packs.base.http import META_MISSING, meta_missing_answer
@@ -21,6 +24,9 @@ from conformance_packs.base.http import META_MISSING, meta_missing_answer
 STREAMABLE_REVISIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 #: Legacy revisions that define the MCP-Protocol-Version header.
 PROTOCOL_HEADER_REVISIONS = ("2025-06-18", "2025-11-25")
+#: Requests POSTed at once by BASE-HTTP-023 (the official suite's three), and the prefix of their ids.
+CONCURRENT = 3
+CONCURRENT_ID = "conformance-concurrent"
 #: A tool name no server lists: a request that named it and were processed calls nothing.
 NO_SUCH_TOOL = "conformance-no-such-tool"
 
@@ -224,3 +230,88 @@ async def no_server_requests(ctx: CaseContext) -> None:
                 method=frame.value.get("method"),
             )
     ctx.note(f"{messages} messages in HTTP answers, none a request")
+
+
+@check(
+    "base.http.concurrent-posts",
+    "BASE-HTTP-023",
+    "several requests POSTed at once are each answered",
+    transports=("http",),
+    revisions=STREAMABLE_REVISIONS,
+)
+async def concurrent_posts(ctx: CaseContext) -> None:
+    """A request every server answers (ping in a legacy session, server/discover in 2026-07-28), POSTed
+    CONCURRENT times at once on separate requests: each must get its own answer, as one alone does."""
+    session = await ctx.session()
+    method = "server/discover" if ctx.era == "modern" else "ping"
+    ids = [f"{CONCURRENT_ID}-{n}" for n in range(CONCURRENT)]
+    done = await asyncio.gather(*(session.request(method, msg_id=i) for i in ids), return_exceptions=True)
+    refused: list[str] = []
+    statuses: list[int | None] = []
+    for msg_id, outcome in zip(ids, done, strict=True):
+        if isinstance(outcome, TransportError):
+            refused.append(f"{msg_id}: {outcome}")
+            statuses.append(outcome.status)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            ctx.calls.append(outcome)
+            statuses.append(outcome.reply.status)
+            if outcome.result is None:
+                refused.append(f"{msg_id}: {outcome.drew()}")
+    if refused:
+        missed(
+            f"{len(refused)} of {CONCURRENT} {method} requests POSTed at once were not answered with a "
+            "result: " + "; ".join(refused),
+            statuses=statuses,
+        )
+    ctx.note(f"{CONCURRENT} {method} requests POSTed at once, each answered with a result")
+
+
+@check(
+    "base.http.priming-event",
+    "BASE-HTTP-024",
+    "an SSE stream a POST opens starts with a priming event",
+    eras=("legacy",),
+    transports=("http",),
+    revisions=("2025-11-25",),
+)
+async def priming_event(ctx: CaseContext) -> None:
+    """tools/list (ping where the server has no tools), answered: a JSON answer opens no stream (SKIP);
+    an event stream should carry an event with an ID and empty data before the answer's event."""
+    call = await ctx.request("tools/list" if ctx.identity.has("tools") else "ping")
+    if not (call.reply.content_type or "").startswith("text/event-stream"):
+        skip(f"the request was answered with {call.reply.content_type or 'no content type'}: no SSE stream")
+    ids = call.reply.event_ids
+    answer = next((n for n, (_, frame) in enumerate(ids) if frame is call.reply.response), len(ids))
+    primed = [event_id for event_id, frame in ids[:answer] if frame is None]
+    if not primed:
+        missed(
+            "the SSE stream answering the request carried no event with an ID and empty data before the "
+            f"answer (event IDs seen: {[event_id for event_id, _ in ids][:5]})",
+            **call.excerpt(),
+        )
+    ctx.note(f"priming event ID {primed[0]!r} before the answer")
+
+
+@check(
+    "base.http.header-name-case",
+    "BASE-HTTP-025",
+    "the request headers are matched by name without regard to case",
+    eras=("modern",),
+    transports=("http",),
+)
+async def header_name_case(ctx: CaseContext) -> None:
+    """server/discover with its two request headers named in another case than the text writes them
+    (MCP-METHOD, mcp-protocol-version): the same request, which must be served as it is."""
+    session = await ctx.session()
+    headers = {"MCP-METHOD": "server/discover", "mcp-protocol-version": ctx.revision}
+    call = await session.request("server/discover", headers=headers)
+    ctx.calls.append(call)
+    if call.result is None:
+        missed(
+            f"server/discover with the header names {sorted(headers)} drew {call.drew()}, not a result "
+            f"(HTTP {call.reply.status})",
+            **call.excerpt(),
+        )
+    ctx.note(f"header names {sorted(headers)}: served")

@@ -26,9 +26,20 @@ from conformance.pack_api import (
     check,
     missed,
     skip,
+    weak,
 )
 from conformance_packs.base.common import Sources, answered_calls, no_callable_reason, skip_tools_held_back
-from conformance_packs.base.input_sweep import EXTRA_KEY, InputSweep, Round, input_sweep, is_input_required
+from conformance_packs.base.input_sweep import (
+    EXTRA_KEY,
+    INVALID_ANSWER,
+    MAX_ROUNDS,
+    TAMPER,
+    InputSweep,
+    Round,
+    input_sweep,
+    is_input_required,
+)
+from conformance_packs.base.prompting import shape_errors
 from conformance_packs.base.wirelog import read_log
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -493,7 +504,7 @@ async def mrtr_missing_input(ctx: CaseContext) -> None:
 )
 async def mrtr_extra_responses(ctx: CaseContext) -> None:
     sweep = await _mrtr(ctx)
-    retries = [r for r in sweep.rounds if r.retry and not r.missing]
+    retries = [r for r in sweep.rounds if r.retry and not r.probe]
     if not retries:
         skip("no InputRequiredResult carried inputRequests to answer")
     errors = [r for r in retries if r.call.error is not None or not isinstance(r.call.result, dict)]
@@ -507,3 +518,123 @@ async def mrtr_extra_responses(ctx: CaseContext) -> None:
             "was answered with an error",
             **errors[0].call.excerpt(),
         )
+
+
+async def _probed(ctx: CaseContext, probe: str, none: str) -> list[Round]:
+    """The input sweep's retries sent with `probe`'s one thing wrong (`input_sweep.PROBES`); SKIP with
+    `none` when the sweep sent none."""
+    sweep = await _mrtr(ctx)
+    rounds = [r for r in sweep.rounds if r.probe == probe]
+    if not rounds:
+        skip(none)
+    return rounds
+
+
+def _completed(rounds: list[Round]) -> list[Round]:
+    """The retries answered with a result that is no InputRequiredResult: the call went through."""
+    return [r for r in rounds if isinstance(r.call.result, dict) and not is_input_required(r.call.result)]
+
+
+@check(
+    "base.input.mrtr-invalid-responses",
+    "BASE-INPUT-018",
+    "inputResponses that are no result objects are not taken",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_invalid_responses(ctx: CaseContext) -> None:
+    rounds = await _probed(ctx, "invalid", "no InputRequiredResult carried inputRequests to answer")
+    ctx.note(f"{len(rounds)} retr(y/ies) answering each requested key with {INVALID_ANSWER}")
+    done = _completed(rounds)
+    if done:
+        missed(
+            f"{done[0].tool!r}: a retry answering each requested key with {INVALID_ANSWER} (no result "
+            "object) completed the call, neither refused nor asked again",
+            **done[0].call.excerpt(),
+        )
+
+
+@check(
+    "base.input.mrtr-null-responses",
+    "BASE-INPUT-019",
+    "inputResponses null is not taken",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_null_responses(ctx: CaseContext) -> None:
+    rounds = await _probed(ctx, "null", "no InputRequiredResult carried inputRequests to answer")
+    ctx.note(f"{len(rounds)} retr(y/ies) with inputResponses null")
+    done = _completed(rounds)
+    if done:
+        missed(
+            f"{done[0].tool!r}: a retry with inputResponses null (not an object) completed the call, "
+            "not refused with an error",
+            **done[0].call.excerpt(),
+        )
+
+
+@check(
+    "base.input.mrtr-tampered-state",
+    "BASE-INPUT-020",
+    "a retry with an altered requestState does not complete",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_tampered_state(ctx: CaseContext) -> None:
+    """The MUST binds where the state influences authorization, resource access or business logic, and
+    lets a server leave it unprotected where tampering can do nothing worse than fail the request: which
+    holds the harness cannot see, so a call completed on the altered state is a WARN saying so."""
+    rounds = await _probed(
+        ctx, "tampered", "no InputRequiredResult carried both inputRequests and requestState"
+    )
+    ctx.note(f"{len(rounds)} retr(y/ies) with every requested input and {TAMPER!r} appended to requestState")
+    done = _completed(rounds)
+    if done:
+        weak(
+            f"{done[0].tool!r}: a retry whose requestState was altered (suffix {TAMPER!r}) completed the "
+            "call: the state was not verified, which the text requires where it influences authorization, "
+            "resource access or business logic (the harness cannot see whether it does)",
+            **done[0].call.excerpt(),
+        )
+
+
+@check(
+    "base.input.mrtr-prompt-complete",
+    "BASE-INPUT-021",
+    "a prompts/get retried with the input it asked for completes with a GetPromptResult",
+    revisions=MODERN_REVISIONS,
+)
+async def mrtr_prompt_complete(ctx: CaseContext) -> None:
+    """Each prompt that asked the declared client for input, followed to its last fulfilled retry: the
+    flow ends with the final result, though no keyword makes it (hence `implied`)."""
+    sweep = await _sweep(ctx)
+    gets = [r for r in sweep.rounds if r.method == "prompts/get" and not r.probe]
+    asked = [r for r in gets if not r.retry and is_input_required(r.call.result)]
+    if not asked:
+        got = len({r.tool for r in gets})
+        skip(
+            f"no prompts/get was answered with an InputRequiredResult ({got} prompt(s) got as a client "
+            f"that declared {_caps(sweep.capabilities)})"
+        )
+    for first in asked:
+        rounds = [r for r in gets if r.tool == first.tool]
+        final = rounds[-1]
+        result = final.call.result
+        if final is first or is_input_required(result):
+            missed(
+                f"prompt {first.tool!r}: still asking for input after {len(rounds) - 1} fulfilled "
+                f"retr(y/ies) (at most {MAX_ROUNDS} are sent)",
+                **final.call.excerpt(),
+            )
+        if not isinstance(result, dict):
+            missed(
+                f"prompt {first.tool!r}: the fulfilled retry drew {final.call.drew()}, not a result",
+                **final.call.excerpt(),
+            )
+        problems = shape_errors("getPromptResult", result, ctx.revision)
+        if problems:
+            missed(
+                f"prompt {first.tool!r}: the completed result is no GetPromptResult: " + "; ".join(problems),
+                **final.call.excerpt(),
+            )
+    ctx.note(
+        f"{len(asked)} prompt(s) asked for input and completed once it was given: "
+        + ", ".join(sorted({r.tool for r in asked}))
+    )

@@ -31,6 +31,7 @@ from conformance.pack_api import (
     ClientInput,
     ServerAsk,
     Session,
+    Skipped,
     TransportClosed,
     TransportError,
     TransportTimeout,
@@ -41,6 +42,7 @@ from conformance.pack_api import (
     probe_grace,
 )
 from conformance_packs.base.common import SWEEP_TIMEOUTS, call_sweep, sized_first, tools
+from conformance_packs.base.prompting import PromptGet, prompt_gets
 from conformance_packs.base.wirelog import Seen, server_messages
 
 #: Rounds of input_required -> retry before the sweep stops following one call.
@@ -55,15 +57,32 @@ EARLY_PING_ID = "conformance-early-ping"
 EXTRA_ROUND_TRIPS = 3
 
 
+#: The retries sent once after a first InputRequiredResult with inputRequests, each with one thing wrong,
+#: by the row that judges it: every requested key left out (BASE-INPUT-015), each answer a number instead
+#: of a result object (BASE-INPUT-018), inputResponses null (BASE-INPUT-019), and the answers right but
+#: requestState altered (BASE-INPUT-020, only where the server sent one).
+PROBES = ("missing", "invalid", "null", "tampered")
+#: What BASE-INPUT-018 sends for each requested key, and what BASE-INPUT-020 appends to requestState.
+INVALID_ANSWER = 12345
+TAMPER = "-tampered"
+
+
 @dataclass
 class Round:
-    """One tools/call of the sweep: the request as sent and what came back."""
+    """One tools/call (or prompts/get) of the sweep: the request as sent and what came back."""
 
     tool: str
     call: Call
     retry: bool = False
-    #: A retry whose inputResponses left out every requested key (BASE-INPUT-015).
-    missing: bool = False
+    #: One of PROBES for a retry sent with one thing wrong; "" for the sweep's own calls and retries.
+    probe: str = ""
+    #: tools/call, or prompts/get (2026-07-28: each prompt the shared session got with a result).
+    method: str = "tools/call"
+
+    @property
+    def missing(self) -> bool:
+        """A retry whose inputResponses left out every requested key (BASE-INPUT-015)."""
+        return self.probe == "missing"
 
 
 @dataclass
@@ -260,6 +279,9 @@ async def input_sweep(ctx: CaseContext) -> InputSweep:
         adapter = None if client.modern else await ctx.http_adapter(session)
         async with _get_stream(adapter, ctx.options.timeout, probe_grace(round_trip)):
             await _call_each(session, client, out, chosen, built)
+        if client.modern and not out.why and ctx.identity.has("prompts"):
+            with contextlib.suppress(Skipped):  # no prompt listed: the tools alone were swept
+                await _get_each(session, client, out, await prompt_gets(ctx))
         out.asks = client.asks
         return out
 
@@ -333,6 +355,22 @@ async def _call_each(
             break
 
 
+async def _get_each(session: Session, client: ClientInput, out: InputSweep, gets: list[PromptGet]) -> None:
+    """2026-07-28: each prompt the shared session (which declares nothing) got with a result, got again
+    with the same arguments as the client that declared input, and followed through (a prompts/get may
+    ask for input as a tools/call may). A transport failure ends the prompts, not the sweep."""
+    done: set[str] = set()
+    for got in gets:
+        if got.result() is None or got.name in done:
+            continue
+        done.add(got.name)
+        try:
+            await _call(session, client, out, got.name, got.arguments, "prompts/get")
+        except TransportError as exc:
+            out.timeouts.append(f"prompt {got.name!r}: {exc}")
+            return
+
+
 async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, Any]]:
     """tools/list as this client sees it, to the end or LIST_PAGES pages; [] when it cannot be read."""
     out: list[dict[str, Any]] = []
@@ -353,12 +391,16 @@ async def _list_tools(session: Session, client: ClientInput) -> list[dict[str, A
     return out
 
 
-async def _call(session: Session, client: ClientInput, out: InputSweep, name: str, args: Any) -> None:
+async def _call(
+    session: Session, client: ClientInput, out: InputSweep, name: str, args: Any, method: str = "tools/call"
+) -> None:
+    """`method` (tools/call, or prompts/get) of `name` with `args`, followed through its input-required
+    rounds in 2026-07-28: each fulfilled and retried, the first also probed (`_probes`)."""
     params: dict[str, Any] = {"name": name, "arguments": args}
     if client.modern:
         params["_meta"] = {META_CLIENT_CAPABILITIES: client.capabilities}
-    call = await session.request("tools/call", params)
-    out.rounds.append(Round(name, call))
+    call = await session.request(method, params)
+    out.rounds.append(Round(name, call, method=method))
     for index in range(MAX_ROUNDS if client.modern else 0):
         result = call.result
         if not is_input_required(result):
@@ -369,12 +411,28 @@ async def _call(session: Session, client: ClientInput, out: InputSweep, name: st
         retry = dict(params)
         if isinstance(result.get("requestState"), str):
             retry["requestState"] = result["requestState"]
-        if index == 0 and isinstance(requests, dict) and requests:
-            # The same retry without the input asked for: the server should ask again, not fail.
-            bare = await session.request("tools/call", {**retry, "inputResponses": {}})
-            out.rounds.append(Round(name, bare, retry=True, missing=True))
         if isinstance(requests, dict):
+            answers = client.fulfil(requests)
+            if index == 0 and requests:
+                for probe, changed in _probes(answers, requests, state).items():
+                    sent = await session.request(method, {**retry, **changed})
+                    out.rounds.append(Round(name, sent, retry=True, probe=probe, method=method))
             # An unasked key rides along: the server should ignore what it does not need.
-            retry["inputResponses"] = {**client.fulfil(requests), EXTRA_KEY: {"action": "cancel"}}
-        call = await session.request("tools/call", retry)
-        out.rounds.append(Round(name, call, retry=True))
+            retry["inputResponses"] = {**answers, EXTRA_KEY: {"action": "cancel"}}
+        call = await session.request(method, retry)
+        out.rounds.append(Round(name, call, retry=True, method=method))
+
+
+def _probes(answers: dict[str, Any], requests: dict[str, Any], state: Any) -> dict[str, dict[str, Any]]:
+    """The parameters each of PROBES changes in the retry: the same retry without the input asked for
+    (the server should ask again, not fail), answers that are no result objects and inputResponses null
+    (it should refuse them, not complete), and the right answers with requestState altered (it must not
+    complete on state that fails its verification, where the state carries anything that matters)."""
+    probes: dict[str, dict[str, Any]] = {
+        "missing": {"inputResponses": {}},
+        "invalid": {"inputResponses": dict.fromkeys(requests, INVALID_ANSWER)},
+        "null": {"inputResponses": None},
+    }
+    if isinstance(state, str):
+        probes["tampered"] = {"inputResponses": answers, "requestState": state + TAMPER}
+    return probes

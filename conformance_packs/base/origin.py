@@ -9,6 +9,7 @@ must otherwise answer (ping in a legacy session, server/discover in 2026-07-28) 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from conformance.pack_api import (
     Call,
@@ -30,13 +31,17 @@ ORIGIN_VALIDATE_REVISIONS = ("2025-03-26", "2025-06-18")
 SSE_LATER_REVISIONS = ("2025-11-25", "2026-07-28")
 
 
-async def _foreign_origin_call(ctx: CaseContext) -> Call:
-    """The probe request with the foreign Origin, on the shared session (a refusal changes no state)."""
+async def _origin_call(ctx: CaseContext, origin: str) -> Call:
+    """The probe request with `origin`, on the shared session (a refusal changes no state)."""
     session = await ctx.session()
     method = "server/discover" if ctx.era == "modern" else "ping"
-    call = await session.request(method, headers={"Origin": FOREIGN_ORIGIN})
+    call = await session.request(method, headers={"Origin": origin})
     ctx.calls.append(call)
     return call
+
+
+async def _foreign_origin_call(ctx: CaseContext) -> Call:
+    return await _origin_call(ctx, FOREIGN_ORIGIN)
 
 
 def _evidence(call: Call) -> dict[str, Any]:
@@ -128,3 +133,36 @@ async def _sse_foreign_origin(ctx: CaseContext) -> None:
         "DNS-rebinding protection)",
         **opening.excerpt(),
     )
+
+
+@check(
+    "base.origin.own-served",
+    "BASE-ORIGIN-003",
+    "a request whose Origin is the server's own is served",
+    transports=("http",),
+    revisions=(*ORIGIN_VALIDATE_REVISIONS, *ORIGIN_403_REVISIONS),
+)
+async def own_origin_served(ctx: CaseContext) -> None:
+    """The origin of the URL the server is reached at (a loopback one for a local server): what a page
+    the server itself serves would send. Validation refuses foreign origins; this one is valid by any
+    reading, and a server that refuses it refuses every browser-based client of its own."""
+    adapter = await ctx.http_adapter()
+    if adapter is None:
+        unjudgeable("this check needs the Streamable HTTP adapter")
+    url = urlsplit(adapter.url)
+    origin = f"{url.scheme}://{url.netloc}"
+    try:
+        call = await _origin_call(ctx, origin)
+    except TransportError as exc:
+        if exc.status is None or exc.status < 400:
+            raise
+        # Any HTTP error status refuses it, with a JSON-RPC body or none (a 403 text/plain, say).
+        missed(f"Origin {origin} (the server's own) was refused with HTTP {exc.status}", origin_sent=origin)
+    if call.result is None:
+        missed(
+            f"Origin {origin} (the server's own) was not served: "
+            + (call.drew() if call.reply.response is None else f"HTTP {call.reply.status}, {call.drew()}"),
+            **{**call.excerpt(), "http_status": call.reply.status},
+            origin_sent=origin,
+        )
+    ctx.note(f"Origin {origin}: served (HTTP {call.reply.status})")

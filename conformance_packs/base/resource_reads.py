@@ -14,6 +14,7 @@ from conformance.pack_api import (
     MODERN_REVISIONS,
     Call,
     CaseContext,
+    blocked,
     check,
     jsonrpc,
     missed,
@@ -186,6 +187,26 @@ async def unknown_code_modern(ctx: CaseContext) -> None:
         skip("the server answered with a result (BASE-RES-004 and BASE-RES-016 judge it)")
     if call.error_code != jsonrpc.INVALID_PARAMS:
         missed(f"{call.drew()}, not -32602", **call.excerpt())
+
+
+@check(
+    "base.resources.unknown-data-uri",
+    "BASE-RES-017",
+    "an unknown resource's error names the URI in data.uri",
+    capability="resources",
+    revisions=MODERN_REVISIONS,
+)
+async def unknown_data_uri(ctx: CaseContext) -> None:
+    call = await _unknown(ctx)
+    if call.error is None:
+        skip("the server answered with a result (BASE-RES-004 and BASE-RES-016 judge it)")
+    if call.error_code != jsonrpc.INVALID_PARAMS:
+        blocked("base.resources.unknown-code-modern", f"{call.drew()}, not the -32602 whose data is shown")
+    data = call.error.get("data") if isinstance(call.error, dict) else None
+    uri = data.get("uri") if isinstance(data, dict) else None
+    if uri != UNKNOWN_URI:
+        missed(f"error.data.uri is {uri!r}, not the URI read ({UNKNOWN_URI!r})", **call.excerpt())
+    ctx.note(f"error.data.uri names {UNKNOWN_URI!r}")
 
 
 @check(

@@ -47,18 +47,23 @@ async def version_field(ctx: CaseContext) -> None:
 
 @check("base.rpc.id-echo", "BASE-RPC-002", "responses echo the request id")
 async def id_echo(ctx: CaseContext) -> None:
+    """A result (a listing) and an error (an unknown method: over 2026-07-28's HTTP a 404), each asked
+    with an integer id and a string id: an error answers its request as a result does."""
     session = await ctx.session()
-    for msg_id in (session.next_id() + 1000, f"conformance-{session.next_id()}"):
-        call = await ctx.request("tools/list", msg_id=msg_id)
-        value = call.response
-        if not isinstance(value, dict) or "id" not in value:
-            missed(f"response to id {msg_id!r} has no id", **call.excerpt())
-        got = value["id"]
-        if got != msg_id or type(got) is not type(msg_id):
-            missed(
-                f"sent id {msg_id!r} ({type(msg_id).__name__}), got {got!r} ({type(got).__name__})",
-                **call.excerpt(),
-            )
+    for method in ("tools/list", "conformance/no-such-method"):
+        for msg_id in (session.next_id() + 1000, f"conformance-{session.next_id()}"):
+            call = await ctx.request(method, msg_id=msg_id)
+            value = call.response
+            kind = "error" if call.error is not None else "response"
+            if not isinstance(value, dict) or "id" not in value:
+                missed(f"{kind} to {method} id {msg_id!r} has no id", **call.excerpt())
+            got = value["id"]
+            if got != msg_id or type(got) is not type(msg_id):
+                missed(
+                    f"{method}: sent id {msg_id!r} ({type(msg_id).__name__}), the {kind} has {got!r} "
+                    f"({type(got).__name__})",
+                    **call.excerpt(),
+                )
 
 
 @check("base.rpc.result-xor-error", "BASE-RPC-003", "exactly one of result and error")

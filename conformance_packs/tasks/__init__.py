@@ -21,6 +21,7 @@ PACK = Pack(
     # protocol version").
     since="2026-07-28",
     default_for_servers=True,
+    revisions_side_by_side=True,
     extension="io.modelcontextprotocol/tasks",
     order=50,
 )

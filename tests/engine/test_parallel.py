@@ -102,3 +102,23 @@ def test_ctrl_c_stops_every_worker_and_keeps_what_they_judged(tmp_path: Path) ->
     assert [t["index"] for t in report["targets"]] == [0, 1]
     assert any(c["verdict"] == "FAIL" and c["target"] == 0 for c in report["cases"])
     assert "INCOMPLETE" in out
+
+
+def test_without_j_an_http_targets_revisions_run_side_by_side_with_the_same_report(tmp_path: Path) -> None:
+    """No `-j`: the HTTP reference's revisions run side by side (its packs allow it), the stdio one's in
+    order; the report is `-j 1`'s, case for case. A profile pack that writes a store allows nothing."""
+    from conformance.front import api
+    from conformance.model import packs
+
+    assert packs.side_by_side(["base", "apps", "tasks"])
+    assert not packs.side_by_side(["base", "map-review"]) and not packs.side_by_side(["no-such-pack"])
+    assert api.run_options(jobs=None).side_by_side and api.run_options(jobs=None).jobs == 1
+    assert not api.run_options(jobs=1).side_by_side
+    reports = {}
+    for name, extra in (("default", ()), ("j1", ("-j", "1"))):
+        out = tmp_path / name
+        done = cli("run", "--suite", "base", "-k", "rpc", *extra, "--report-dir", str(out))
+        assert done.returncode == 0, done.stdout + done.stderr
+        reports[name] = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert _cases(reports["default"]) == _cases(reports["j1"])
+    assert _targets(reports["default"]) == _targets(reports["j1"])

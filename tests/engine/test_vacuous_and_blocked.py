@@ -39,6 +39,7 @@ def test_a_blocked_case_names_its_blocker_in_the_report_and_every_view(
     blocked = [c for c in report["cases"] if c.get("blocked_by")]
     assert {c["check"] for c in blocked} == {
         "base.rpc.version-field",
+        "base.rpc.id-echo",
         "base.rpc.result-xor-error",
         "base.rpc.error-shape",
         "base.rpc.method-not-found",

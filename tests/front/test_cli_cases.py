@@ -32,7 +32,7 @@ def test_show_prints_the_quote_evidence_transcript_and_reproduction(folder: Path
     assert out.startswith(f"FAIL  {KEY}\n")
     assert "Requirement: BASE-RPC-002 (MUST)" in out
     assert "Quote:       id: This member is REQUIRED. It MUST be the same as the value of the id" in out
-    assert "sent id 1002 (int), got 1003 (int)" in out
+    assert "tools/list: sent id 1002 (int), the response has 1003 (int)" in out
     assert "Evidence:" in out and "Transcript (2 entries):" in out
     assert "printf '%s\\n' " in out and '"method":"initialize"' in out
     assert f"mcp-conformance replay '{KEY}' --report" in out
@@ -81,7 +81,7 @@ def test_show_reads_the_newest_report_by_default(folder: Path, tmp_path: Path) -
     os.utime(tmp_path / "reports" / "old" / "report.json", (1, 1))
     result = _show_in(tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "got 1003 (int)" in result.stdout
+    assert "the response has 1003 (int)" in result.stdout
     assert f"--report {newest.relative_to(tmp_path)}" in result.stdout
 
 
@@ -94,7 +94,10 @@ def test_show_without_a_report_says_how_to_name_one(tmp_path: Path) -> None:
 def test_replay_runs_the_check_again_and_compares(folder: Path, tmp_path: Path) -> None:
     result = cli("replay", KEY, "--report", str(folder), "--report-dir", str(tmp_path))
     assert result.returncode == 1, result.stderr
-    assert f"replay: {KEY}: was FAIL, now FAIL: sent id 1002 (int), got 1003 (int)" in result.stdout
+    assert (
+        f"replay: {KEY}: was FAIL, now FAIL: tools/list: sent id 1002 (int), the response has 1003 (int)"
+        in result.stdout
+    )
     assert "-k base.rpc.id-echo --protocol 2025-06-18" in result.stdout
     assert (tmp_path / "report.json").is_file()
 

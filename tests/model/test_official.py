@@ -33,7 +33,10 @@ def test_every_server_check_is_mapped_or_listed_as_not_judged_never_both() -> No
     # The authorization-server scenarios' checks (apart from the server sets) are every one judged.
     apart = data.authorization_checks
     assert apart and apart <= set(mapped) and not apart & set(data.not_judged)
-    assert set(mapped) <= every | apart and set(data.not_judged) <= every | set(data.runner)
+    assert data.client is not None  # the rows map the client side's checks too (the test below)
+    clients = {check for checks in data.client.scenarios.values() for check in checks}
+    assert not data.client.authorization_server, "the authorization-server scenarios are the server side's"
+    assert set(mapped) <= every | apart | clients and set(data.not_judged) <= every | set(data.runner)
     assert set(data.runner) <= set(data.not_judged), "a runner check without its reason"
 
 
@@ -203,3 +206,45 @@ def test_the_docs_quote_what_coverage_prints() -> None:
         printed = cli("coverage", "--revision", revision).stdout.splitlines()
         assert "\n".join(printed[1:]) in doc, revision
         assert printed[-1] in readme, revision
+
+
+def test_every_client_check_is_mapped_or_listed_as_not_judged_never_both() -> None:
+    """The client side, as the server side: each client check of the release a row judges or
+    `client.not_judged` says why not; a scenario without listed checks says why (`client.unlisted`)."""
+    data = official.load().client
+    assert data is not None
+    mapped = official.rows_by_check(table().values())
+    for scenario, checks in data.scenarios.items():
+        for check in checks:
+            assert (check in mapped) != (check in data.not_judged), f"{scenario}:{check}"
+    assert {why.reason for why in data.unlisted.values()} == {"not-yet-judged"}
+    assert all(name.startswith("auth/") for name in data.unlisted)
+
+
+@pytest.mark.parametrize("revision", official.REVISIONS)
+def test_the_client_coverage_judges_every_scored_check_but_the_oauth_scenarios(revision: str) -> None:
+    rows = official.rows_by_check(table().values())
+    covered = official.check_coverage(revision, rows, "client")
+    unjudged = [e for e in covered if e.not_scored is None and not e.rows]
+    assert unjudged and all(e.check == official.UNLISTED or e.reason == "harness-step" for e in unjudged)
+    assert all(e.scenario.startswith("auth/") for e in unjudged if e.check == official.UNLISTED)
+
+
+@pytest.mark.parametrize("revision", official.REVISIONS)
+def test_the_pinned_requirement_files_name_no_client_scenario_the_data_lacks(revision: str) -> None:
+    yaml = pytest.importorskip("yaml")
+    frozen = yaml.safe_load(_official(f"requirements/{revision}.yaml").read_text(encoding="utf-8"))
+    data = official.load().client
+    assert data is not None
+    assert list(data.scored[revision]) == frozen["client"]
+    apart = {e["scenario"]: e["reason"] for e in frozen["not_scored"] if e["leg"] == "client"}
+    assert dict(data.not_scored[revision]) == apart
+
+
+def test_the_release_emits_every_client_check_the_data_lists() -> None:
+    """Each client check ID official.json lists is in the release's code (`dist/index.js`)."""
+    code = _official("dist/index.js").read_text(encoding="utf-8")
+    data = official.load().client
+    assert data is not None
+    missing = [c for checks in data.scenarios.values() for c in checks if f"`{c}`" not in code]
+    assert missing == []

@@ -10,6 +10,7 @@ reference, in every revision it speaks.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
@@ -41,6 +42,11 @@ HTTP_DEFECTS = {
     "sse-request": "sends a ping request on the SSE stream of each 2026-07-28 tools/list answer",
     "get-silent": "sends no status line to a GET until the client goes away (as a server that buffers a"
     " whole stream does)",
+    "posts-one-at-a-time": "refuses with 409 a request POSTed while another is in flight",
+    "own-origin-refused": "refuses with 403 every request that carries an Origin, its own included",
+    "error-id-null": "answers a 2026-07-28 request with an error whose id is null",
+    "client-info-required": "refuses a 2026-07-28 request whose _meta has no clientInfo (-32602, 400)",
+    "priming-dropped": "leaves out the priming event (an ID, empty data) of each SSE stream a POST opens",
 }
 STDIO_DEFECTS = {
     "stdin-ignored": "keeps running after its stdin is closed (until signalled)",
@@ -60,6 +66,10 @@ MODERN = "2026-07-28"
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 LOCAL_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]")
+#: The id prefix of the requests BASE-HTTP-023 POSTs at once, and how long the first of them is held
+#: for a second to arrive (so they overlap whatever the machine's speed).
+CONCURRENT_ID = "conformance-concurrent"
+HOLD = 2.0
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -128,6 +138,8 @@ class Defect:
         self.last_session: str | None = None
         self.ended: set[str] = set()
         self.answered_404: set[Any] = set()
+        self.in_flight = 0
+        self.arrived = asyncio.Event()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -162,6 +174,95 @@ class Defect:
             await _respond(send, 500, b"origin not allowed\n", b"text/plain")
             return
         await self.app(scope, receive, send)
+
+    async def _own_origin_refused(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if _header(scope, b"origin") is not None:
+            await _respond(send, 403, b"origin not allowed\n", b"text/plain")
+            return
+        await self.app(scope, receive, send)
+
+    # -- concurrent requests
+    async def _posts_one_at_a_time(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, replay = await _body(receive)
+        message = _json(body)
+        probe = isinstance(message, dict) and str(message.get("id", "")).startswith(CONCURRENT_ID)
+        if not probe:
+            await self.app(scope, replay, send)
+            return
+        if self.in_flight:
+            self.arrived.set()
+            await _respond(send, 409, b"another request is in flight\n", b"text/plain")
+            return
+        self.in_flight += 1
+        self.arrived = asyncio.Event()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.arrived.wait(), HOLD)
+            await self.app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _priming_dropped(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+
+        sse = False
+
+        async def unprimed(message: Message) -> None:
+            nonlocal sse
+            if message["type"] == "http.response.start":
+                sse = any(
+                    v.startswith(b"text/event-stream")
+                    for k, v in message.get("headers", [])
+                    if k.lower() == b"content-type"
+                )
+            elif message["type"] == "http.response.body" and sse:
+                message = {**message, "body": _without_empty_events(message.get("body", b""))}
+            await send(message)
+
+        await self.app(scope, receive, unprimed)
+
+    # -- 2026-07-28 errors and _meta
+    async def _error_id_null(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST" or _header(scope, b"mcp-protocol-version") != MODERN:
+            await self.app(scope, receive, send)
+            return
+        start: Message = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, capture)
+        body = b"".join(chunks)
+        answer = _json(body)
+        if isinstance(answer, dict) and "error" in answer:
+            body = json.dumps({**answer, "id": None}).encode()
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", b"%d" % len(body)))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _client_info_required(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body, replay = await _body(receive)
+        message = _json(body)
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if (
+            isinstance(meta, dict)
+            and CAPABILITIES_KEY in meta
+            and "io.modelcontextprotocol/clientInfo" not in meta
+        ):
+            error = {"code": -32602, "message": "clientInfo is required"}
+            answer = json.dumps({"jsonrpc": "2.0", "id": message.get("id"), "error": error}).encode()
+            await _respond(send, 400, answer)
+            return
+        await self.app(scope, replay, send)
 
     # -- notifications and responses POSTed
     async def _notify_200(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -334,6 +435,17 @@ class Defect:
 
             replay = patched
         await self.app(scope, replay, send)
+
+
+def _without_empty_events(chunk: bytes) -> bytes:
+    """An SSE chunk without its events that carry no data (whole events per chunk, as the SDK sends)."""
+    events = chunk.replace(b"\r\n", b"\n").split(b"\n\n")
+    kept = [
+        e
+        for e in events
+        if not e.strip() or any(line.startswith(b"data:") and line[5:].strip() for line in e.split(b"\n"))
+    ]
+    return b"\n\n".join(kept)
 
 
 def _swallow() -> Send:

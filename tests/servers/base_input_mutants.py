@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext, runner
@@ -210,6 +210,60 @@ class TemplatesInputRequired:
         return await call_next(ctx)
 
 
+class _RetryTaken:
+    """A tools/call retry that `takes` (its raw params, before the SDK validates them) made into one the
+    reference completes: a server that takes such a retry as it came."""
+
+    #: An answer the reference takes for any key (any InputResponse will do).
+    ANSWER: Final = {"action": "cancel"}
+
+    def takes(self, params: JSON) -> bool:
+        raise NotImplementedError
+
+    def fix(self, params: JSON) -> None:
+        """What makes the retry one the reference completes: the answers of the state it gave."""
+        params["inputResponses"] = {"taken": self.ANSWER}
+        params["requestState"] = base_input.REQUEST_STATE
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and isinstance(ctx.params, dict) and self.takes(ctx.params):
+            self.fix(ctx.params)
+        return await call_next(ctx)
+
+
+class InvalidAnswersTaken(_RetryTaken):
+    """Completes a retry whose inputResponses values are no objects (numbers)."""
+
+    def takes(self, params: JSON) -> bool:
+        answers = params.get("inputResponses")
+        return isinstance(answers, dict) and any(not isinstance(v, dict) for v in answers.values())
+
+
+class NullAnswersTaken(_RetryTaken):
+    """Completes a retry whose inputResponses is null."""
+
+    def takes(self, params: JSON) -> bool:
+        return "inputResponses" in params and params["inputResponses"] is None
+
+
+class StateUnchecked(_RetryTaken):
+    """Completes a retry with answers whatever its requestState says (the state never verified)."""
+
+    def takes(self, params: JSON) -> bool:
+        state, answers = params.get("requestState"), params.get("inputResponses")
+        return isinstance(state, str) and state != base_input.REQUEST_STATE and bool(answers)
+
+
+class PromptAsksForever:
+    """Never takes the answers a prompts/get retry brings, so a prompt that asks for input asks again and
+    again (its tools as the reference)."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "prompts/get" and isinstance(ctx.params, dict):
+            ctx.params.pop("inputResponses", None)
+        return await call_next(ctx)
+
+
 class TaskRefused:
     """Refuses a task-augmented tools/call with -32601 although it declares no tasks capability (the
     reference without its tasks)."""
@@ -237,6 +291,10 @@ DEFECTS: dict[str, tuple[str, Callable[..., Any]]] = {
     "asks-unrelated": ("ask_for_input", asks_unrelated),
     "mrtr-on-list": ("middleware", TemplatesInputRequired),
     "task-refused": ("middleware", TaskRefused),
+    "invalid-answers-taken": ("middleware", InvalidAnswersTaken),
+    "null-answers-taken": ("middleware", NullAnswersTaken),
+    "state-unchecked": ("middleware", StateUnchecked),
+    "prompt-asks-forever": ("middleware", PromptAsksForever),
 }
 
 

@@ -70,6 +70,15 @@ class UnknownInvalidParams(ResourceFeatures):
         return await super().read(ctx, uri)
 
 
+class UnknownNoData(ResourceFeatures):
+    """-32602 for an unknown resource, its error carrying no data (2026-07-28's example names the URI)."""
+
+    async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
+        if _unknown(uri):
+            raise MCPError(code=types.INVALID_PARAMS, message="Resource not found")
+        return await super().read(ctx, uri)
+
+
 class UnknownEmpty(ResourceFeatures):
     async def read(self, ctx: ServerRequestContext[Any], uri: str) -> Any:
         if _unknown(uri):
@@ -350,6 +359,7 @@ DEFECTS: dict[str, Callable[[], ResourceFeatures]] = {
     "unknown-legacy-code": UnknownLegacyCode,
     "unknown-invalid-params": UnknownInvalidParams,
     "unknown-empty": UnknownEmpty,
+    "unknown-no-data": UnknownNoData,
     "refuse-subscribe": RefuseSubscribe,
     "read-error-first": ReadErrorFirst,
     "no-templates": NoTemplates,

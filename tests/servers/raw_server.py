@@ -53,6 +53,8 @@ DEFECTS = {
     "log-on-malformed": "sends a log message (notifications/message) about a line that is not JSON, without"
     " declaring the logging capability",
     "get-200": "answers GET with 200 on its 2026-07-28-only HTTP endpoint",
+    "header-name-case-sensitive": "over HTTP, finds the MCP request headers only under the names the text"
+    " writes (Mcp-Method, MCP-Protocol-Version, Mcp-Name), matched with case",
     "no-parse-error": "ignores a line that is not JSON instead of answering -32700",
     "strict-args": "conformant: a read-only tool whose arguments must fit an enum, a pattern, a format,"
     " bounds and a zone it knows, and one that refuses every call (a failure the schema does not explain)",
@@ -594,14 +596,20 @@ def serve_http(server: Server) -> None:
                 return ""  # an invalid envelope is answered -32600 by handle()
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-            if self.headers.get("MCP-Protocol-Version") != meta.get(META_VERSION):
+            if self.header("MCP-Protocol-Version") != meta.get(META_VERSION):
                 return "MCP-Protocol-Version header does not match _meta"
-            if self.headers.get("Mcp-Method") != message.get("method"):
+            if self.header("Mcp-Method") != message.get("method"):
                 return "Mcp-Method header does not match the method"
             key = {"tools/call": "name", "resources/read": "uri"}.get(message.get("method", ""))
-            if key and self.headers.get("Mcp-Name") != params.get(key):
+            if key and self.header("Mcp-Name") != params.get(key):
                 return "Mcp-Name header does not match"
             return ""
+
+        def header(self, name: str) -> str | None:
+            """A request header by name, without regard to case (with it, for the defect)."""
+            if server.defect == "header-name-case-sensitive":
+                return next((v for k, v in self.headers.items() if k == name), None)
+            return self.headers.get(name)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port = httpd.server_address[1]

@@ -49,6 +49,14 @@ EXPECTED: dict[str, set[tuple[str, str]]] = {
     "meta-optional": {("base.modern.meta-required", "FAIL"), ("base.http.meta-required", "SKIP")},
     "method-value-folded": {("base.http.method-value-case", "FAIL")},
     "sse-request": {("base.http.no-server-requests", "FAIL")},
+    "posts-one-at-a-time": {("base.http.concurrent-posts", "FAIL")},
+    # Refusing its own origin is no MUST's miss (the text refuses invalid ones): WARN.
+    "own-origin-refused": {("base.origin.own-served", "WARN")},
+    "error-id-null": {("base.rpc.id-echo", "FAIL")},
+    # clientInfo is a field the server SHOULD NOT act on: WARN.
+    "client-info-required": {("base.modern.client-info-optional", "WARN")},
+    # A SHOULD of 2025-11-25 only: WARN there.
+    "priming-dropped": {("base.http.priming-event", "WARN")},
     "stdin-ignored": {
         ("base.stdio.exit-on-stdin-close", "WARN"),
         ("base.stdio.legacy-exit-on-stdin-close", "WARN"),
@@ -84,6 +92,11 @@ REVISIONS = {
     "base.http.meta-required": {"2026-07-28"},
     "base.http.method-value-case": {"2026-07-28"},
     "base.http.no-server-requests": {"2026-07-28"},
+    "base.http.concurrent-posts": {"2026-07-28", *LEGACY_HTTP},
+    "base.origin.own-served": {"2026-07-28", *LEGACY_HTTP},
+    "base.rpc.id-echo": {"2026-07-28"},
+    "base.modern.client-info-optional": {"2026-07-28"},
+    "base.http.priming-event": {"2025-11-25"},
     "base.stdio.exit-on-stdin-close": {"2026-07-28"},
     "base.stdio.legacy-exit-on-stdin-close": {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
     "base.stdio.no-server-requests": {"2026-07-28"},
@@ -147,7 +160,9 @@ def test_a_get_with_no_status_line_fails_the_get_row(tmp_path: Path) -> None:
 
 def test_a_foreign_origin_served_shows_the_answer(tmp_path: Path) -> None:
     """The Origin FAIL carries what the server did: its status and the result it gave the foreign page."""
-    report = run([_http_target(tmp_path, "origin-ignored")], select="base.origin.", protocol="2025-11-25")
+    report = run(
+        [_http_target(tmp_path, "origin-ignored")], select="base.origin.foreign-", protocol="2025-11-25"
+    )
     (case,) = report["cases"]
     assert case["verdict"] == "FAIL" and "http://evil.example was served: HTTP 200" in case["message"]
     assert case["evidence"]["http_status"] == 200 and case["evidence"]["origin_sent"] == "http://evil.example"

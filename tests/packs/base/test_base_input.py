@@ -42,11 +42,8 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str]]]] = {
     # A mode the client did not declare breaks the mode rule; in 2026-07-28 the inputRequests rule too.
     "url-undeclared": {
         LEGACY: {("base.input.elicitation-modes", "FAIL"), ("base.input.elicitation-shape", "SKIP")},
-        MODERN: {
-            ("base.input.elicitation-modes", "FAIL"),
-            ("base.input.mrtr-declared", "FAIL"),
-            ("base.input.elicitation-shape", "SKIP"),
-        },
+        # The greeting prompt's form elicitation is left to judge in 2026-07-28.
+        MODERN: {("base.input.elicitation-modes", "FAIL"), ("base.input.mrtr-declared", "FAIL")},
     },
     "sampling-tools": {
         LEGACY: {("base.input.sampling-tools", "FAIL")} | NO_SAMPLING_JUDGED,
@@ -72,17 +69,9 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str]]]] = {
         MODERN: {("base.input.sampling-shape", "FAIL"), ("base.input.mrtr-request-kinds", "FAIL")},
     },
     "mrtr-bad-kind": {MODERN: {("base.input.mrtr-request-kinds", "FAIL")}},
-    # Nothing to fulfil or echo, so no retry follows and the retry checks have nothing to judge.
-    "mrtr-empty": {
-        MODERN: {
-            ("base.input.mrtr-shape", "FAIL"),
-            ("base.input.elicitation-shape", "SKIP"),
-            ("base.input.mrtr-request-kinds", "SKIP"),
-            ("base.input.mrtr-missing-input", "SKIP"),
-            ("base.input.mrtr-extra-responses", "SKIP"),
-        }
-        | NO_SAMPLING_JUDGED
-    },
+    # The tool's answer has nothing to fulfil or echo, so no retry of it follows; the retry checks judge
+    # the greeting prompt's (it asks for a form only: no sampling to judge).
+    "mrtr-empty": {MODERN: {("base.input.mrtr-shape", "FAIL")} | NO_SAMPLING_JUDGED},
     # Both retries (input missing, input given with one unasked key) are refused: two SHOULDs, WARN.
     "retry-error": {
         MODERN: {("base.input.mrtr-missing-input", "WARN"), ("base.input.mrtr-extra-responses", "WARN")}
@@ -107,6 +96,13 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str]]]] = {
         }
     },
     "task-refused": {LEGACY: {("base.tasks.undeclared-augmentation", "FAIL")}},
+    # Two SHOULDs of the error handling (WARN), and a MUST whose condition the harness cannot see (a WARN
+    # on weak evidence).
+    "invalid-answers-taken": {MODERN: {("base.input.mrtr-invalid-responses", "WARN")}},
+    "null-answers-taken": {MODERN: {("base.input.mrtr-null-responses", "WARN")}},
+    "state-unchecked": {MODERN: {("base.input.mrtr-tampered-state", "WARN")}},
+    # No keyword makes a prompt complete once given its input: WARN.
+    "prompt-asks-forever": {MODERN: {("base.input.mrtr-prompt-complete", "WARN")}},
 }
 CASES = [(defect, revision) for defect, by_revision in EXPECTED.items() for revision in by_revision]
 

@@ -108,7 +108,14 @@ STRICT = {
     )
 }
 #: Defects only the HTTP server has, tested below.
-HTTP_ONLY = {"get-200", "malformed-202", "unknown-method-text", "get-silent", "mismatch-legacy-code"}
+HTTP_ONLY = {
+    "get-200",
+    "malformed-202",
+    "unknown-method-text",
+    "get-silent",
+    "mismatch-legacy-code",
+    "header-name-case-sensitive",
+}
 #: Defects with a test of their own below (they cost a timeout).
 OWN_TEST = {
     "slow-tool",
@@ -206,6 +213,13 @@ def test_http_modern_only_raw_server_passes(tmp_path: Path) -> None:
     assert report["targets"][0]["revisions_spoken"] == ["2026-07-28"]
     assert non_pass(report) == set()
     assert any(c["check"] == "base.http.modern-get-405" and c["verdict"] == "PASS" for c in report["cases"])
+
+
+def test_http_header_names_matched_with_case(tmp_path: Path) -> None:
+    """BASE-HTTP-025: a server that finds its request headers only under the names the text writes misses
+    them under another case: a MUST, FAIL; every other HTTP rule holds."""
+    target = _http_target(tmp_path, "--defect", "header-name-case-sensitive")
+    assert non_pass(run([target], select="base.http.")) == {("base.http.header-name-case", "FAIL")}
 
 
 def test_http_get_200_mutant(tmp_path: Path) -> None:
@@ -307,6 +321,7 @@ def test_the_strict_tool_mutant_fails_the_check_its_call_fed() -> None:
 #: The cases that need the JSON-RPC answer to an unknown method to judge their own rule.
 UNKNOWN_METHOD_CASES = {
     "base.rpc.version-field",
+    "base.rpc.id-echo",
     "base.rpc.result-xor-error",
     "base.rpc.error-shape",
     "base.rpc.method-not-found",

@@ -88,9 +88,11 @@ STREAMABLE_HTTP = ("http",)
 TRANSPORT_BOUND: dict[str, tuple[str, ...]] = {
     # Streamable HTTP's own rules (POST, GET, headers, event IDs), its session management, its 403.
     **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 16, 17, 18)},
-    **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (19, 20, 21, 22)},
+    **{f"BASE-HTTP-{n:03d}": STREAMABLE_HTTP for n in (19, 20, 21, 22, 23, 24, 25)},
     **{f"BASE-SESS-{n:03d}": STREAMABLE_HTTP for n in (1, 2, 3, 4)},
     "BASE-ORIGIN-001": STREAMABLE_HTTP,
+    # The server's own origin, served: the Streamable HTTP text's validation, read from its 403 sentence.
+    "BASE-ORIGIN-003": STREAMABLE_HTTP,
     # "Servers MUST validate the Origin header": every HTTP transport, none over stdio.
     "BASE-ORIGIN-002": ("http", "sse"),
     # The stdio transport's rules, and the early ping that only stdio lets a client send unordered.

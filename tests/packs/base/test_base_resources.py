@@ -29,7 +29,13 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
     ),
     "bad-template": (LEGACY, {("base.resources.template-syntax", "FAIL")}),
     # -32002 is right through 2025-11-25 and wrong from 2026-07-28 (SEP-2164).
-    "unknown-legacy-code": (MODERN, {("base.resources.unknown-code-modern", "FAIL")}),
+    # The data beside a wrong code is not judged: that one defect is BASE-RES-014's.
+    "unknown-legacy-code": (
+        MODERN,
+        {("base.resources.unknown-code-modern", "FAIL"), ("base.resources.unknown-data-uri", "SKIP")},
+    ),
+    # The URI in the error's data is 2026-07-28's example, not a rule: WARN.
+    "unknown-no-data": (MODERN, {("base.resources.unknown-data-uri", "WARN")}),
     # Before 2026-07-28 the code is a SHOULD.
     "unknown-invalid-params": (LEGACY, {("base.resources.unknown-code-legacy", "WARN")}),
     "unknown-empty": (
@@ -37,6 +43,7 @@ EXPECTED: dict[str, tuple[str, set[tuple[str, str]]]] = {
         {
             ("base.resources.unknown-not-empty", "FAIL"),
             ("base.resources.unknown-code-modern", "SKIP"),
+            ("base.resources.unknown-data-uri", "SKIP"),
             ("base.resources.unknown-uri", "WARN"),
         },
     ),

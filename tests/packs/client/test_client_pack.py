@@ -1,0 +1,185 @@
+"""The client pack: the reference client passes every row over every transport it is played at; each
+mutant (tests/servers/client_mutants.py: the reference with one planted defect) fails exactly its row
+(WARN for a SHOULD row, ERROR for the contract row), the rest of its run PASS or SKIP; a client that
+never connects is one ERROR with the scenario's other rows SKIP blocked by it.
+
+Every run is judged in process (`conformance.clients.run`), in one event loop shared by the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.clients import run
+from conformance.engine.checks import load_pack
+from conformance.engine.events import CaseFinished, Event, Fanout
+from tests.conftest import cli
+from tests.servers.client_mutants import MUTANTS
+
+STATEFUL, STATELESS = "2025-11-25", "2026-07-28"
+#: defect -> (scenarios, transports, revisions) its run plays: where its row is judged.
+PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "exits-one": (("tools_call",), ("http", "stdio"), (STATEFUL,)),
+    "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
+    "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
+    "older-version": (("initialize",), ("http", "stdio"), (STATEFUL,)),
+    "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
+    "no-version-header": (("initialize",), ("http",), (STATEFUL,)),
+    "no-session-id": (("initialize",), ("http",), (STATEFUL,)),
+    "arguments-list": (("tools_call",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL, STATELESS)),
+    "no-defaults": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
+    "bad-action": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
+    "no-reconnect": (("sse-retry",), ("http",), (STATEFUL,)),
+    "early-retry": (("sse-retry",), ("http",), (STATEFUL,)),
+    "no-last-event-id": (("sse-retry",), ("http",), (STATEFUL,)),
+    "no-version-header-modern": (("request-metadata",), ("http",), (STATELESS,)),
+    "no-capabilities-meta": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
+    "no-client-info-meta": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
+    "mismatched-header": (("request-metadata",), ("http",), (STATELESS,)),
+    "wrong-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
+    "no-method-header": (("http-standard-headers",), ("http",), (STATELESS,)),
+    "no-name-header": (("http-standard-headers",), ("http",), (STATELESS,)),
+    **{
+        defect: (("sep-2322-client-request-state",), ("http", "stdio"), (STATELESS,))
+        for defect in ("altered-state", "same-id", "invented-state", "leaky-state", "retry-no-result-type")
+    },
+    **{
+        defect: (("http-custom-headers",), ("http",), (STATELESS,))
+        for defect in (
+            "no-param-headers",
+            "mirrors-everything",
+            "boolean-as-number",
+            "bare-base64",
+            "null-as-text",
+        )
+    },
+    "keeps-invalid-tools": (("http-invalid-tool-headers",), ("http",), (STATELESS,)),
+    "dereferences": (("json-schema-ref-no-deref",), ("http",), (STATELESS,)),
+    "strips-keywords": (("json-schema-2020-12-preservation",), ("http", "stdio"), (STATEFUL, STATELESS)),
+}
+SHOULD_ROWS = {"CLIENT-LIFE-002", "CLIENT-ELICIT-001", "CLIENT-SSE-001", "CLIENT-SSE-003", "CLIENT-META-003"}
+SHOULD_ROWS |= {"CLIENT-META-005", "CLIENT-SCHEMA-002"}
+REFERENCE = shlex.join([sys.executable, "-m", "conformance_reference.client"])
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.cases: list[dict[str, Any]] = []
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, CaseFinished):
+            self.cases.append(event.result.as_dict())
+
+
+async def _judge(options: run.ClientOptions) -> list[dict[str, Any]]:
+    sink = Collect()
+    await run.run_jobs(run.plan(["client"], options), options, Fanout([sink]))
+    return sink.cases
+
+
+async def _all() -> dict[str, list[dict[str, Any]]]:
+    gate = asyncio.Semaphore(3)
+
+    async def one(name: str, options: run.ClientOptions) -> tuple[str, list[dict[str, Any]]]:
+        async with gate:
+            return name, await _judge(options)
+
+    jobs = [one("reference", run.ClientOptions(command=REFERENCE, jobs=2))]
+    jobs.append(
+        one(
+            "silent",
+            run.ClientOptions(
+                command="exit 0", scenarios=("tools_call",), transports=("http",), revisions=(STATEFUL,)
+            ),
+        )
+    )
+    for defect, (scenarios, transports, revisions) in PLAYED.items():
+        limit = 8 if defect == "hangs" else 15
+        command = shlex.join([sys.executable, "-m", "tests.servers.client_mutants", defect])
+        jobs.append(
+            # "hangs" is killed past its act, short of the test's patience
+            one(defect, run.ClientOptions(command, scenarios, transports, revisions, jobs=2, timeout=limit))
+        )
+    return dict(await asyncio.gather(*jobs))
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, list[dict[str, Any]]]:
+    load_pack("client")
+    return asyncio.run(_all())
+
+
+def test_reference_passes_every_row(runs: dict[str, list[dict[str, Any]]]) -> None:
+    cases = runs["reference"]
+    assert cases and all(c["verdict"] == "PASS" for c in cases), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] != "PASS"
+    ]
+    from conformance.model.requirements import table
+
+    rows = {r for r in table() if r.startswith("CLIENT-")}
+    assert rows == {c["requirement"] for c in cases}
+    assert {c["transport"] for c in cases} == {"http", "sse", "stdio"}
+
+
+@pytest.mark.parametrize("defect", sorted(MUTANTS))
+def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
+    row = MUTANTS[defect][1]
+    wanted = "ERROR" if row == "CLIENT-RUN-001" else "WARN" if row in SHOULD_ROWS else "FAIL"
+    cases = runs[defect]
+    hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
+    assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
+    others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
+    assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
+
+
+def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
+    errors = [c for c in runs["hangs"] if c["verdict"] == "ERROR"]
+    assert len(errors) == 1 and "did not exit within 8 s and was killed" in errors[0]["message"]
+
+
+def test_a_client_that_never_connects_is_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:
+    cases = runs["silent"]
+    errors = [c for c in cases if c["verdict"] == "ERROR"]
+    assert [c["requirement"] for c in errors] == ["CLIENT-RUN-001"]
+    assert "never reached the scenario server" in errors[0]["message"]
+    rest = [c for c in cases if c is not errors[0]]
+    assert rest and all(c["verdict"] == "SKIP" and c["blocked_by"] == errors[0]["key"] for c in rest)
+
+
+def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
+    """`client --target FILE` reads [client-under-test] (the command, what to play, its env), writes
+    the report and its views, exits 0; `--help` names the contract."""
+    target = tmp_path / "client.toml"
+    target.write_text(
+        f'[client-under-test]\ncommand = {json.dumps(REFERENCE)}\nscenarios = ["initialize"]\n'
+        'transports = ["stdio"]\nrevisions = ["2025-11-25"]\n[client-under-test.env]\nUNUSED = "1"\n'
+    )
+    done = cli("client", "--target", str(target), "--report-dir", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    load_pack("client")
+    played = run.ClientOptions(REFERENCE, ("initialize",), ("stdio",), ("2025-11-25",))
+    judged = sum(len(job.checks) for job in run.plan(["client"], played))
+    assert {c["verdict"] for c in report["cases"]} == {"PASS"} and len(report["cases"]) == judged
+    assert (tmp_path / "out" / "report.html").exists()
+    helped = cli("client", "--help").stdout
+    assert (
+        "MCP_CONFORMANCE_SCENARIO" in helped and "stdio:" in helped and "MCP_CONFORMANCE_TRANSPORT" in helped
+    )
+
+
+def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
+    """`coverage --side client`: each scored official client check mapped to rows, or not judged with
+    its reason; the OAuth scenarios listed as the next to judge."""
+    lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
+    assert "client set of 2026-07-28" in lines[0]
+    assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
+    assert any("not judged (not-yet-judged): OAuth client scenarios (next)" in line for line in lines)
+    assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
