@@ -101,11 +101,15 @@ def run(
     return api.finish(builder)
 
 
-def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """`python -m conformance ARGS` from the repo root, as a user runs it (bounded by `timeout`)."""
+def cli(
+    *args: str, timeout: float = 180, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m conformance ARGS` from the repo root, as a user runs it (bounded by `timeout`), with
+    `env` added to the environment."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        **(env or {}),
     }
     return subprocess.run(
         [PY, "-m", "conformance", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout

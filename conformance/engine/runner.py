@@ -590,13 +590,7 @@ class Runner:
             await check.func(ctx)
         except Outcome as outcome:
             level = requirement(check.requirement).at(ctx.revision).level
-            said = None if isinstance(outcome, Missed) else outcome.verdict
-            judged = Judged(outcome_verdict(said, level, self.options.strict), outcome.message)
-            how: Literal["miss", "weak"] = "weak" if isinstance(outcome, Weak) else "miss"
-            judged.judged_at = judged_at(level, judged.verdict, how)
-            judged.evidence = dict(outcome.evidence)
-            if isinstance(outcome, Skipped) and outcome.kind not in ("nothing-to-judge", "blocked"):
-                judged.skip = {"kind": outcome.kind, **({"option": outcome.option} if outcome.option else {})}
+            judged = outcome_judged(outcome, level, self.options.strict)
             if isinstance(outcome, Blocked) and outcome.key:
                 # An exchange an earlier case met failing (`CaseContext.guard`): that case's verdict
                 # stands for it, or this case's does, when that one judged it no defect of its row.
@@ -624,14 +618,8 @@ class Runner:
         except Exception as exc:  # a harness bug must show, not pass
             message = f"harness error in {check.id}: {exc!r}"
             return Judged(Verdict.ERROR, message, {"traceback": traceback.format_exc(limit=6)})
-        verdict = finished_verdict(
-            should_missed=bool(ctx.should_misses), weak=bool(ctx.warnings), strict=self.options.strict
-        )
-        if verdict == Verdict.PASS:
-            return Judged(verdict, "; ".join(ctx.notes))
         level = requirement(check.requirement).at(ctx.revision).level
-        at = judged_at(level, verdict, "should" if ctx.should_misses else "weak")
-        return Judged(verdict, "; ".join(ctx.should_misses + ctx.warnings), judged_at=at)
+        return finished_judged(ctx.notes, ctx.should_misses, ctx.warnings, level, self.options.strict)
 
     def _hand_over(self, judged: Judged, ctx: CaseContext, key: str, plan: blocking.Plan | None) -> None:
         """One defect, one verdict: a case that SKIPped for a failure an earlier case met is blocked by
@@ -658,6 +646,32 @@ class Runner:
     ) -> CaseResult:
         """ERROR for a case the target's budget left no time to run (or to finish)."""
         return _case_result(index, check, ctx, Verdict.ERROR, message, transcript=entries or [])
+
+
+def outcome_judged(outcome: Outcome, level: str, strict: bool) -> Judged:
+    """A check's outcome as a verdict by the verdict module's rules: a miss is FAIL or WARN by the
+    row's `level` (`--strict` too), any other outcome its own verdict; the SKIP's kind kept (the
+    engine names a blocked case's holder itself)."""
+    said = None if isinstance(outcome, Missed) else outcome.verdict
+    judged = Judged(outcome_verdict(said, level, strict), outcome.message)
+    how: Literal["miss", "weak"] = "weak" if isinstance(outcome, Weak) else "miss"
+    judged.judged_at = judged_at(level, judged.verdict, how)
+    judged.evidence = dict(outcome.evidence)
+    if isinstance(outcome, Skipped) and outcome.kind not in ("nothing-to-judge", "blocked"):
+        judged.skip = {"kind": outcome.kind, **({"option": outcome.option} if outcome.option else {})}
+    return judged
+
+
+def finished_judged(
+    notes: list[str], should_misses: list[str], warnings: list[str], level: str, strict: bool
+) -> Judged:
+    """A check that returned: PASS with its notes, or WARN (FAIL under `--strict` for a missed SHOULD)
+    for the SHOULD-level aspects it missed and the weak evidence it met on the way."""
+    verdict = finished_verdict(should_missed=bool(should_misses), weak=bool(warnings), strict=strict)
+    if verdict == Verdict.PASS:
+        return Judged(verdict, "; ".join(notes))
+    at = judged_at(level, verdict, "should" if should_misses else "weak")
+    return Judged(verdict, "; ".join(should_misses + warnings), judged_at=at)
 
 
 def holder_of(shared: TargetShared, met: str, key: str, *, take: bool = True) -> str | None:

@@ -93,6 +93,7 @@ def build_plan(
     servers: Sequence[str | Target] | None, suites: Sequence[str], checks: list[Check]
 ) -> list[tuple[Target, list[Check]]]:
     """With servers: every chosen check against each. Without: each suite against its own reference."""
+    packs.judging_mcp_servers(suites)
     if servers:
         # A target file of `[[targets]]` is all of its targets, in file order.
         targets = [t for s in servers for t in ([s] if isinstance(s, Target) else parse_targets(s))]
@@ -151,4 +152,34 @@ def run_report(
     plan = with_budgets(build_plan(servers, suites, checks), *budgets)
     builder = new_builder(plan, header)
     asyncio.run(run_plan_async(plan, options or RunOptions(), builder))
+    return finish(builder)
+
+
+def issuer_suites() -> list[str]:
+    """The installed packs that judge an OAuth authorization server (`Pack.side`), in report order."""
+    return list(packs.names_of(packs.AUTHORIZATION_SERVER))
+
+
+def run_issuer_report(
+    targets: Sequence[Any],
+    *,
+    select: str | None = None,
+    options: RunOptions | None = None,
+    header: dict[str, Any] | None = None,
+    sinks: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Judge authorization servers (`conformance.engine.issuer.IssuerTarget`s) with every pack that
+    judges one, synchronously, and return the canonical report: `authorization`'s run, and the tests'."""
+    from conformance.engine.events import Fanout
+    from conformance.engine.issuer import run_issuers
+    from conformance.reporting import canonical
+
+    suites = issuer_suites()
+    checks = select_checks(suites, select)
+    secrets = tuple(dict.fromkeys(s for target in targets for s in target.secrets))
+    builder = canonical.ReportBuilder(canonical.new_run_id(), {"suites": suites, **(header or {})}, secrets)
+    try:
+        asyncio.run(run_issuers(list(targets), checks, options or RunOptions(), Fanout([builder, *sinks])))
+    except KeyboardInterrupt:
+        return finish(builder, interrupted=True)
     return finish(builder)

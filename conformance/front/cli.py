@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from conformance import __version__
-from conformance.front import cli_authority, cli_cases, cli_client, cli_reports
+from conformance.front import cli_authority, cli_authorization, cli_cases, cli_client, cli_reports
 from conformance.model import packs
 from conformance.model.official import REVISIONS as OFFICIAL_REVISIONS
 from conformance.model.verdicts import (
@@ -120,7 +120,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
     run.add_argument(
         "--suite",
         action="append",
-        choices=server_suites,
+        choices=all_suites,  # a pack of another side is refused naming the command that runs it
         help="suite to run (repeatable; default: base with --server, without it every suite that has a "
         "reference server): " + ", ".join(server_suites or ()),
     )
@@ -241,6 +241,7 @@ def build_parser(with_packs: bool = True) -> argparse.ArgumentParser:
         cli_client.add_parsers(sub, EXIT_CODES)
     cli_reports.add_parsers(sub)
     cli_authority.add_parsers(sub)
+    cli_authorization.add_parsers(sub, EXIT_CODES)
     return parser
 
 
@@ -296,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_reports.main(args)
         if args.command in cli_authority.COMMANDS:
             return cli_authority.main(args)
+        if args.command in cli_authorization.COMMANDS:
+            return _authorization(args, argv)
         return cmd_run(args, list(sys.argv if argv is None else ["mcp-conformance", *argv]))
     except (UsageProblem, packs.PackError) as exc:
         print(f"mcp-conformance: {exc}", file=sys.stderr)
@@ -308,6 +311,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+def _authorization(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """`authorization`, its option errors one usage line like `run`'s."""
+    command = list(sys.argv if argv is None else ["mcp-conformance", *argv])
+    try:
+        return cli_authorization.main(args, command, _write_outputs)
+    except ValueError as exc:
+        raise UsageProblem(str(exc), command="authorization") from None
 
 
 class UsageProblem(Exception):
@@ -330,8 +342,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     known = catalog(suites)  # the checks without importing their modules, when the cache is current
     connect = known.rows[known.connect]
     for suite in suites:
-        if packs.get(suite).side == "server":
-            # Every server suite's first case: reaching the target at all (ERROR and exit 3 when impossible).
+        if packs.get(suite).side != "client":
+            # Every server or authorization-server suite's first case: reaching the target at all (ERROR
+            # and exit 3 when impossible); a client suite's target is a program it starts.
             print(f"{suite + '.connect':45} {connect.id:16} {connect.level:10} {'all':23} {connect.title}")
         for check in known.checks[suite]:
             req = known.rows[check.requirement]
@@ -380,8 +393,27 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for check in data.runner:
         why = data.not_judged[check]
         print(f"  {check:58} not judged ({why.reason}): {why.why}")
+    if args.side == "server":  # the authorization-server scenarios are listed beside the server side's
+        _coverage_apart(official.authorization_coverage(args.revision, rows_at))
     print(official.counts_line(args.revision, covered, args.side))
     return EXIT_OK
+
+
+def _coverage_apart(covered: Any) -> None:
+    """The release's authorization-server scenarios, which no frozen set scores: the rows judging each
+    check (`mcp-conformance authorization` runs them), counted apart from the server set."""
+    if not covered:
+        return
+    print("authorization-server scenarios (in no frozen set; judged by `mcp-conformance authorization`)")
+    scenario = None
+    for item in covered:
+        if item.scenario != scenario:
+            scenario = item.scenario
+            print(scenario)
+        judged = ", ".join(item.rows) if item.rows else f"not judged ({item.reason}): {item.why}"
+        print(f"  {item.check:58} {judged}")
+    judged_here = sum(1 for item in covered if item.rows)
+    print(f"authorization-server: {len(covered)} official checks, {judged_here} judged here")
 
 
 def _level_shown(row: Any, revisions: list[str]) -> tuple[str, str]:
@@ -432,7 +464,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     known = catalog(packs.names())
     row = _row_named(known, args.id)
     if row.suite == "core":  # the connect case every suite opens with
-        checks = [f"{suite}.connect" for suite in packs.names_of("server")]
+        checks = [f"{suite}.connect" for suite in packs.names() if packs.get(suite).side != "client"]
         judged: list[str] = []
     else:
         own = [c for c in known.checks.get(row.suite, []) if c.requirement == row.id]
@@ -564,6 +596,7 @@ def _suites_of(args: argparse.Namespace) -> list[str]:
             if pack.reference is not None and pack.side == "server"
         )
     suites = list(dict.fromkeys(args.suite or default))
+    packs.judging_mcp_servers(suites)
     if not args.server:
         for suite in suites:
             missing = packs.get(suite).reference_missing()

@@ -17,7 +17,8 @@ def add_parsers(sub: Any) -> None:
     """Add this module's commands to the main parser's subparsers."""
     server = sub.add_parser(
         "auth-server",
-        help="serve the test authorization server (RFC 8414 metadata, JWKS) on 127.0.0.1 until Ctrl-C",
+        help="serve the test authorization server (metadata, JWKS, code grant, registration) on 127.0.0.1"
+        " until Ctrl-C",
     )
     server.add_argument(
         "--key-file", required=True, metavar="FILE", help="its key (a private JWK; created if missing)"
@@ -26,6 +27,9 @@ def add_parsers(sub: Any) -> None:
     server.add_argument("--port", type=int, default=0, help="port to bind; 0 picks a free one (default 0)")
     server.add_argument(
         "--scope", action="append", default=[], metavar="S", help="a scope its metadata lists"
+    )
+    server.add_argument(
+        "--path", default="", metavar="PATH", help="its issuer's path, e.g. /oauth (default: none)"
     )
     token = sub.add_parser("auth-token", help="mint a token of the test authorization server and print it")
     token.add_argument("--key-file", required=True, metavar="FILE", help="the server's key (must exist)")
@@ -53,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     server = AuthorityServer(
-        load_key(args.key_file), host=args.host, port=args.port, scopes=tuple(args.scope)
+        load_key(args.key_file), host=args.host, port=args.port, scopes=tuple(args.scope), path=args.path
     )
     signal.signal(signal.SIGTERM, _interrupt)  # what CI and process managers send: a clean exit 0
     print(f"LISTENING {server.issuer}", flush=True)

@@ -240,6 +240,9 @@ def replay_argv(report: Report, case: Case, report_dir: str | None) -> list[str]
             f"{case.key} is whether the target can be reached at all: any run says it again "
             f"(mcp-conformance run --server {target.spec})"
         )
+    command = list(report.header.command or [])
+    if command[1:2] == ["authorization"]:
+        return _authorization_replay(command[2:], case, report_dir)
     options = report.header.options
     if target.side == "client" and target.command:
         argv = ["client", "--command", target.command, "--scenario", str(case.evidence.get("scenario", ""))]
@@ -253,6 +256,34 @@ def replay_argv(report: Report, case: Case, report_dir: str | None) -> list[str]
     argv += ["--experimental"] if options.get("experimental") else []
     if options.get("call_tools"):
         argv += ["--call-tools", str(options["call_tools"])]
+    return argv + (["--report-dir", report_dir] if report_dir else [])
+
+
+#: `authorization` options a replay sets itself, each with whether it takes a value.
+REPLAY_SETS = {
+    "-k": True,
+    "--protocol": True,
+    "--report-dir": True,
+    "--quiet": False,
+    "-v": False,
+    "--verbose": False,
+}
+
+
+def _authorization_replay(given: list[str], case: Case, report_dir: str | None) -> list[str]:
+    """The `authorization` arguments that judge `case` again: the run's own (its issuer, client, scope,
+    --strict), its check alone at its revision."""
+    kept: list[str] = []
+    skip_value = False
+    for part in given:
+        name = part.split("=", 1)[0]
+        if skip_value:
+            skip_value = False
+        elif name in REPLAY_SETS:
+            skip_value = REPLAY_SETS[name] and "=" not in part
+        else:
+            kept.append(part)
+    argv = ["authorization", *kept, "-k", case.check, "--protocol", case.revision, "--quiet"]
     return argv + (["--report-dir", report_dir] if report_dir else [])
 
 

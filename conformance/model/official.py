@@ -8,7 +8,9 @@ should be readable in those IDs too. The data is split so that each fact is said
 - `official.json` (validated by `official.schema.json` when read) pins the release the IDs were read
   from, the frozen server set of each revision (`requirements/<revision>.yaml` of that release), every
   server check of those scenarios and of the release's scenarios no set names yet, the checks its runner
-  emits for any scenario, and why a check no row names is not judged here.
+  emits for any scenario, and why a check no row names is not judged here; apart from those, the
+  release's authorization-server scenarios (`authorization_server`), which no frozen set scores and
+  `mcp-conformance authorization` judges.
 
 How a release is read: unpack `npm pack @modelcontextprotocol/conformance@VERSION` outside the repo;
 the revisions' sets are its `requirements/*.yaml`; the check IDs each server scenario emits are the
@@ -66,6 +68,11 @@ class Official:
     since: Mapping[str, str]
     #: The checks the runner emits for any scenario.
     runner: tuple[str, ...]
+    #: The authorization-server scenarios (run against an OAuth authorization server), apart from the
+    #: server sets: scenario -> its check IDs. The server side's only (empty on the client side).
+    authorization_server: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: check -> the first revision it is emitted at, for those of `authorization_server`.
+    authorization_since: Mapping[str, str] = field(default_factory=dict)
     #: The client side (`official.json`'s `client`), read the same way: its scored scenarios under
     #: `scored`, and `unlisted` the scenarios whose checks are not listed yet, each with why.
     client: Official | None = None
@@ -88,13 +95,20 @@ class Official:
 
     def emits_at(self, check: str, revision: str) -> bool:
         """Whether a scenario run at `revision`'s wire emits `check` (REVISIONS are ISO dates)."""
-        return revision >= self.since.get(check, revision)
+        since = self.since.get(check) or self.authorization_since.get(check) or revision
+        return revision >= since
 
     def scenarios_of(self, check: str) -> tuple[str, ...]:
-        """The scenarios that emit `check` (a check ID is normally one scenario's own), the client
-        side's too."""
-        own = tuple(name for name, checks in self.scenarios.items() if check in checks)
+        """The scenarios that emit `check` (a check ID is normally one scenario's own), the
+        authorization-server scenarios' and the client side's too."""
+        every = {**self.scenarios, **self.authorization_server}
+        own = tuple(name for name, checks in every.items() if check in checks)
         return own + (self.client.scenarios_of(check) if self.client else ())
+
+    @property
+    def authorization_checks(self) -> frozenset[str]:
+        """Every check of the authorization-server scenarios."""
+        return frozenset(c for checks in self.authorization_server.values() for c in checks)
 
     def qualified(self, checks: Iterable[str]) -> list[str]:
         """`scenario:check` for each check, the form an official expected-failures file uses."""
@@ -129,6 +143,8 @@ def _side(data: Mapping[str, Any], release: Mapping[str, Any], side: str) -> Off
     scenarios = {name: tuple(checks) for name, checks in data["scenarios"].items()}
     unlisted = {name: NotJudged(**why) for name, why in data.get("unlisted", {}).items()}
     _consistent(data, scenarios, side, set(unlisted))
+    # The authorization-server scenarios are listed beside the server side's, never the client's.
+    apart = data.get("authorization_server", {}) if side == "server" else {}
     return Official(
         release=release,
         scored={rev: tuple(sets[side]) for rev, sets in data["revisions"].items()},
@@ -138,6 +154,8 @@ def _side(data: Mapping[str, Any], release: Mapping[str, Any], side: str) -> Off
         outside=dict(data.get("outside_sets", {})),
         since=dict(data.get("since", {})),
         runner=tuple(data.get("runner", ())),
+        authorization_server={name: tuple(c) for name, c in apart.get("scenarios", {}).items()},
+        authorization_since=dict(apart.get("since", {})),
         unlisted=unlisted,
         side=side,
     )
@@ -183,13 +201,14 @@ def check_rows(rows: Iterable[Any]) -> None:
     official = load()
     sides = [official, *([official.client] if official.client else [])]
     every = {check for side in sides for checks in side.scenarios.values() for check in checks}
+    every |= official.authorization_checks
     not_judged = {check for side in sides for check in side.not_judged}
     for row in rows:
         for check in row.official_checks:
             if check not in every:
                 raise OfficialError(
-                    f"requirement {row.id}: official check {check!r} is not a server or client check of "
-                    + official.label
+                    f"requirement {row.id}: official check {check!r} is not a server, client or "
+                    f"authorization-server check of {official.label}"
                 )
             if check in not_judged:
                 raise OfficialError(
@@ -247,6 +266,22 @@ def check_coverage(
             else:
                 why_not = f"its rows judge other revisions than {revision}"
                 out.append(CheckCoverage(scenario, check, not_scored, (), "other-revisions", why_not, frozen))
+    return out
+
+
+def authorization_coverage(revision: str, rows_at: Mapping[str, Sequence[str]]) -> list[CheckCoverage]:
+    """Every check of the release's authorization-server scenarios emitted at `revision`, with the rows
+    judging it there (`not_scored` says why no frozen set scores it). Judged by `mcp-conformance
+    authorization`, so counted apart from the server set's checks."""
+    official = load()
+    out = []
+    for scenario, checks in official.authorization_server.items():
+        for check in checks:
+            if not official.emits_at(check, revision):
+                continue
+            rows = tuple(rows_at.get(check, ()))
+            reason, why = ("", "") if rows else ("not-yet-judged", f"no row judges it at {revision}")
+            out.append(CheckCoverage(scenario, check, "in no frozen set", rows, reason, why))
     return out
 
 
@@ -338,6 +373,8 @@ def _side_summary(cases: list[Any], side: str, own: set[str]) -> list[RevisionSu
     by_revision: dict[str, dict[str, list[str]]] = {}
     rows_at: dict[str, dict[str, list[str]]] = {}
     for case in cases:
+        # A check of neither side's scenarios (an authorization-server one: no frozen set scores it)
+        # is not in `own`, so stays out of the side's figures.
         if case.revision not in REVISIONS or not case.official:
             continue
         for check in case.official:

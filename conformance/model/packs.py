@@ -137,9 +137,10 @@ class Pack:
     #: `conformance.infra.prefork`): the embedded default then starts the reference server, its HTTP launch
     #: and its controller as forks of one process that has imported them. None: `python -m` each time.
     reference_forkserver: str | None = None
-
-    #: What the pack judges (one of `SIDES`): "server" (`run`), or "client" (`client`: its checks read
-    #: what a client sent to the scenario servers the pack scripts; docs/client.md).
+    #: What the pack judges (one of `SIDES`), which says the command that runs it: "server", an MCP
+    #: server (`run`); "client", an MCP client (`client`: its checks read what a client sent to the
+    #: scenario servers the pack scripts; docs/client.md); "authorization-server", an OAuth 2.1
+    #: authorization server (`authorization`, against an issuer URL: `conformance.engine.issuer`).
     side: str = "server"
 
     def files(self) -> Traversable:
@@ -314,13 +315,20 @@ def names() -> tuple[str, ...]:
     return tuple(installed())
 
 
-#: The sides a pack judges (`Pack.side`). The core names them; a pack may share a side's name (this
-#: repository's client pack is `client`), which is the side's word, not the pack's, in the core.
-SIDES = ("server", "client")
+#: What a pack judges (`Pack.side`), each run by its own command: `run`, `client`, `authorization`. The
+#: core names them; a pack may share a side's name (this repository's `client` and
+#: `authorization-server` packs do), which is the side's word, not the pack's, in the core.
+SIDES = ("server", "client", "authorization-server")
+AUTHORIZATION_SERVER = "authorization-server"
+#: What the packs of a side other than "server" judge, and the command that runs them (for a refusal).
+_RUN_APART = {
+    "client": ("an MCP client", "client"),
+    AUTHORIZATION_SERVER: ("an authorization server", "authorization"),
+}
 
 
 def names_of(side: str) -> tuple[str, ...]:
-    """The installed packs judging `side` ("server" or "client")."""
+    """The installed packs judging `side` (one of `SIDES`)."""
     return tuple(name for name, pack in installed().items() if pack.side == side)
 
 
@@ -346,6 +354,16 @@ def transport_judges() -> dict[str, tuple[str, str]]:
                 )
             judges[transport] = (judge[0], judge[1])
     return judges
+
+
+def judging_mcp_servers(suites: Iterable[str]) -> None:
+    """Refuse a suite that judges something other than an MCP server (`Pack.side`): `run`, the pytest
+    plugin and the API run MCP servers only; a client or authorization-server pack has its own command."""
+    for suite in suites:
+        side = get(suite).side
+        if side != "server":
+            what, command = _RUN_APART.get(side, (side, side))
+            raise PackError(f"suite {suite!r} judges {what}: run `mcp-conformance {command}`")
 
 
 def defaults_for_servers() -> tuple[str, ...]:

@@ -42,6 +42,10 @@ The names, by the job they do in a pack:
   `drawing` (careful valid arguments for a tool), the strategy builder for fuzzing,
   `Fixtures`/`fixtures`/`optional_fixtures` (data a target file provides).
 - **Tokens**: `mint`, `new_key`, `token_set`, `load_authority_key`, `ALGORITHM` for auth packs.
+- **Judging an authorization server** (a pack with `side="authorization-server"`):
+  `issuer_check` registers an async function `(ctx: IssuerContext) -> None`; `IssuerContext` is the
+  issuer, the settings, recorded HTTP (`ctx.http`, answering an `IssuerExchange`) and the revision's
+  shared facts (`remember_once`).
 - **Judging clients** (a pack with `side="client"`: docs/client.md): `Scenario` (the server a client
   meets, registered with `scenario`), `Peer` (the way back to the client: `ask`, `event`, `close`),
   `Refusal` and `NO_ANSWER` (answers other than a result), `HttpAnswer` (an HTTP answer of the
@@ -85,6 +89,8 @@ if TYPE_CHECKING:  # what the names are, for readers and type checkers; `_WHERE`
         weak,
     )
     from conformance.engine.context import CaseContext
+    from conformance.engine.issuer import Exchange as IssuerExchange
+    from conformance.engine.issuer import IssuerContext, issuer_check
     from conformance.engine.policy import read_only
     from conformance.fixtures.context import Fixtures, fixtures, optional_fixtures
     from conformance.infra.authority import ALGORITHM, mint, new_key, token_set
@@ -184,6 +190,8 @@ _WHERE: dict[str, tuple[str, str]] = {
         "weak",
     ),
     **_names("conformance.engine.context", "CaseContext"),
+    **_names("conformance.engine.issuer", "IssuerContext", "issuer_check"),
+    "IssuerExchange": ("conformance.engine.issuer", "Exchange"),
     **_names("conformance.engine.policy", "read_only"),
     **_names("conformance.fixtures.context", "Fixtures", "fixtures", "optional_fixtures"),
     **_names("conformance.pack_api.jcs", "CanonicalError", "sha256_hex"),
@@ -282,6 +290,8 @@ __all__ = [
     "Frame",
     "HandshakeFailed",
     "HttpAnswer",
+    "IssuerContext",
+    "IssuerExchange",
     "Message",
     "Model",
     "Mutation",
@@ -323,6 +333,7 @@ __all__ = [
     "fixtures",
     "hypothesis_home",
     "is_known",
+    "issuer_check",
     "jsonrpc",
     "load_authority_key",
     "load_vectors",

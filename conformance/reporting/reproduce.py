@@ -168,7 +168,12 @@ def _http(
     commands = []
     texts = [_text(entry) for entry in sends]
     has_session = any(SESSION_HEADER in {k.lower() for k in (entry.get("headers") or {})} for entry in sends)
-    if _needs_opening(case.revision, texts):
+    # Requests that are no MCP (an authorization server's metadata, token and registration requests)
+    # need no session opened before them.
+    speaks_mcp = has_session or any(
+        _method(text) or _streams(entry) for entry, text in zip(sends, texts, strict=True)
+    )
+    if speaks_mcp and _needs_opening(case.revision, texts):
         url = _url_of(sends[0], target)
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         init, initialized = opening(case.revision, version)
@@ -190,6 +195,12 @@ def _http(
         verb, _, url = str(entry.get("channel") or "POST").partition(" ")
         commands.append(_curl(verb, url or _url_of(entry, target), entry.get("headers") or {}, text))
     return commands, notes
+
+
+def _streams(entry: Mapping[str, Any]) -> bool:
+    """Whether a request accepts an event stream, as every MCP request over HTTP does."""
+    headers = entry.get("headers") or {}
+    return any(k.lower() == "accept" and "text/event-stream" in str(v) for k, v in headers.items())
 
 
 def _url_of(entry: Mapping[str, Any], target: Target | None) -> str:

@@ -30,9 +30,13 @@ def test_every_server_check_is_mapped_or_listed_as_not_judged_never_both() -> No
         for check in checks:
             assert (check in mapped) != (check in data.not_judged), f"{scenario}:{check}"
     every = {check for checks in data.scenarios.values() for check in checks}
+    # The authorization-server scenarios' checks (apart from the server sets) are every one judged.
+    apart = data.authorization_checks
+    assert apart and apart <= set(mapped) and not apart & set(data.not_judged)
     assert data.client is not None  # the rows map the client side's checks too (the test below)
     clients = {check for checks in data.client.scenarios.values() for check in checks}
-    assert set(mapped) <= every | clients and set(data.not_judged) <= every | set(data.runner)
+    assert not data.client.authorization_server, "the authorization-server scenarios are the server side's"
+    assert set(mapped) <= every | apart | clients and set(data.not_judged) <= every | set(data.runner)
     assert set(data.runner) <= set(data.not_judged), "a runner check without its reason"
 
 
@@ -100,7 +104,8 @@ def test_coverage_prints_every_check_of_the_set_and_one_counts_line() -> None:
         checks = [line.split()[0] for line in lines if line.startswith("  ")]
         data = official.load()
         emitted = [c for s, _ in data.revision_scenarios(revision) for c in data.scenarios[s]]
-        assert checks == [c for c in emitted if data.emits_at(c, revision)] + list(data.runner)
+        apart = [c for s in data.authorization_server.values() for c in s if data.emits_at(c, revision)]
+        assert checks == [c for c in emitted if data.emits_at(c, revision)] + list(data.runner) + apart
         assert lines[-1].startswith(f"{revision}: ") and " judged here, " in lines[-1]
 
 
@@ -191,6 +196,7 @@ def test_the_package_bundle_emits_every_id_the_data_holds() -> None:
     text = _official("dist/index.js").read_text(encoding="utf-8")
     data = official.load()
     ids = {*data.scenarios, *(c for checks in data.scenarios.values() for c in checks), *data.runner}
+    ids |= {*data.authorization_server, *data.authorization_checks}
     assert {i for i in ids if f"`{i}`" not in text and f"'{i}'" not in text} == set()
     assert data.release["version"] in (REPO / "README.md").read_text(encoding="utf-8")
 

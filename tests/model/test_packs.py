@@ -93,6 +93,7 @@ def test_importing_the_core_imports_no_suite_and_no_mcp(tmp_path: Path) -> None:
         "apps",
         "official-fixture",
         "client",
+        "authorization-server",
     }
     check_modules = {module for _, checks in own.values() for module in checks}
     # After `installed()`: the declarations (each pack's __init__) and the fuzz pack's tiny options module.
