@@ -32,7 +32,7 @@ from typing import Any
 from conformance.model.requirements import Requirement
 
 #: Bumped whenever the catalog's shape or what it derives changes, so an older cache is never read.
-FORMAT = 2
+FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,10 @@ class Catalog:
     #: The requirement of every suite's first case, reaching the target (the runner's
     #: `CONNECT_REQUIREMENT`, kept here because importing the runner is importing the whole engine).
     connect: str
+    #: The official release's label, and each official check the rows name as `scenario:check` (read
+    #: from `official.json`, a core file the key fingerprints, whose load validates it with jsonschema).
+    official_label: str = ""
+    official: dict[str, list[str]] | None = None
 
 
 def catalog(suites: Sequence[str]) -> Catalog:
@@ -64,7 +68,7 @@ def catalog(suites: Sequence[str]) -> Catalog:
     key = cache_key()
     path = cache_path()
     cached = _read(path, key) if path is not None else None
-    stored: dict[str, Any] = cached or {"suites": {}, "rows": {}, "connect": ""}
+    stored: dict[str, Any] = cached or {"suites": {}, "rows": {}, "connect": "", "official": {}}
     missing = [s for s in suites if s not in stored["suites"]]
     if missing:
         _add(stored, missing)
@@ -207,9 +211,12 @@ def _read(path: Path, key: dict[str, Any]) -> dict[str, Any] | None:
             _row(row)
         if connect not in rows:
             return None
+        official = data.get("official", {})
+        if not isinstance(official, dict):
+            return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return {"suites": suites, "rows": rows, "connect": connect}
+    return {"suites": suites, "rows": rows, "connect": connect, "official": official}
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
@@ -241,6 +248,16 @@ def _add(stored: dict[str, Any], suites: Sequence[str]) -> None:
         wanted += [c.requirement for c in checks]
     for requirement in wanted:
         stored["rows"][requirement] = get(requirement).as_dict()
+    _add_official(stored)
+
+
+def _add_official(stored: dict[str, Any]) -> None:
+    """The official names of the checks the stored rows name, so `explain` prints them unloaded."""
+    from conformance.model import official
+
+    data = official.load()
+    checks = {c for row in stored["rows"].values() for c in row.get("official", {}).get("checks", ())}
+    stored["official"] = {"label": data.label, "qualified": {c: data.qualified([c]) for c in sorted(checks)}}
 
 
 def _entry(data: Any) -> Entry:
@@ -260,4 +277,6 @@ def _row(data: Any) -> Requirement:
 def _catalog_of(stored: dict[str, Any], suites: Sequence[str]) -> Catalog:
     checks = {suite: [_entry(e) for e in stored["suites"][suite]] for suite in suites}
     named = {stored["connect"], *(e.requirement for entries in checks.values() for e in entries)}
-    return Catalog(checks, {rid: _row(stored["rows"][rid]) for rid in sorted(named)}, stored["connect"])
+    rows = {rid: _row(stored["rows"][rid]) for rid in sorted(named)}
+    said = stored.get("official") or {}
+    return Catalog(checks, rows, stored["connect"], said.get("label", ""), said.get("qualified"))

@@ -475,10 +475,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print(f"Quote:   {row.quote}\nSource:  {row.source}\nTest:    {row.test}")
     print(f"Checks:  {', '.join(checks) or '-'}")
     if row.official_checks:
-        from conformance.model import official
-
-        data = official.load()
-        print(f"Official: {', '.join(data.qualified(row.official_checks))}  ({data.label})")
+        print(f"Official: {_official_line(known, row.official_checks)}")
     if row.track != "stable":
         print(
             f"Track:   {row.track}: its cases show their true verdict, and fail no run"
@@ -492,6 +489,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if "source" in values:
             print(f"Source:  {at.source}")
     return EXIT_OK
+
+
+def _official_line(known: Any, checks: Sequence[str]) -> str:
+    """A row's official checks as `scenario:check`, with the release: from the catalog, which keeps
+    them for the rows it holds; a row read past it (named by no check) loads `official.json`."""
+    said = known.official or {}
+    if all(check in said for check in checks):
+        return f"{', '.join(q for check in checks for q in said[check])}  ({known.official_label})"
+    from conformance.model import official
+
+    data = official.load()
+    return f"{', '.join(data.qualified(checks))}  ({data.label})"
 
 
 def _row_named(known: Any, wanted: str) -> Any:
