@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
-from conformance_reference.client_plus import PREFIX, PlusBehaviour, SessionExpired
-from conformance_reference.client_wire import HttpWire, LegacySseWire, StdioWire, Wire
+from conformance_reference.client_plus import PREFIX, PlusBehaviour
+from conformance_reference.client_wire import HttpWire, LegacySseWire, SessionExpired, StdioWire, Wire
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 #: RFC 9110 token characters: what an x-mcp-header name may be made of (SEP-2243).

@@ -24,10 +24,6 @@ ELICITATION_SINCE = ("2025-06-18", "2025-11-25")
 URL_MODE_SINCE = ("2025-11-25",)
 
 
-class SessionExpired(Exception):
-    """The server answered a request of the session with HTTP 404: the session is gone."""
-
-
 class PlusBehaviour:
     """What the reference client does in the `x-` scenarios (mixed into `ReferenceClient`)."""
 

@@ -14,7 +14,10 @@ from urllib.parse import urljoin
 import httpx
 
 from conformance.adapters.sse_parse import SseParser
-from conformance_reference.client_plus import SessionExpired
+
+
+class SessionExpired(Exception):
+    """The server answered a request of the session with HTTP 404: the session is gone."""
 
 
 class Speaker(Protocol):
