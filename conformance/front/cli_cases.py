@@ -7,7 +7,8 @@ exact requests of the case as commands to paste. `replay` runs the case's check 
 report's target at the case's revision, through the engine as `run` does (the check sends its requests
 again and judges the answers), and says the verdict before and now.
 
-A case is named by its key, a unique prefix of one, or its check ID when one case has it, in any case;
+A case is named by its key, a unique prefix of one, or its check or requirement ID when one case has it
+(the one that did not pass, when others did), in any case;
 a miss says which key it was probably meant to be. The report is `--report`, else the newest
 `reports/*/report.json` (the folder `run` writes into by default).
 """
@@ -47,14 +48,18 @@ def add_parsers(sub: Any) -> None:
         help="show one case of a report: quote, evidence, transcript and the commands that reproduce it",
     )
     show.add_argument(
-        "case", metavar="CASE", help="a case key, a unique prefix of one, or a check ID (any case)"
+        "case",
+        metavar="CASE",
+        help="a case key, a unique prefix of one, or a check or requirement ID (any case)",
     )
     show.add_argument("--report", metavar="R", help=where)
     replay = sub.add_parser(
         "replay",
         help="run one case's check again on the report's target and revision, and compare the verdicts",
     )
-    replay.add_argument("case", metavar="CASE", help="a case key, a unique prefix of one, or a check ID")
+    replay.add_argument(
+        "case", metavar="CASE", help="a case key, a unique prefix of one, or a check or requirement ID"
+    )
     replay.add_argument("--report", metavar="R", help=where)
     replay.add_argument(
         "--report-dir", metavar="DIR", help="write the new run's reports here (default reports/<run-id>/)"
@@ -102,8 +107,9 @@ def _load(given: str | None) -> tuple[Report, Path]:
 
 
 def find_case(report: Report, wanted: str) -> Case:
-    """The case `wanted` names: its key, else the one case whose key starts with it or whose check ID
-    it is (any case); several are listed, none gets a "did you mean"."""
+    """The case `wanted` names: its key, else the one case whose key starts with it or whose check or
+    requirement ID it is (any case; of several, those that did not pass); several are listed, none gets a
+    "did you mean"."""
     from conformance.text import closest
 
     lowered = wanted.lower()
@@ -112,7 +118,8 @@ def find_case(report: Report, wanted: str) -> Case:
             return case
     matches = [c for c in report.cases if c.key.lower() == lowered]
     matches = matches or [c for c in report.cases if c.key.lower().startswith(lowered)]
-    matches = matches or [c for c in report.cases if c.check.lower() == lowered]
+    matches = matches or _worst_first([c for c in report.cases if c.check.lower() == lowered])
+    matches = matches or _worst_first([c for c in report.cases if c.requirement.lower() == lowered])
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -121,6 +128,13 @@ def find_case(report: Report, wanted: str) -> Case:
     close = closest(wanted, [c.key for c in report.cases] + sorted({c.check for c in report.cases}))
     hint = f" (did you mean {close[0]}?)" if close else ""
     raise CaseUsageError(f"no case {wanted!r} in the report{hint}")
+
+
+def _worst_first(cases: list[Case]) -> list[Case]:
+    """The cases a check or requirement ID names, narrowed to those that did not pass when there are
+    any: the summary's finding lines name a requirement, and the case meant is the one it found."""
+    failing = [c for c in cases if c.verdict != "PASS"]
+    return failing or cases
 
 
 def show_text(report: Report, case: Case, path: Path) -> str:

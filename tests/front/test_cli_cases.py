@@ -3,6 +3,7 @@ test server with one planted defect over stdio)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -108,3 +109,17 @@ def test_replay_of_a_connect_case_says_to_run_again(tmp_path: Path) -> None:
     result = cli("replay", "base.connect", "--report", str(where))
     assert result.returncode == 2
     assert "whether the target can be reached at all" in result.stderr
+
+
+def test_show_takes_a_requirement_id_and_picks_the_failing_case(folder: Path, tmp_path: Path) -> None:
+    """The summary's finding lines name requirements: `show BASE-RPC-002` is the case that found it."""
+    ambiguous = cli("show", "base-rpc-002", "--report", str(folder))
+    assert ambiguous.returncode == 2 and "3 cases match 'base-rpc-002'" in ambiguous.stderr
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    for case in report["cases"]:
+        if case["key"] != KEY and case["requirement"] == "BASE-RPC-002":
+            case["verdict"] = "PASS"  # the other revisions met it: only KEY did not
+    (tmp_path / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    result = cli("show", "BASE-RPC-002", "--report", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"FAIL  {KEY}\n")
