@@ -542,15 +542,13 @@ def _completed(rounds: list[Round]) -> list[Round]:
     revisions=MODERN_REVISIONS,
 )
 async def mrtr_invalid_responses(ctx: CaseContext) -> None:
-    rounds = await _probed(ctx, "invalid", "no InputRequiredResult carried inputRequests to answer")
-    ctx.note(f"{len(rounds)} retr(y/ies) answering each requested key with {INVALID_ANSWER}")
-    done = _completed(rounds)
-    if done:
-        missed(
-            f"{done[0].tool!r}: a retry answering each requested key with {INVALID_ANSWER} (no result "
-            "object) completed the call, neither refused nor asked again",
-            **done[0].call.excerpt(),
-        )
+    await _refused_probe(
+        ctx,
+        "invalid",
+        f"answering each requested key with {INVALID_ANSWER}",
+        f"a retry answering each requested key with {INVALID_ANSWER} (no result object) completed the "
+        "call, neither refused nor asked again",
+    )
 
 
 @check(
@@ -560,15 +558,21 @@ async def mrtr_invalid_responses(ctx: CaseContext) -> None:
     revisions=MODERN_REVISIONS,
 )
 async def mrtr_null_responses(ctx: CaseContext) -> None:
-    rounds = await _probed(ctx, "null", "no InputRequiredResult carried inputRequests to answer")
-    ctx.note(f"{len(rounds)} retr(y/ies) with inputResponses null")
+    await _refused_probe(
+        ctx,
+        "null",
+        "with inputResponses null",
+        "a retry with inputResponses null (not an object) completed the call, not refused with an error",
+    )
+
+
+async def _refused_probe(ctx: CaseContext, probe: str, sent: str, completed: str) -> None:
+    """A retry of `probe` (one thing wrong) must not complete the call: a miss naming the first that did."""
+    rounds = await _probed(ctx, probe, "no InputRequiredResult carried inputRequests to answer")
+    ctx.note(f"{len(rounds)} retr(y/ies) {sent}")
     done = _completed(rounds)
     if done:
-        missed(
-            f"{done[0].tool!r}: a retry with inputResponses null (not an object) completed the call, "
-            "not refused with an error",
-            **done[0].call.excerpt(),
-        )
+        missed(f"{done[0].tool!r}: {completed}", **done[0].call.excerpt())
 
 
 @check(
