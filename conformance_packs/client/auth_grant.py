@@ -83,5 +83,7 @@ async def bearer_after_grant(ctx: ClientContext) -> None:
     for arrival in posts[first:]:
         header = arrival.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or token.strip() not in issued or "access_token=" in arrival.path:
+        if scheme.lower() != "bearer" or token.strip() not in issued:
             missed(f"an MCP request after the grant carried Authorization {header!r}", path=arrival.path)
+        if "access_token=" in arrival.path:
+            missed("an MCP request after the grant carried the access token in its URL", path=arrival.path)

@@ -185,9 +185,7 @@ async def wif_audience(ctx: ClientContext) -> None:
     _, claims = _claims(ctx)
     issuer = str(AuthWire(ctx).servers[0]["issuer"])
     if not accepted_audiences(issuer) & set(audiences(claims)):
-        missed(
-            f"the assertion's aud {claims.get('aud')!r} does not identify this server ({issuer})"
-        )
+        missed(f"the assertion's aud {claims.get('aud')!r} does not identify this server ({issuer})")
 
 
 @judged_in("wif-expiry", "CLIENT-WIF-004", "the assertion is not expired when presented", (WIF,))
