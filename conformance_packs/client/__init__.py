@@ -31,6 +31,7 @@ PACK = Pack(
         f"{__name__}.auth_rules",
         f"{__name__}.auth_refusals",
         f"{__name__}.auth_extensions",
+        f"{__name__}.auth_dpop_checks",
     ),
     reference="conformance_reference.client",
     side="client",
