@@ -8,7 +8,10 @@ the metadata publishes it, re-registration when the authorization server changes
 The flow follows MCP 2025-11-25 and 2026-07-28 basic/authorization: protected resource metadata from
 the challenge's `resource_metadata` or the well-known URIs, authorization server metadata in the
 spec's order (its issuer checked), pre-registered credentials, then a client ID metadata document,
-then dynamic registration; PKCE S256, `state`, `resource`; the `iss` table; the bearer token.
+then dynamic registration; PKCE S256, `state`, `resource`; the `iss` table; the bearer token. Where the
+authorization server supports DPoP (RFC 9449, the MCP DPoP extension), every token request carries a
+proof and a DPoP-bound token goes out with the `DPoP` scheme and a fresh proof per request, a server's
+`use_dpop_nonce` answered once with its nonce.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
+
+from conformance_reference.client_dpop import DpopKey
 
 #: This client's client ID metadata document URL (an https URL with a path, as the spec requires; the
 #: scenarios never fetch it).
@@ -68,6 +73,15 @@ class Registration:
     method: str = "none"
 
 
+def _error(response: httpx.Response) -> Any:
+    """The OAuth `error` code of an error answer, or None."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    return body.get("error") if isinstance(body, dict) else None
+
+
 def _json(response: httpx.Response) -> Any:
     try:
         return response.json() if response.status_code == 200 else None
@@ -87,13 +101,20 @@ class OAuthFlow(httpx.Auth):
         self.token: str | None = None
         self.scopes: list[str] = []
         self.registrations: dict[str, Registration] = {}
+        self.token_type = "Bearer"
+        #: The DPoP key once an authorization server supports DPoP, and the nonces servers supplied.
+        self.dpop: DpopKey | None = None
+        self.as_nonce: str | None = None
+        self.rs_nonce: str | None = None
 
     def auth_flow(self, request: httpx.Request) -> Flow:
         self.sign(request)
-        response = yield request
+        response = yield from self.nonce_retry(request, (yield request))
         attempts = 0
         while response.status_code in (401, 403):
             challenge = Challenge.parse(response.headers.get("www-authenticate", ""))
+            if challenge.params.get("error") == "use_dpop_nonce":
+                raise AuthFailure("still use_dpop_nonce after a proof with the server's nonce")
             step_up = response.status_code == 403
             if step_up and challenge.params.get("error") != "insufficient_scope":
                 raise AuthFailure("the server refused the request (403)")
@@ -102,7 +123,7 @@ class OAuthFlow(httpx.Auth):
             attempts += 1
             yield from self.authorize(challenge, step_up)
             self.sign(request)
-            response = yield request
+            response = yield from self.nonce_retry(request, (yield request))
         if attempts and response.status_code >= 400:
             raise AuthFailure(f"the request was refused ({response.status_code}) after authorization")
 
@@ -111,8 +132,58 @@ class OAuthFlow(httpx.Auth):
         return ATTEMPTS
 
     def sign(self, request: httpx.Request) -> None:
-        if self.token:
+        if not self.token:
+            return
+        if self.dpop is None or self.token_type.lower() != "dpop":
             request.headers["Authorization"] = f"Bearer {self.token}"
+            return
+        request.headers["Authorization"] = f"{self.dpop_scheme()} {self.token}"
+        request.headers["DPoP"] = self.resource_proof(request)
+
+    # -- DPoP (RFC 9449) ----------------------------------------------------------------------------------
+
+    def dpop_scheme(self) -> str:
+        """RFC 9449 section 7.1: a DPoP-bound token goes out with the DPoP scheme."""
+        return "DPoP"
+
+    def resource_proof(self, request: httpx.Request) -> str:
+        """A fresh proof for this request, bound to the token (`ath`), with the resource's nonce."""
+        assert self.dpop is not None and self.token is not None
+        return self.dpop.proof(request.method, str(request.url), token=self.token, nonce=self.rs_nonce)
+
+    def dpop_key(self, metadata: dict[str, Any]) -> DpopKey | None:
+        """RFC 9449 section 5.1: DPoP where the authorization server takes ES256 proofs (one key a run)."""
+        if "ES256" not in (metadata.get("dpop_signing_alg_values_supported") or []):
+            return None
+        return self.dpop or DpopKey()
+
+    def token_proof(self, url: str) -> dict[str, str]:
+        """The DPoP header of a token request (none without DPoP)."""
+        return {} if self.dpop is None else {"DPoP": self.dpop.proof("POST", url, nonce=self.as_nonce)}
+
+    def nonce_of(self, response: httpx.Response) -> str | None:
+        """The nonce a `use_dpop_nonce` answer supplies (RFC 9449 sections 8 and 9)."""
+        return response.headers.get("dpop-nonce")
+
+    def nonce_retry(self, request: httpx.Request, response: httpx.Response) -> Flow:
+        """RFC 9449 section 9: a 401 `use_dpop_nonce` from the resource retried once, the nonce in a
+        fresh proof (and in every proof after)."""
+        challenge = response.headers.get("www-authenticate", "")
+        if response.status_code != 401 or self.dpop is None or "use_dpop_nonce" not in challenge:
+            return response
+        self.rs_nonce = self.nonce_of(response)
+        self.sign(request)
+        return (yield request)
+
+    def exchange(self, url: str, fields: dict[str, str], headers: dict[str, str]) -> Flow:
+        """The token request, with a proof under DPoP; RFC 9449 section 8: a 400 `use_dpop_nonce`
+        retried once with the nonce in a fresh proof."""
+        body = urlencode(fields)
+        issued = yield httpx.Request("POST", url, content=body, headers=headers | self.token_proof(url))
+        if self.dpop is not None and issued.status_code == 400 and _error(issued) == "use_dpop_nonce":
+            self.as_nonce = self.nonce_of(issued)
+            issued = yield httpx.Request("POST", url, content=body, headers=headers | self.token_proof(url))
+        return issued
 
     # -- discovery ------------------------------------------------------------------------------------
 
@@ -307,6 +378,7 @@ class OAuthFlow(httpx.Auth):
 
     def authorize(self, challenge: Challenge, step_up: bool) -> Flow:
         prm, issuer, metadata = yield from self.discover(challenge)
+        self.dpop = self.dpop_key(metadata)
         grants = metadata.get("grant_types_supported") or ["authorization_code"]
         if "authorization_code" not in grants and "client_credentials" in grants:
             yield from self.client_credentials(prm, issuer, metadata)
@@ -332,9 +404,7 @@ class OAuthFlow(httpx.Auth):
             "resource": str(prm["resource"]),
         }
         form, headers = self.token_request(client, fields)
-        issued = yield httpx.Request(
-            "POST", metadata["token_endpoint"], content=urlencode(form), headers=headers
-        )
+        issued = yield from self.exchange(metadata["token_endpoint"], form, headers)
         self.take(issued, scopes)
 
     def take(self, issued: httpx.Response, scopes: list[str]) -> None:
@@ -342,6 +412,7 @@ class OAuthFlow(httpx.Auth):
         if not isinstance(token, dict) or "access_token" not in token:
             raise AuthFailure(f"the token endpoint answered {issued.status_code}")
         self.token, self.scopes = token["access_token"], scopes
+        self.token_type = str(token.get("token_type") or "Bearer")
 
     # -- the client credentials extension (io.modelcontextprotocol/oauth-client-credentials) -----------
 
@@ -369,9 +440,7 @@ class OAuthFlow(httpx.Auth):
             secret = self.context.get("client_secret")
             client = Registration(client_id, secret, self.auth_method(metadata, bool(secret)))
             fields, headers = self.token_request(client, fields)
-        issued = yield httpx.Request(
-            "POST", metadata["token_endpoint"], content=urlencode(fields), headers=headers
-        )
+        issued = yield from self.exchange(metadata["token_endpoint"], fields, headers)
         self.take(issued, [])
 
     # -- the assertion grants: enterprise-managed authorization (SEP-990), workload identity (SEP-1933) --

@@ -33,6 +33,7 @@ PACK = Pack(
         f"{__name__}.auth_extensions",
         f"{__name__}.auth_enterprise",
         f"{__name__}.auth_wif",
+        f"{__name__}.auth_dpop_checks",
     ),
     reference="conformance_reference.client",
     side="client",

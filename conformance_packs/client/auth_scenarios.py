@@ -51,6 +51,8 @@ class AuthScenario(Scenario):
     traps: ClassVar[tuple[str, ...]] = ()
     #: JSON-RPC methods the MCP endpoint serves without a token (step-up scenarios let initialize in).
     open_methods: ClassVar[tuple[str, ...]] = ()
+    #: The authentication scheme of the challenge (DPoP scenarios: `DPoP`, RFC 9449 section 7.1).
+    scheme: ClassVar[str] = "Bearer"
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -91,7 +93,7 @@ class AuthScenario(Scenario):
             params.append(f'scope="{scope}"')
         if self.prm_in_header and self.prm_path:
             params.append(f'resource_metadata="{self.base}{self.prm_path}"')
-        header = "Bearer " + ", ".join(params) if params else "Bearer"
+        header = f"{self.scheme} " + ", ".join(params) if params else self.scheme
         body = {"error": error or "invalid_token", "error_description": "authorization required"}
         return Answer(status, body, {"WWW-Authenticate": header})
 

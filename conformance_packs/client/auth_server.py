@@ -53,6 +53,8 @@ class AuthServer:
     #: Refresh tokens are issued when `offline_access` was asked for.
     refresh: bool = False
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
+    #: RFC 9449 section 5.1: the DPoP proof algorithms it supports (None: no DPoP, not advertised).
+    dpop_algs: tuple[str, ...] | None = None
 
     def issuer(self, base: str) -> str:
         return base + self.prefix
@@ -81,6 +83,8 @@ class AuthServer:
             document["scopes_supported"] = list(self.scopes)
         if self.cimd is not None:
             document["client_id_metadata_document_supported"] = self.cimd
+        if self.dpop_algs is not None:
+            document["dpop_signing_alg_values_supported"] = list(self.dpop_algs)
         if self.openid:
             document |= {"jwks_uri": own + "/jwks.json", "subject_types_supported": ["public"]}
             document["id_token_signing_alg_values_supported"] = ["ES256"]

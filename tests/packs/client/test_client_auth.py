@@ -33,9 +33,14 @@ class Collect:
             self.cases.append(event.result.as_dict())
 
 
-async def _judge(defect: str, gate: asyncio.Semaphore) -> tuple[str, list[dict[str, Any]]]:
-    _, _, name, revision = MUTANTS[defect]
-    command = shlex.join([sys.executable, "-m", "tests.servers.client_auth_mutants", defect])
+Mutants = dict[str, tuple[type, str, str, str]]
+
+
+async def _judge(
+    module: str, mutants: Mutants, defect: str, gate: asyncio.Semaphore
+) -> tuple[str, list[dict[str, Any]]]:
+    _, _, name, revision = mutants[defect]
+    command = shlex.join([sys.executable, "-m", module, defect])
     options = run.ClientOptions(command, (name,), ("http",), (revision,), timeout=30)
     sink = Collect()
     async with gate:
@@ -43,15 +48,29 @@ async def _judge(defect: str, gate: asyncio.Semaphore) -> tuple[str, list[dict[s
     return defect, sink.cases
 
 
-async def _all() -> dict[str, list[dict[str, Any]]]:
-    gate = asyncio.Semaphore(3)
-    return dict(await asyncio.gather(*(_judge(defect, gate) for defect in MUTANTS)))
+def judge_mutants(module: str, mutants: Mutants) -> dict[str, list[dict[str, Any]]]:
+    """Each mutant of `module` played at its one scenario and revision, three at a time, in one loop."""
+    load_pack("client")
+
+    async def every() -> dict[str, list[dict[str, Any]]]:
+        gate = asyncio.Semaphore(3)
+        return dict(await asyncio.gather(*(_judge(module, mutants, d, gate) for d in mutants)))
+
+    return asyncio.run(every())
+
+
+def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
+    """`row` FAIL (WARN for a row below MUST) and every other case PASS or SKIP."""
+    wanted = "FAIL" if requirement(row).level.startswith("MUST") else "WARN"
+    hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
+    assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
+    others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
+    assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[dict[str, Any]]]:
-    load_pack("client")
-    return asyncio.run(_all())
+    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS)
 
 
 def test_every_oauth_row_has_a_mutant() -> None:
@@ -63,10 +82,4 @@ def test_every_oauth_row_has_a_mutant() -> None:
 
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
-    row = MUTANTS[defect][1]
-    wanted = "FAIL" if requirement(row).level.startswith("MUST") else "WARN"
-    cases = runs[defect]
-    hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
-    assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
-    others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
-    assert not others, [(c["key"], c["verdict"], c["message"]) for c in others]
+    fails_exactly(runs[defect], MUTANTS[defect][1])

@@ -230,7 +230,7 @@ def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
 
 def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     """`coverage --side client`: each scored official client check mapped to rows, or not judged with
-    its reason; the OAuth checks mapped, the OAuth extensions not played yet listed as such."""
+    its reason; the OAuth checks mapped (DPoP's too), the OAuth extensions not played yet listed as such."""
     lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
     assert "client set of 2026-07-28" in lines[0]
     assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
@@ -238,4 +238,9 @@ def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     assert any("complete-flow-token-exchange" in line and "CLIENT-EMA-001" in line for line in lines)
     assert any("wif-no-retry" in line and "CLIENT-WIF-005" in line for line in lines)
     assert any("not judged (not-yet-judged): OAuth extension" in line for line in lines)
+    # the DPoP extension: both scenarios listed, each sep-1932 check judged by a CLIENT-DPOP row
+    dpop = [line for line in lines if "sep-1932-client-" in line]
+    assert len(dpop) == 8 and all("CLIENT-DPOP-00" in line for line in dpop), dpop
+    headers = [i for i, line in enumerate(lines) if line.startswith(("auth/dpop  ", "auth/dpop-nonce  "))]
+    assert len(headers) == 2 and not any("not listed yet" in lines[i + 1] for i in headers)
     assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]

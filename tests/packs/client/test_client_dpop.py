@@ -1,0 +1,33 @@
+"""The client pack's DPoP rows (CLIENT-DPOP-001 to -006, extension rows): each mutant of the reference
+client's DPoP (tests/servers/client_dpop_mutants.py) fails exactly its row, the rest of its run PASS or
+SKIP. The reference client passing every DPoP row is test_client_pack.py's (its run plays every
+scenario, these included).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.model.requirements import get as requirement
+from tests.packs.client.test_client_auth import fails_exactly, judge_mutants
+from tests.servers.client_dpop_mutants import MUTANTS
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, list[dict[str, Any]]]:
+    return judge_mutants("tests.servers.client_dpop_mutants", MUTANTS)
+
+
+def test_every_dpop_row_has_a_mutant_and_is_an_extension_row() -> None:
+    from conformance.model.requirements import table
+
+    rows = {r for r in table() if r.startswith("CLIENT-DPOP-")}
+    assert rows == {row for _, row, _, _ in MUTANTS.values()}
+    assert {requirement(r).track for r in rows} == {"extension"}
+
+
+@pytest.mark.parametrize("defect", sorted(MUTANTS))
+def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
+    fails_exactly(runs[defect], MUTANTS[defect][1])
