@@ -45,10 +45,15 @@ def add_parsers(sub: Any) -> None:
     update.add_argument("--include-warn", action="store_true", help="list WARN cases too")
     official = baseline_sub.add_parser(
         "import-official",
-        help="turn an official expected-failures YAML (server: scenario or scenario:check-id) into"
-        " a baseline",
+        help="turn an official expected-failures YAML (server: and client: lists of scenario or"
+        " scenario:check-id) into a baseline for run --baseline and client --baseline",
     )
     official.add_argument("file", metavar="FILE", help="the official suite's expected-failures YAML")
+    official.add_argument(
+        "--side",
+        choices=("server", "client"),
+        help="import only this section of the file (default: both; each run uses its own side's entries)",
+    )
     official.add_argument("--out", required=True, metavar="OUT", help="baseline file to write")
 
     diff = sub.add_parser("diff", help="compare two reports: new failures, fixed, changed, added, removed")
@@ -121,8 +126,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline_import_official(args: argparse.Namespace) -> int:
-    """The official file's server entries as a baseline of the checks of the rows they cover, with a
-    line for each entry that maps to no check here."""
+    """The official file's entries as a baseline of the checks of the rows they cover (a client entry's
+    in its scenario only), with a line for each entry that maps to no check here."""
     from conformance.front.catalog import catalog
     from conformance.model import official, packs
     from conformance.reporting import canonical
@@ -134,9 +139,12 @@ def cmd_baseline_import_official(args: argparse.Namespace) -> int:
         raise ReportUsageError(f"cannot read {args.file}: {exc}") from None
     except (OfficialBaselineError, UnicodeDecodeError) as exc:
         raise ReportUsageError(f"{args.file}: {exc}") from None
+    if args.side:
+        sections = {args.side: sections.get(args.side, [])}
     known = catalog(packs.names())
     every = [entry for entries in known.checks.values() for entry in entries]
-    data, unmapped = import_entries(sections, official.load(), known.rows, every)
+    sides = {name: packs.get(name).side for name in packs.names()}
+    data, unmapped = import_entries(sections, official.load(), known.rows, every, sides)
     for line in unmapped:
         print(f"not mapped: {line}")
     out = Path(args.out)
@@ -146,7 +154,7 @@ def cmd_baseline_import_official(args: argparse.Namespace) -> int:
         raise ReportUsageError(f"cannot write {out}: {exc}") from None
     entries = sum(len(v) for v in sections.values())
     print(
-        f"baseline: {out}  ({len(data['expected_failures'])} checks from {entries - len(unmapped)} of "
+        f"baseline: {out}  ({len(data['expected_failures'])} entries from {entries - len(unmapped)} of "
         f"{entries} official entries; {len(unmapped)} not mapped)"
     )
     return EXIT_OK
