@@ -68,7 +68,9 @@ def add_parsers(sub: Any) -> None:
     )
 
     compare = sub.add_parser(
-        "compare", help="many servers side by side: requirements against every target of the reports"
+        "compare",
+        help="many servers or clients side by side: requirements against every target of the reports (a"
+        " client report's targets are the client over each transport)",
     )
     compare.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json files or folders")
     compare.add_argument(
@@ -238,7 +240,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ReportUsageError(f"cannot write to {out}: {exc}") from None
     print(markdown, end="")
-    print(f"compare: {out / 'compare.html'}  ({len(data.columns)} servers, {len(data.rows)} requirements)")
+    said = side_by_side.columns_said(data)
+    print(f"compare: {out / 'compare.html'}  ({said}, {len(data.rows)} requirements)")
     return EXIT_OK
 
 
