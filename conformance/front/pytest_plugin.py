@@ -1,6 +1,11 @@
 """pytest plugin: run conformance suites inside an implementer's own pytest session.
 
     pytest --mcp-server "stdio:python -m my_server" --mcp-suite base [--mcp-report-dir reports/mcp]
+    pytest --mcp-client "node dist/everything-client.js" [--mcp-scenario tools_call --mcp-transport http]
+
+A client (`--mcp-client`) is judged as `mcp-conformance client` judges it: its options are read under
+that command's names and settled and played by `cli_client.prepare` and `cli_client.play`, so the
+cases, keys and report are that command's; everything below holds for them alike.
 
 Why a plugin beside the CLI: implementers already have a pytest session in CI with its own fixtures,
 reporting and selection (`-k`, `--junitxml`, xdist-free reruns); the plugin puts each conformance case
@@ -23,8 +28,9 @@ re-parse and recompile the harness, its packs and hypothesis on every import (`b
 measures the plugin against the CLI on the same cases, beside pytest's own cost).
 
 Registered through the `pytest11` entry point, this module is imported by every pytest session in an
-environment where the harness is installed: without `--mcp-server` it adds its options and does
-nothing else, and it imports nothing beyond pytest and the standard library until asked to run.
+environment where the harness is installed: without `--mcp-server` or `--mcp-client` it adds its
+options and does nothing else, and it imports nothing beyond pytest and the standard library until
+asked to run.
 """
 
 from __future__ import annotations
@@ -72,10 +78,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _add_options(parser: pytest.Parser) -> None:
     """The `--mcp-*` options, with the `run` command's defaults and each pack's own options."""
-    from conformance.front.cli import PROTOCOLS
-
     defaults = _cli_defaults()
-    group = parser.getgroup("mcp-conformance", "MCP server conformance (mcp-conformance)")
+    group = parser.getgroup("mcp-conformance", "MCP server and client conformance (mcp-conformance)")
     group.addoption(
         "--mcp-server",
         action="append",
@@ -94,6 +98,38 @@ def _add_options(parser: pytest.Parser) -> None:
         metavar="EXPR",
         help="only checks whose ID or requirement ID contains one of these comma-separated words",
     )
+    _add_run_options(group, defaults)
+    group.addoption(
+        "--mcp-strict",
+        action="store_true",
+        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
+    )
+    group.addoption(
+        "--mcp-experimental",
+        action="store_true",
+        help="claim experimental features and extensions: their FAILs fail the run",
+    )
+    group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
+    group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
+    _add_client_options(group)
+    from conformance.front.cli import option_type
+    from conformance.model import packs
+
+    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
+        group.addoption(
+            "--mcp-" + option.flag.lstrip("-"),
+            dest=f"mcp_{option.dest}",
+            type=option_type(option),
+            default=None,
+            metavar=option.metavar,
+            help=option.help,
+        )
+
+
+def _add_run_options(group: Any, defaults: dict[str, Any]) -> None:
+    """The options a server run shares with `run` (protocol, budgets, tools, restarts), its defaults."""
+    from conformance.front.cli import PROTOCOLS
+
     group.addoption(
         "--mcp-protocol", default=defaults["protocol"], choices=PROTOCOLS, help="auto or one revision"
     )
@@ -127,31 +163,6 @@ def _add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
-    group.addoption(
-        "--mcp-strict",
-        action="store_true",
-        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
-    )
-    group.addoption(
-        "--mcp-experimental",
-        action="store_true",
-        help="claim experimental features and extensions: their FAILs fail the run",
-    )
-    group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
-    group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
-    _add_client_options(group)
-    from conformance.front.cli import option_type
-    from conformance.model import packs
-
-    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
-        group.addoption(
-            "--mcp-" + option.flag.lstrip("-"),
-            dest=f"mcp_{option.dest}",
-            type=option_type(option),
-            default=None,
-            metavar=option.metavar,
-            help=option.help,
-        )
 
 
 def _add_client_options(group: Any) -> None:
