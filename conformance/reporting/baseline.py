@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.engine.results import key_parts
 from conformance.model.verdicts import EXCUSABLE, Verdict, baselined
 from conformance.reporting import canonical
 from conformance.reporting.model import Case, Report, coerce
@@ -59,19 +59,16 @@ class Baseline:
         return None
 
 
-#: A case key: `check[transport@revision]`, `#target` past the first, and a client case's `/scenario`.
-_KEY = re.compile(r"(?P<where>[^\[]*\[[^\]]*\])(?:#[0-9]+)?(?P<scenario>/.+)?")
-
-
 def names_of(key: str, check: str) -> list[str]:
     """What a baseline entry may name a case by, most specific first: the key, the key without
     `#target`, `check/scenario` for a client case (its check in one scenario), the check."""
     names = [key]
-    parts = _KEY.fullmatch(key)
+    parts = key_parts(key)
     if parts:
-        names.append(parts["where"] + (parts["scenario"] or ""))
-        if parts["scenario"]:
-            names.append(check + parts["scenario"])
+        where, _, scenario = parts
+        names.append(where + scenario)
+        if scenario:
+            names.append(check + scenario)
     names.append(check)
     return list(dict.fromkeys(names))
 
