@@ -74,7 +74,12 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
     client.add_argument(
         "--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)"
     )
-    client.add_argument("--baseline", metavar="FILE", help="expected failures (XFAIL/XPASS)")
+    client.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="expected failures (XFAIL/XPASS): check IDs, case keys or check/scenario; `baseline"
+        " import-official` turns an official file's client: entries into one",
+    )
     client.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     client.add_argument("--verbose", "-v", action="store_true", help="every case as it finishes")
 

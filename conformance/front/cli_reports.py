@@ -35,7 +35,9 @@ class ReportUsageError(Exception):
 
 def add_parsers(sub: Any) -> None:
     """Add this module's commands to the main parser's subparsers."""
-    baseline = sub.add_parser("baseline", help="baselines of expected failures (see run --baseline)")
+    baseline = sub.add_parser(
+        "baseline", help="baselines of expected failures (see run --baseline, client --baseline)"
+    )
     baseline_sub = baseline.add_subparsers(dest="baseline_command", required=True)
     update = baseline_sub.add_parser("update", help="write a baseline listing a report's failing cases")
     update.add_argument("--report", required=True, metavar="R", help="report.json or its folder")
