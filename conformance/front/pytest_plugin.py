@@ -286,6 +286,8 @@ def _prepare_client(config: pytest.Config) -> _Prepared:
 
     if config.getoption("mcp_server"):
         raise pytest.UsageError("--mcp-server and --mcp-client: one session judges servers or a client")
+    if config.getoption("mcp_select"):
+        raise pytest.UsageError("--mcp-select chooses server checks; a client's cases are chosen with -k")
     given = config.getoption("mcp_client")
     is_file = given.endswith(".toml") and Path(given).is_file()
     args = argparse.Namespace(

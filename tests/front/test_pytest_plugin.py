@@ -262,6 +262,7 @@ def test_a_bad_client_option_is_a_usage_error(pytester: pytest.Pytester) -> None
         "--mcp-suite": ("base", "--mcp-client: 'base' is not a client pack"),
         "--mcp-scenario": ("no-such", "--mcp-client: no scenario run matches: no-such"),
         "--mcp-server": ("stdio:x", "--mcp-server and --mcp-client: one session judges servers or a client"),
+        "--mcp-select": ("tools", "a client's cases are chosen with -k"),
     }
     for option, (value, said) in bad.items():
         result = pytester.runpytest_subprocess(
