@@ -34,6 +34,12 @@ REDIRECT_URI = "http://127.0.0.1:8976/callback"
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
 MARCH = "2025-03-26"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: The JWT bearer grant (RFC 7523 section 2.1) and RFC 8693's token exchange, with the token types the
+#: enterprise-managed authorization extension names.
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG, ID_TOKEN = "urn:ietf:params:oauth:token-type:id-jag", "urn:ietf:params:oauth:token-type:id_token"
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 #: How many authorizations one request may start (the official retry-limit scenario allows three).
 ATTEMPTS = 3
 
@@ -305,6 +311,9 @@ class OAuthFlow(httpx.Auth):
         if "authorization_code" not in grants and "client_credentials" in grants:
             yield from self.client_credentials(prm, issuer, metadata)
             return
+        if "authorization_code" not in grants and JWT_BEARER_GRANT in grants:
+            yield from self.assertion_grant(prm, issuer, metadata)
+            return
         client = yield from self.register(issuer, metadata)
         scopes = self.scope_for(challenge, prm, metadata, step_up)
         verifier, code_challenge = self.pkce()
@@ -364,3 +373,61 @@ class OAuthFlow(httpx.Auth):
             "POST", metadata["token_endpoint"], content=urlencode(fields), headers=headers
         )
         self.take(issued, [])
+
+    # -- the assertion grants: enterprise-managed authorization (SEP-990), workload identity (SEP-1933) --
+
+    def assertion_grant(self, prm: dict[str, Any], issuer: str, metadata: dict[str, Any]) -> Flow:
+        """The JWT bearer grant (RFC 7523 section 2.1): with an ID-JAG the IdP gives for the context's
+        ID token, authenticated by the client's own credentials (enterprise-managed authorization), else
+        with the context's workload JWT, as a public client (workload identity federation). A refusal
+        ends the flow: the grant is never retried, nor another tried."""
+        resource = str(prm["resource"])
+        if "idp_id_token" in self.context:
+            assertion = yield from self.id_jag(issuer, resource)
+            secret = self.context.get("client_secret")
+            client = Registration(
+                str(self.context["client_id"]), secret, self.auth_method(metadata, bool(secret))
+            )
+        else:
+            assertion = self.workload_jwt()
+            client = Registration(str(self.context.get("client_id", "")))
+        fields = self.grant_fields(assertion, resource)
+        form, headers = self.token_request(client, fields)
+        issued = yield httpx.Request(
+            "POST", metadata["token_endpoint"], content=urlencode(form), headers=headers
+        )
+        self.take(issued, [])
+
+    def grant_fields(self, assertion: str, resource: str) -> dict[str, str]:
+        return {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "resource": resource}
+
+    def workload_jwt(self) -> str:
+        """The workload's JWT for this authorization server (the context's valid one)."""
+        return str(self.context.get("valid_jwt", ""))
+
+    def exchange_params(self, issuer: str, resource: str) -> dict[str, str]:
+        """RFC 8693 token exchange of the ID token for an ID-JAG naming this authorization server
+        (its issuer) and this resource (the protected resource metadata's)."""
+        return {
+            "grant_type": TOKEN_EXCHANGE,
+            "requested_token_type": ID_JAG,
+            "audience": issuer,
+            "resource": resource,
+            "subject_token": str(self.context["idp_id_token"]),
+            "subject_token_type": ID_TOKEN,
+            "client_id": str(self.context.get("idp_client_id", "")),
+        }
+
+    def id_jag(self, issuer: str, resource: str) -> Generator[httpx.Request, httpx.Response, str]:
+        params = self.exchange_params(issuer, resource)
+        answer = yield httpx.Request(
+            "POST", self.context["idp_token_endpoint"], content=urlencode(params), headers=FORM
+        )
+        body = _json(answer)
+        if (
+            not isinstance(body, dict)
+            or body.get("issued_token_type") != ID_JAG
+            or "access_token" not in body
+        ):
+            raise AuthFailure(f"the IdP's token exchange answered {answer.status_code}")
+        return str(body["access_token"])

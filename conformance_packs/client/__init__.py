@@ -31,6 +31,8 @@ PACK = Pack(
         f"{__name__}.auth_rules",
         f"{__name__}.auth_refusals",
         f"{__name__}.auth_extensions",
+        f"{__name__}.auth_enterprise",
+        f"{__name__}.auth_wif",
     ),
     reference="conformance_reference.client",
     side="client",

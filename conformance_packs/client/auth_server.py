@@ -166,6 +166,11 @@ class Grants:
             scope = fields.get("scope", "")  # the client's authentication is what the rows judge
         else:
             return Answer(400, {"error": "invalid_grant"})
+        return self.issue(index, server, scope)
+
+    def issue(self, index: int, server: AuthServer, scope: str) -> Answer:
+        """A new access token of server `index` carrying `scope` (a refresh token too when the server
+        gives them and `offline_access` was asked for): the token response of every grant."""
         token = f"token-{next(self.numbers)}"
         scopes = tuple(scope.split())
         self.tokens[token] = (index, scopes)

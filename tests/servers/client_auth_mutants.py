@@ -18,6 +18,15 @@ from conformance_reference.client_auth import (
     OAuthFlow,
     Registration,
 )
+from tests.servers.client_grant_mutants import (
+    ExchangesForTheResource,
+    ExpiredJwt,
+    NoAssertion,
+    OtherGrant,
+    PresentsTheIdToken,
+    RetriesGrant,
+    WrongAudienceJwt,
+)
 
 
 def with_flow(flow: type[OAuthFlow], *, forgiving: bool = False) -> type[ReferenceClient]:
@@ -427,6 +436,31 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
         "auth/2025-03-26-oauth-endpoint-fallback",
         "2025-03-26",
     ),
+}
+EMA, WIF = "auth/enterprise-managed-authorization", "auth/wif-jwt-bearer"
+#: The assertion-grant extensions' rows (tests/servers/client_grant_mutants.py); a flow that is
+#: refused gives up and exits 0 (forgiving), so only the planted row speaks.
+MUTANTS |= {
+    "exchange-for-resource": (
+        with_flow(ExchangesForTheResource, forgiving=True),
+        "CLIENT-EMA-001",
+        EMA,
+        "2025-11-25",
+    ),
+    "presents-id-token": (with_flow(PresentsTheIdToken, forgiving=True), "CLIENT-EMA-002", EMA, "2026-07-28"),
+    "ema-no-client-auth": (
+        with_flow(NoClientAuthentication, forgiving=True),
+        "CLIENT-EMA-003",
+        EMA,
+        "2025-11-25",
+    ),
+    "ema-token-in-query": (with_flow(TokenInQuery), "CLIENT-EMA-004", EMA, "2026-07-28"),
+    "other-grant": (with_flow(OtherGrant, forgiving=True), "CLIENT-WIF-001", WIF, "2025-11-25"),
+    "no-assertion": (with_flow(NoAssertion, forgiving=True), "CLIENT-WIF-002", WIF, "2026-07-28"),
+    "wrong-audience-jwt": (with_flow(WrongAudienceJwt, forgiving=True), "CLIENT-WIF-003", WIF, "2025-11-25"),
+    "expired-jwt": (with_flow(ExpiredJwt, forgiving=True), "CLIENT-WIF-004", WIF, "2026-07-28"),
+    "retries-grant": (with_flow(RetriesGrant), "CLIENT-WIF-005", "x-wif-jwt-bearer-refused", "2025-11-25"),
+    "wif-token-in-query": (with_flow(TokenInQuery), "CLIENT-WIF-006", WIF, "2026-07-28"),
 }
 
 

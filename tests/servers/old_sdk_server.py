@@ -47,13 +47,23 @@ def low_level_main() -> None:
 
     server: Any = Server("old-sdk-lowlevel")
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    integer = {"type": "integer"}
+    add_schema = {"type": "object", "properties": {"a": integer, "b": integer}, "required": ["a", "b"]}
 
     @server.list_tools()  # type: ignore[misc]
     async def list_tools() -> list[Any]:
-        return [types.Tool(name="echo", description="Echo the text back.", inputSchema=schema)]
+        # Two tools, so the listing has an order to compare (with one, the order check judges nothing).
+        return [
+            types.Tool(name="echo", description="Echo the text back.", inputSchema=schema),
+            types.Tool(name="add", description="Add two integers.", inputSchema=add_schema),
+        ]
 
     @server.call_tool()  # type: ignore[misc]
     async def call_tool(name: str, arguments: dict[str, Any]) -> list[Any]:
+        if name == "add":
+            if not (isinstance(arguments.get("a"), int) and isinstance(arguments.get("b"), int)):
+                raise ValueError("a and b must be integers")
+            return [types.TextContent(type="text", text=str(arguments["a"] + arguments["b"]))]
         if name != "echo":
             raise ValueError(f"Unknown tool: {name}")
         if not isinstance(arguments.get("text"), str):

@@ -1,5 +1,6 @@
 """The client pack's OAuth rows: each mutant of the reference client's OAuth flow
-(tests/servers/client_auth_mutants.py) fails exactly its CLIENT-AUTH row (WARN for a SHOULD or MAY row),
+(tests/servers/client_auth_mutants.py, client_grant_mutants.py) fails exactly its CLIENT-AUTH,
+CLIENT-EMA or CLIENT-WIF row (WARN for a SHOULD, MAY or implied row),
 the rest of its run PASS or SKIP. The reference client passing every OAuth row is
 test_client_pack.py's (its run plays every scenario, these included).
 
@@ -56,7 +57,7 @@ def runs() -> dict[str, list[dict[str, Any]]]:
 def test_every_oauth_row_has_a_mutant() -> None:
     from conformance.model.requirements import table
 
-    rows = {r for r in table() if r.startswith("CLIENT-AUTH-")}
+    rows = {r for r in table() if r.startswith(("CLIENT-AUTH-", "CLIENT-EMA-", "CLIENT-WIF-"))}
     assert rows == {row for _, row, _, _ in MUTANTS.values()}
 
 

@@ -235,5 +235,7 @@ def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     assert "client set of 2026-07-28" in lines[0]
     assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
     assert any("pkce-code-challenge-sent" in line and "CLIENT-AUTH-008" in line for line in lines)
+    assert any("complete-flow-token-exchange" in line and "CLIENT-EMA-001" in line for line in lines)
+    assert any("wif-no-retry" in line and "CLIENT-WIF-005" in line for line in lines)
     assert any("not judged (not-yet-judged): OAuth extension" in line for line in lines)
     assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
