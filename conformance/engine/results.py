@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -97,6 +98,28 @@ def case_key(check_id: str, transport: str, revision: str, target: int) -> str:
     """A stable ID across runs: suite check, transport, revision (and the target's index when > 0)."""
     suffix = f"#{target}" if target else ""
     return f"{check_id}[{transport}@{revision}]{suffix}"
+
+
+#: A case key's parts: `check[transport@revision]`, `#target` past the first, and a client case's
+#: `/scenario` (`clients.run.client_case_key`).
+_KEY = re.compile(r"(?P<where>[^\[]*\[[^\]]*\])(?:#(?P<target>[0-9]+))?(?P<scenario>/.+)?")
+
+
+def key_parts(key: str) -> tuple[str, int, str] | None:
+    """(`check[transport@revision]`, target index, `/scenario` or ""), or None for a key of no such form."""
+    parts = _KEY.fullmatch(key)
+    if parts is None:
+        return None
+    return parts["where"], int(parts["target"] or 0), parts["scenario"] or ""
+
+
+def with_target(key: str, target: int) -> str:
+    """The key of the same case at another target index (a merge renumbers targets), its scenario kept."""
+    parts = key_parts(key)
+    if parts is None:
+        return key
+    where, _, scenario = parts
+    return where + (f"#{target}" if target else "") + scenario
 
 
 def row_case(

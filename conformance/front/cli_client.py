@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,7 +74,12 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
     client.add_argument(
         "--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)"
     )
-    client.add_argument("--baseline", metavar="FILE", help="expected failures (XFAIL/XPASS)")
+    client.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="expected failures (XFAIL/XPASS): check IDs, case keys or check/scenario; `baseline"
+        " import-official` turns an official file's client: entries into one",
+    )
     client.add_argument("--quiet", action="store_true", help="no live progress, only the summary")
     client.add_argument("--verbose", "-v", action="store_true", help="every case as it finishes")
 
@@ -123,29 +129,62 @@ def _options(args: argparse.Namespace, suites: list[str], problem: Callable[[str
     )
 
 
-def main(args: argparse.Namespace, argv: list[str], cli: Any) -> int:
-    """Plan, run and write the report with the CLI's own writer (`cli._write_outputs`) and `Stop`."""
-    import asyncio
+@dataclass(frozen=True)
+class Prepared:
+    """A client run settled before it starts: its packs, options, jobs and the report's header. The
+    `client` command and the pytest plugin's `--mcp-client` both settle it here, so they plan alike."""
 
+    suites: list[str]
+    options: Any
+    jobs: list[Any]
+    header: dict[str, Any]
+
+
+def prepare(args: argparse.Namespace, argv: list[str], problem: Callable[[str], Exception]) -> Prepared:
+    """The run `args` ask for (the `client` command's names: `client_command`, `target`, `scenario`,
+    `suite`, `transport`, `revision`, `client_timeout`, `jobs`, `strict`); a bad option is `problem`."""
     from conformance.clients import run
     from conformance.engine.checks import load_pack
-    from conformance.engine.events import Fanout
-    from conformance.reporting import canonical
-    from conformance.reporting.progress import Progress
 
     suites = list(dict.fromkeys(args.suite or packs.names_of("client")))
-    options = _options(args, suites, lambda said: cli.UsageProblem(said, command="client"))
+    wrong = [s for s in suites if s not in packs.names_of("client")]
+    if wrong:
+        raise problem(f"{wrong[0]!r} is not a client pack; choose from {', '.join(packs.names_of('client'))}")
+    options = _options(args, suites, problem)
     for suite in suites:
         load_pack(suite)
     jobs = run.plan(suites, options)
     known = {job.scenario.name for job in jobs}
     unknown = [name for name in options.scenarios if name not in known]
     if unknown or not jobs:
-        raise cli.UsageProblem(
-            f"no scenario run matches: {', '.join(unknown) or 'the options'}", command="client"
-        )
+        raise problem(f"no scenario run matches: {', '.join(unknown) or 'the options'}")
     header = {"suites": suites, "command": argv, "options": {"side": "client", "client": options.command}}
-    builder = canonical.ReportBuilder(canonical.new_run_id(), header)
+    return Prepared(suites, options, jobs, header)
+
+
+def new_builder(prepared: Prepared) -> Any:
+    from conformance.reporting import canonical
+
+    return canonical.ReportBuilder(canonical.new_run_id(), prepared.header)
+
+
+def play(prepared: Prepared, sinks: list[Any]) -> Any:
+    """The run as a coroutine: every job played and judged, its events to `sinks`."""
+    from conformance.clients import run
+    from conformance.engine.events import Fanout
+
+    return run.run_jobs(prepared.jobs, prepared.options, Fanout(sinks))
+
+
+def main(args: argparse.Namespace, argv: list[str], cli: Any) -> int:
+    """Plan, run and write the report with the CLI's own writer (`cli._write_outputs`) and `Stop`."""
+    import asyncio
+
+    from conformance.reporting.progress import Progress
+
+    expected = cli._baseline_of(args)  # a bad baseline is a usage error before the run
+    prepared = prepare(args, argv, lambda said: cli.UsageProblem(said, command="client"))
+    builder = new_builder(prepared)
     directory = (
         Path(args.report_dir) if args.report_dir else Path("reports") / builder.report["header"]["run_id"]
     )
@@ -153,20 +192,20 @@ def main(args: argparse.Namespace, argv: list[str], cli: Any) -> int:
         "quiet" if args.quiet else "verbose" if args.verbose else "default"
     )
     stop = cli.Stop(builder, directory / "report.json")
-    events = Fanout([builder, Progress(mode=mode)])
     try:
-        asyncio.run(stop.run(run.run_jobs(jobs, options, events)))
+        asyncio.run(stop.run(play(prepared, [builder, Progress(mode=mode)])))
     except (KeyboardInterrupt, asyncio.CancelledError):
         stop.reason = stop.reason or "interrupted"
-    report = _finish(builder, stop.reason)
-    if args.baseline:
+    report = finish(builder, stop.reason)
+    if expected is not None:
         from conformance.reporting import baseline
 
-        baseline.apply(report, baseline.load(Path(args.baseline)))
+        baseline.apply(report, expected)
     return int(cli._write_outputs(report, stop.code if stop.reason else None, directory))
 
 
-def _finish(builder: Any, reason: str) -> dict[str, Any]:
+def finish(builder: Any, reason: str = "") -> dict[str, Any]:
+    """The report of a finished (or, with `reason`, cut short) run, with its exit code."""
     from conformance.reporting import canonical
 
     if reason or builder.report["footer"].get("reason") == "running":

@@ -35,7 +35,9 @@ class ReportUsageError(Exception):
 
 def add_parsers(sub: Any) -> None:
     """Add this module's commands to the main parser's subparsers."""
-    baseline = sub.add_parser("baseline", help="baselines of expected failures (see run --baseline)")
+    baseline = sub.add_parser(
+        "baseline", help="baselines of expected failures (see run --baseline, client --baseline)"
+    )
     baseline_sub = baseline.add_subparsers(dest="baseline_command", required=True)
     update = baseline_sub.add_parser("update", help="write a baseline listing a report's failing cases")
     update.add_argument("--report", required=True, metavar="R", help="report.json or its folder")
@@ -45,10 +47,15 @@ def add_parsers(sub: Any) -> None:
     update.add_argument("--include-warn", action="store_true", help="list WARN cases too")
     official = baseline_sub.add_parser(
         "import-official",
-        help="turn an official expected-failures YAML (server: scenario or scenario:check-id) into"
-        " a baseline",
+        help="turn an official expected-failures YAML (server: and client: lists of scenario or"
+        " scenario:check-id) into a baseline for run --baseline and client --baseline",
     )
     official.add_argument("file", metavar="FILE", help="the official suite's expected-failures YAML")
+    official.add_argument(
+        "--side",
+        choices=("server", "client"),
+        help="import only this section of the file (default: both; each run uses its own side's entries)",
+    )
     official.add_argument("--out", required=True, metavar="OUT", help="baseline file to write")
 
     diff = sub.add_parser("diff", help="compare two reports: new failures, fixed, changed, added, removed")
@@ -63,7 +70,9 @@ def add_parsers(sub: Any) -> None:
     )
 
     compare = sub.add_parser(
-        "compare", help="many servers side by side: requirements against every target of the reports"
+        "compare",
+        help="many servers or clients side by side: requirements against every target of the reports (a"
+        " client report's targets are the client over each transport)",
     )
     compare.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json files or folders")
     compare.add_argument(
@@ -121,8 +130,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline_import_official(args: argparse.Namespace) -> int:
-    """The official file's server entries as a baseline of the checks of the rows they cover, with a
-    line for each entry that maps to no check here."""
+    """The official file's entries as a baseline of the checks of the rows they cover (a client entry's
+    in its scenario only), with a line for each entry that maps to no check here."""
     from conformance.front.catalog import catalog
     from conformance.model import official, packs
     from conformance.reporting import canonical
@@ -134,9 +143,12 @@ def cmd_baseline_import_official(args: argparse.Namespace) -> int:
         raise ReportUsageError(f"cannot read {args.file}: {exc}") from None
     except (OfficialBaselineError, UnicodeDecodeError) as exc:
         raise ReportUsageError(f"{args.file}: {exc}") from None
+    if args.side:
+        sections = {args.side: sections.get(args.side, [])}
     known = catalog(packs.names())
     every = [entry for entries in known.checks.values() for entry in entries]
-    data, unmapped = import_entries(sections, official.load(), known.rows, every)
+    sides = {name: packs.get(name).side for name in packs.names()}
+    data, unmapped = import_entries(sections, official.load(), known.rows, every, sides)
     for line in unmapped:
         print(f"not mapped: {line}")
     out = Path(args.out)
@@ -146,7 +158,7 @@ def cmd_baseline_import_official(args: argparse.Namespace) -> int:
         raise ReportUsageError(f"cannot write {out}: {exc}") from None
     entries = sum(len(v) for v in sections.values())
     print(
-        f"baseline: {out}  ({len(data['expected_failures'])} checks from {entries - len(unmapped)} of "
+        f"baseline: {out}  ({len(data['expected_failures'])} entries from {entries - len(unmapped)} of "
         f"{entries} official entries; {len(unmapped)} not mapped)"
     )
     return EXIT_OK
@@ -230,7 +242,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ReportUsageError(f"cannot write to {out}: {exc}") from None
     print(markdown, end="")
-    print(f"compare: {out / 'compare.html'}  ({len(data.columns)} servers, {len(data.rows)} requirements)")
+    said = side_by_side.columns_said(data)
+    print(f"compare: {out / 'compare.html'}  ({said}, {len(data.rows)} requirements)")
     return EXIT_OK
 
 

@@ -1,6 +1,11 @@
 """pytest plugin: run conformance suites inside an implementer's own pytest session.
 
     pytest --mcp-server "stdio:python -m my_server" --mcp-suite base [--mcp-report-dir reports/mcp]
+    pytest --mcp-client "node dist/everything-client.js" [--mcp-scenario tools_call --mcp-transport http]
+
+A client (`--mcp-client`) is judged as `mcp-conformance client` judges it: its options are read under
+that command's names and settled and played by `cli_client.prepare` and `cli_client.play`, so the
+cases, keys and report are that command's; everything below holds for them alike.
 
 Why a plugin beside the CLI: implementers already have a pytest session in CI with its own fixtures,
 reporting and selection (`-k`, `--junitxml`, xdist-free reruns); the plugin puts each conformance case
@@ -23,8 +28,9 @@ re-parse and recompile the harness, its packs and hypothesis on every import (`b
 measures the plugin against the CLI on the same cases, beside pytest's own cost).
 
 Registered through the `pytest11` entry point, this module is imported by every pytest session in an
-environment where the harness is installed: without `--mcp-server` it adds its options and does
-nothing else, and it imports nothing beyond pytest and the standard library until asked to run.
+environment where the harness is installed: without `--mcp-server` or `--mcp-client` it adds its
+options and does nothing else, and it imports nothing beyond pytest and the standard library until
+asked to run.
 """
 
 from __future__ import annotations
@@ -72,10 +78,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _add_options(parser: pytest.Parser) -> None:
     """The `--mcp-*` options, with the `run` command's defaults and each pack's own options."""
-    from conformance.front.cli import PROTOCOLS
-
     defaults = _cli_defaults()
-    group = parser.getgroup("mcp-conformance", "MCP server conformance (mcp-conformance)")
+    group = parser.getgroup("mcp-conformance", "MCP server and client conformance (mcp-conformance)")
     group.addoption(
         "--mcp-server",
         action="append",
@@ -94,6 +98,38 @@ def _add_options(parser: pytest.Parser) -> None:
         metavar="EXPR",
         help="only checks whose ID or requirement ID contains one of these comma-separated words",
     )
+    _add_run_options(group, defaults)
+    group.addoption(
+        "--mcp-strict",
+        action="store_true",
+        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
+    )
+    group.addoption(
+        "--mcp-experimental",
+        action="store_true",
+        help="claim experimental features and extensions: their FAILs fail the run",
+    )
+    group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
+    group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
+    _add_client_options(group)
+    from conformance.front.cli import option_type
+    from conformance.model import packs
+
+    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
+        group.addoption(
+            "--mcp-" + option.flag.lstrip("-"),
+            dest=f"mcp_{option.dest}",
+            type=option_type(option),
+            default=None,
+            metavar=option.metavar,
+            help=option.help,
+        )
+
+
+def _add_run_options(group: Any, defaults: dict[str, Any]) -> None:
+    """The options a server run shares with `run` (protocol, budgets, tools, restarts), its defaults."""
+    from conformance.front.cli import PROTOCOLS
+
     group.addoption(
         "--mcp-protocol", default=defaults["protocol"], choices=PROTOCOLS, help="auto or one revision"
     )
@@ -127,30 +163,43 @@ def _add_options(parser: pytest.Parser) -> None:
         metavar="N",
         help="restarts of a broken session before the rest of its cases are ERROR",
     )
-    group.addoption(
-        "--mcp-strict",
-        action="store_true",
-        help="a missed SHOULD or implied requirement is a FAIL, not a WARN",
-    )
-    group.addoption(
-        "--mcp-experimental",
-        action="store_true",
-        help="claim experimental features and extensions: their FAILs fail the run",
-    )
-    group.addoption("--mcp-baseline", metavar="FILE", help="a baseline of expected failures (XFAIL/XPASS)")
-    group.addoption("--mcp-report-dir", metavar="DIR", help="write the canonical report and its views here")
-    from conformance.front.cli import option_type
-    from conformance.model import packs
 
-    for _, option in [] if _BROKEN_PACKS else packs.all_options():  # --fuzz-examples: --mcp-fuzz-examples
-        group.addoption(
-            "--mcp-" + option.flag.lstrip("-"),
-            dest=f"mcp_{option.dest}",
-            type=option_type(option),
-            default=None,
-            metavar=option.metavar,
-            help=option.help,
-        )
+
+def _add_client_options(group: Any) -> None:
+    """`--mcp-client` and the `client` command's selection: judge a client instead of a server."""
+    from conformance.clients.run import DEFAULT_REVISIONS, DEFAULT_TRANSPORTS
+    from conformance.protocol.versions import TESTED_REVISIONS
+
+    group.addoption(
+        "--mcp-client",
+        metavar="CMD",
+        help="judge this MCP client instead of a server, as `mcp-conformance client --command CMD` does "
+        "(the harness plays each scenario's server; a FILE.toml names it in [client-under-test])",
+    )
+    group.addoption("--mcp-scenario", action="append", metavar="NAME", help="with --mcp-client: repeatable")
+    group.addoption(
+        "--mcp-transport",
+        action="append",
+        choices=DEFAULT_TRANSPORTS,
+        help="with --mcp-client: repeatable (default: all three)",
+    )
+    group.addoption(
+        "--mcp-revision",
+        action="append",
+        choices=sorted(TESTED_REVISIONS),
+        help=f"with --mcp-client: repeatable (default: {', '.join(DEFAULT_REVISIONS)})",
+    )
+    group.addoption(
+        "--mcp-client-timeout", type=float, metavar="S", help="with --mcp-client: per scenario run (20)"
+    )
+    group.addoption(
+        "--mcp-client-jobs", type=int, default=2, metavar="N", help="with --mcp-client: scenario runs at once"
+    )
+
+
+def _active(config: pytest.Config) -> bool:
+    """Whether this session runs conformance cases (a server's or a client's)."""
+    return bool(config.getoption("mcp_server") or config.getoption("mcp_client"))
 
 
 @dataclass(frozen=True)
@@ -163,6 +212,8 @@ class _Prepared:
     options: Any
     header: dict[str, Any]
     baseline: Any
+    #: A client run (`cli_client.Prepared`), judged instead of the plan's servers.
+    client: Any = None
 
 
 _PREPARED_KEY = pytest.StashKey[_Prepared]()
@@ -174,22 +225,18 @@ def _prepare(config: pytest.Config) -> _Prepared:
     from conformance.front import api
     from conformance.model import packs
     from conformance.model.targets import UsageError
-    from conformance.reporting import baseline as baselines
 
     if _BROKEN_PACKS:
         raise pytest.UsageError(_BROKEN_PACKS[0])
+    if config.getoption("mcp_client"):
+        return _prepare_client(config)
     known = packs.names()
     # As `run --server`: the base suite unless the profiles the server claims are named.
     suites = list(dict.fromkeys(config.getoption("mcp_suite") or packs.defaults_for_servers()))
     unknown = [s for s in suites if s not in known]
     if unknown:
         raise pytest.UsageError(f"--mcp-suite {unknown[0]!r} is not a suite; choose from {', '.join(known)}")
-    base = None
-    if config.getoption("mcp_baseline"):
-        try:
-            base = baselines.load(Path(config.getoption("mcp_baseline")))
-        except baselines.BaselineError as exc:
-            raise pytest.UsageError(str(exc)) from None
+    base = _baseline(config)
     run_options = api.run_options(
         timeout=config.getoption("mcp_timeout"),
         start_timeout=config.getoption("mcp_start_timeout"),
@@ -218,17 +265,74 @@ def _prepare(config: pytest.Config) -> _Prepared:
     return _Prepared(plan, run_options, header, base)
 
 
-def _run(config: pytest.Config, prepared: _Prepared) -> dict[str, Any]:
-    """Run the plan once, as `mcp-conformance run` would, and write the report where asked."""
+def _baseline(config: pytest.Config) -> Any:
+    """The `--mcp-baseline`, read before the run (a bad one is a usage error), or None."""
+    from conformance.reporting import baseline as baselines
+
+    if not config.getoption("mcp_baseline"):
+        return None
+    try:
+        return baselines.load(Path(config.getoption("mcp_baseline")))
+    except baselines.BaselineError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _prepare_client(config: pytest.Config) -> _Prepared:
+    """A client run settled exactly as `mcp-conformance client` settles it (`cli_client.prepare`), from
+    the `--mcp-*` options under the command's own names."""
+    import argparse
+
+    from conformance.front import cli_client
+
+    if config.getoption("mcp_server"):
+        raise pytest.UsageError("--mcp-server and --mcp-client: one session judges servers or a client")
+    if config.getoption("mcp_select"):
+        raise pytest.UsageError("--mcp-select chooses server checks; a client's cases are chosen with -k")
+    given = config.getoption("mcp_client")
+    is_file = given.endswith(".toml") and Path(given).is_file()
+    args = argparse.Namespace(
+        client_command=None if is_file else given,
+        target=given if is_file else None,
+        scenario=config.getoption("mcp_scenario"),
+        suite=config.getoption("mcp_suite"),
+        transport=config.getoption("mcp_transport"),
+        revision=config.getoption("mcp_revision"),
+        client_timeout=config.getoption("mcp_client_timeout"),
+        jobs=config.getoption("mcp_client_jobs"),
+        strict=bool(config.getoption("mcp_strict")),
+    )
+    client = cli_client.prepare(args, ["pytest", *config.invocation_params.args], _usage_error)
+    return _Prepared([], client.options, client.header, _baseline(config), client)
+
+
+def _usage_error(said: str) -> Exception:
+    return pytest.UsageError(f"--mcp-client: {said}")
+
+
+def _report(prepared: _Prepared) -> dict[str, Any]:
+    """The run's report: the plan's servers judged as `mcp-conformance run` judges them, or the
+    client as `mcp-conformance client` judges it."""
     import asyncio
 
+    if prepared.client is not None:
+        from conformance.front import cli_client
+
+        builder = cli_client.new_builder(prepared.client)
+        asyncio.run(cli_client.play(prepared.client, [builder]))
+        return cli_client.finish(builder)
     from conformance.engine.plan import finish, new_builder, run_plan_async
-    from conformance.reporting import baseline as baselines
-    from conformance.reporting import canonical, views
 
     builder = new_builder(prepared.plan, prepared.header)
     asyncio.run(run_plan_async(prepared.plan, prepared.options, builder))
-    report = finish(builder)
+    return finish(builder)
+
+
+def _run(config: pytest.Config, prepared: _Prepared) -> dict[str, Any]:
+    """Run once, as the CLI would, and write the report where asked."""
+    from conformance.reporting import baseline as baselines
+    from conformance.reporting import canonical, views
+
+    report = _report(prepared)
     if prepared.baseline is not None:
         baselines.apply(report, prepared.baseline)
     directory = config.getoption("mcp_report_dir")
@@ -243,7 +347,7 @@ def _run(config: pytest.Config, prepared: _Prepared) -> dict[str, Any]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
     """Settle the run before pytest collects (a usage error stops the session as one)."""
-    if session.config.getoption("mcp_server"):
+    if _active(session.config):
         with _imports_not_rewritten():
             session.config.stash[_PREPARED_KEY] = _prepare(session.config)
 
@@ -273,17 +377,15 @@ def pytest_make_collect_report(
     cases are then collected as pytest collects any test (counted in `collected N items`, reported
     per collector), before `-k` and marks deselect, so they apply to ours."""
     report = yield
-    if (
-        isinstance(collector, pytest.Session)
-        and collector.config.getoption("mcp_server")
-        and report.outcome == "passed"
-    ):
+    if isinstance(collector, pytest.Session) and _active(collector.config) and report.outcome == "passed":
         run = McpRun.from_parent(collector, name="mcp-conformance", nodeid="mcp-conformance")
         report.result.append(run)
     return report
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("mcp_client"):
+        return f"mcp-conformance: client {config.getoption('mcp_client')}"
     if not config.getoption("mcp_server"):
         return None
     return f"mcp-conformance: {', '.join(config.getoption('mcp_server'))}"

@@ -14,7 +14,9 @@ The file is JSON (no new dependency), validated by `baseline.schema.json`:
                            {"case": "base.tools.unique-names[http@2026-07-28]", "reason": "..."}]}
 
 An entry names a check ID (every case of that check), or a case key with `[transport@revision]` (and
-`#target` when the report has several targets).
+`#target` when the report has several targets). A client run's case keys end in `/scenario` (one check
+judges every scenario it is played in): an entry names such a case by its key, with or without
+`#target`, or `check/scenario` (every case of the check in that scenario).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.engine.results import key_parts
 from conformance.model.verdicts import EXCUSABLE, Verdict, baselined
 from conformance.reporting import canonical
 from conformance.reporting.model import Case, Report, coerce
@@ -46,13 +49,28 @@ class Baseline:
     sha256: str = ""
 
     def match(self, case: Case | Mapping[str, Any]) -> str | None:
-        """The most specific entry naming this case: its full key, its key without `#target`, its check.
-        `case` is the model's, or a case of the canonical JSON that `apply` rewrites."""
+        """The most specific entry naming this case: its full key, its key without `#target`, (a client
+        case) its check in its scenario, its check. `case` is the model's, or a case of the canonical
+        JSON that `apply` rewrites."""
         key, check = (case.key, case.check) if isinstance(case, Case) else (case["key"], case["check"])
-        for name in (key, key.split("]#", 1)[0] + "]" if "]#" in key else key, check):
+        for name in names_of(key, check):
             if name in self.entries:
                 return name
         return None
+
+
+def names_of(key: str, check: str) -> list[str]:
+    """What a baseline entry may name a case by, most specific first: the key, the key without
+    `#target`, `check/scenario` for a client case (its check in one scenario), the check."""
+    names = [key]
+    parts = key_parts(key)
+    if parts:
+        where, _, scenario = parts
+        names.append(where + scenario)
+        if scenario:
+            names.append(check + scenario)
+    names.append(check)
+    return list(dict.fromkeys(names))
 
 
 def load(path: Path) -> Baseline:
@@ -112,7 +130,8 @@ def update(
 ) -> dict[str, Any]:
     """A baseline listing the report's failing cases, keeping the reasons of `previous` entries that
     still match one. A check failing in every case of the report gets one entry by its check ID; a
-    check failing in some cases only gets one entry per case key, so the passing ones stay guarded."""
+    client check failing in every case of one scenario, one entry `check/scenario`; a check failing in
+    some cases only gets one entry per case key, so the passing ones stay guarded."""
     model = coerce(report)
     wanted = EXCUSABLE if include_warn else frozenset({Verdict.FAIL})
 
@@ -129,13 +148,16 @@ def update(
             entries[entry] = previous.entries[entry]
         else:
             uncovered.append(case)
-    by_check: dict[str, list[Case]] = {}
+    # Each case under its broader names (its check; a client case's check in its scenario too).
+    by_name: dict[str, list[Case]] = {}
     for case in model.cases:
-        by_check.setdefault(case.check, []).append(case)
+        for name in names_of(case.key, case.check)[1:]:
+            by_name.setdefault(name, []).append(case)
     run_id = model.header.run_id
     for case in uncovered:
-        everywhere = all(failing(c) for c in by_check[case.check])
-        name = case.check if everywhere else case.key
+        broader = [n for n in reversed(names_of(case.key, case.check)) if n.startswith(case.check + "/")]
+        wide = [case.check, *broader]
+        name = next((n for n in wide if all(failing(c) for c in by_name[n])), case.key)
         if name in entries:
             continue
         entries[name] = f"{case.own_verdict} in run {run_id}: {case.first_line(160)}".rstrip(": ")

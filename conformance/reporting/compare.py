@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.engine.results import case_key
+from conformance.engine.results import with_target
 from conformance.model.verdicts import BLOCKING, Verdict
 from conformance.reporting import canonical
 from conformance.reporting.model import Report, coerce
@@ -232,7 +232,7 @@ def _join(
     cases: dict[str, tuple[str, dict[str, Any]]] = {}
     target_sets: list[tuple[str, list[str]]] = []
     for name, report in reports:
-        specs = [t["spec"] for t in report["targets"]] if by_spec else []
+        specs = [_named(t) for t in report["targets"]] if by_spec else []
         if len(set(specs)) != len(specs):
             raise MergeError(f"{name} names one target twice; merge cannot tell its cases apart")
         for other, other_specs in target_sets:
@@ -245,7 +245,7 @@ def _join(
         target_sets.append((name, specs))
         renumber: dict[int, int] = {}
         for target in report["targets"]:
-            spec = target["spec"] if by_spec else f"{name}#{target['index']}"
+            spec = _named(target) if by_spec else f"{name}#{target['index']}"
             info = (target["transport"], target.get("server_info"))
             if spec in index_of:
                 if identity[spec][1] != info:
@@ -258,7 +258,8 @@ def _join(
                     dict.fromkeys([*merged_target["revisions_spoken"], *target.get("revisions_spoken", [])])
                 )
                 merged_target["revisions_spoken"] = spoken
-                merged_target["unreachable"] = merged_target.get("unreachable") or target.get("unreachable")
+                unreachable = merged_target.get("unreachable") or target.get("unreachable")
+                merged_target["unreachable"] = unreachable or False  # a client target has none
             else:
                 index_of[spec] = len(merged_targets)
                 identity[spec] = (name, info)
@@ -269,11 +270,10 @@ def _join(
             new_index = renumber.get(case["target"])
             if new_index is None:
                 raise MergeError(f"{name}: case {case['key']} names target {case['target']}, not listed")
-            moved = {**case, "target": new_index}
-            moved["key"] = case_key(case["check"], case["transport"], case["revision"], new_index)
+            moved = {**case, "target": new_index, "key": with_target(case["key"], new_index)}
             if case.get("blocked_by"):  # the blocking case is of the same target: renumbered with it
                 old = case["blocked_by"]
-                new = old[: old.rindex("]") + 1] + (f"#{new_index}" if new_index else "")
+                new = with_target(old, new_index)
                 moved["blocked_by"] = new
                 moved["message"] = case["message"].replace(f"blocked by {old}", f"blocked by {new}", 1)
             seen = cases.get(moved["key"])
@@ -286,6 +286,14 @@ def _join(
                 continue
             cases[moved["key"]] = (name, moved)
     return merged_targets, [case for _, case in cases.values()]
+
+
+def _named(target: Mapping[str, Any]) -> str:
+    """What names a target across reports: its spec; a client run's (one client, a target per
+    transport) its spec and transport."""
+    if target.get("side") == "client":
+        return f"{target['spec']} over {target['transport']}"
+    return str(target["spec"])
 
 
 def _same(name_a: str, a: dict[str, Any], name_b: str, b: dict[str, Any]) -> None:

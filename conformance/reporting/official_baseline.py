@@ -1,11 +1,14 @@
 """`baseline import-official FILE`: an official expected-failures file turned into this harness's baseline.
 
-Server teams keep their known failures in the official suite's format (`server:` and `client:` lists of
-`scenario` or `scenario:check-id` entries). The import maps each server entry to the rows that judge its
-checks (`official.checks` of a row), and those rows to their checks here, so the result is a baseline like
-any other (`conformance.reporting.baseline`): a listed case that passes is XPASS and fails the run, so a
-stale entry cannot hide. An entry that maps to nothing (an unknown scenario or check, a check no row
-judges, a client entry) is said in one line each, and left out.
+SDK teams keep their known failures in the official suite's format (`server:` and `client:` lists of
+`scenario` or `scenario:check-id` entries). The import maps each entry to the rows that judge its checks
+(`official.checks` of a row; the server side's rows for a `server:` entry, the client packs' rows, by
+`official.json`'s client section, for a `client:` one), and those rows to their checks here, so the result
+is a baseline like any other (`conformance.reporting.baseline`), read by `run --baseline` and `client
+--baseline` alike: a listed case that passes is XPASS and fails the run, so a stale entry cannot hide. A
+client entry names its checks in its scenario only (`check/scenario`), as one client check judges every
+scenario it is played in. An entry that maps to nothing (an unknown scenario or check, a check no row
+judges, a scenario not played here) is said in one line each, and left out.
 
 The file is read by a parser of the format's small YAML subset (block lists of plain or quoted scalars
 under the two keys, comments), not by a YAML library: PyYAML is no dependency of the harness, and
@@ -101,36 +104,36 @@ def import_entries(
     official: Any,
     rows: Mapping[str, Any],
     checks: Iterable[Any],
+    side_of: Mapping[str, str],
 ) -> tuple[dict[str, Any], list[str]]:
     """(baseline data, one line per entry not mapped). `official` is `conformance.model.official.load()`,
-    `rows` the requirement rows by ID and `checks` every check of the installed suites (catalog entries:
-    `id`, `requirement`)."""
-    own: dict[str, list[str]] = {}  # row ID -> our check IDs
-    for entry in checks:
-        own.setdefault(entry.requirement, []).append(entry.id)
-    by_check: dict[str, list[str]] = {}
-    for row in rows.values():
-        for check in row.official_checks:
-            by_check.setdefault(check, []).append(row.id)
+    `rows` the requirement rows by ID, `checks` every check of the installed packs (catalog entries:
+    `id`, `requirement`) and `side_of` each pack's side. A `server:` entry maps through the rows of the
+    packs judging servers to their checks; a `client:` entry through the client packs' rows to their
+    checks in that scenario only (`check/scenario`: a client check judges many scenarios)."""
     reasons: dict[str, list[str]] = {}
-    unmapped = [f"client:{entry}: judges a client, not a server" for entry in sections.get("client", ())]
-    for entry in sections.get("server", ()):
-        scenario, _, check = entry.partition(":")
-        if scenario not in official.scenarios:
-            unmapped.append(f"{entry}: no server scenario of {official.label} is named {scenario!r}")
+    unmapped: list[str] = []
+    for section in SECTIONS:
+        if not sections.get(section):
             continue
-        wanted = [check] if check else list(official.scenarios[scenario])
-        if check and check not in official.scenarios[scenario]:
-            unmapped.append(f"{entry}: {scenario!r} emits no check {check!r} in {official.label}")
+        side = official if section == "server" else official.client
+        client = section == "client"
+        if side is None:  # an official.json without a client section
+            unmapped += [f"client:{entry}: no client side is listed" for entry in sections[section]]
             continue
-        ours = [c for name in wanted for row in by_check.get(name, ()) for c in own.get(row, ())]
-        if not ours:
-            unmapped.append(f"{entry}: {_why_not(wanted, official)}")
-            continue
-        for ours_id in ours:
-            reasons.setdefault(ours_id, [])
-            if entry not in reasons[ours_id]:
-                reasons[ours_id].append(entry)
+        mine = {rid: row for rid, row in rows.items() if (side_of.get(row.suite) == "client") == client}
+        by_check = _rows_by_check(mine.values())
+        own = _checks_by_row(checks, mine)
+        for entry in sections[section]:
+            ours, why = _map_entry(entry, side, by_check, own)
+            said = f"client:{entry}" if client else entry
+            if why:
+                unmapped.append(f"{said}: {why}")
+            scope = "/" + entry.partition(":")[0] if client else ""
+            for name in ours:
+                listed = reasons.setdefault(name + scope, [])
+                if said not in listed:
+                    listed.append(said)
     data = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -140,6 +143,39 @@ def import_entries(
         ],
     }
     return data, unmapped
+
+
+def _rows_by_check(rows: Iterable[Any]) -> dict[str, list[str]]:
+    by_check: dict[str, list[str]] = {}
+    for row in rows:
+        for check in row.official_checks:
+            by_check.setdefault(check, []).append(row.id)
+    return by_check
+
+
+def _checks_by_row(checks: Iterable[Any], rows: Mapping[str, Any]) -> dict[str, list[str]]:
+    own: dict[str, list[str]] = {}  # row ID -> our check IDs
+    for entry in checks:
+        if entry.requirement in rows:
+            own.setdefault(entry.requirement, []).append(entry.id)
+    return own
+
+
+def _map_entry(
+    entry: str, side: Any, by_check: Mapping[str, list[str]], own: Mapping[str, list[str]]
+) -> tuple[list[str], str]:
+    """Our check IDs for one entry of a side, or none and why not."""
+    scenario, _, check = entry.partition(":")
+    if scenario in side.unlisted:
+        return [], f"not judged here ({side.unlisted[scenario].why})"
+    if scenario not in side.scenarios:
+        return [], f"no {side.side} scenario of {side.label} is named {scenario!r}"
+    if check and check not in side.scenarios[scenario]:
+        return [], f"{scenario!r} emits no check {check!r} in {side.label}"
+    wanted = [check] if check else list(side.scenarios[scenario])
+    rows = [row for name in wanted for row in by_check.get(name, ())]
+    ours = list(dict.fromkeys(ours_id for row in rows for ours_id in own.get(row, ())))
+    return ours, "" if ours else _why_not(wanted, side)
 
 
 def _why_not(checks: Sequence[str], official: Any) -> str:

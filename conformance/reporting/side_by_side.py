@@ -1,12 +1,13 @@
-"""Many servers side by side (`mcp-conformance compare`): requirements against servers, one page.
+"""Many servers or clients side by side (`mcp-conformance compare`): requirements against them, one page.
 
-Why: a report judges the servers of one run; to choose between servers, or to watch several
-implementations of one protocol (what Bowtie and wpt.fyi show), a reader wants one table of every
-requirement against every server. The table is derived from canonical reports alone: a column per
-target of each report (named by the `serverInfo` the server announced and the target's label), a row
-per requirement with its level, and in each cell the worst verdict of that requirement's cases for
-that server with how many of them have it (`FAIL 2/3`), linking to that case in the report's own
-report.html (`case_anchor`), so the evidence is one click away.
+Why: a report judges the servers (or the client) of one run; to choose between implementations, or to
+watch several implementations of one protocol (what Bowtie and wpt.fyi show), a reader wants one table
+of every requirement against every one of them. The table is derived from canonical reports alone: a
+column per target of each report (a server's named by the `serverInfo` it announced and the target's
+label; a client run's by the client's command line and the transport it was played over, a client run
+having a target per transport), a row per requirement with its level, and in each cell the worst
+verdict of that requirement's cases there with how many of them have it (`FAIL 2/3`), linking to that
+case in the report's own report.html (`case_anchor`), so the evidence is one click away.
 
 Two renderings of one table: a self-contained HTML page (inline CSS, a Content-Security-Policy that
 allows only its own style, no script, no network) and Markdown. Every server-provided string is
@@ -32,15 +33,17 @@ from conformance.text import visible
 
 @dataclass(frozen=True)
 class Column:
-    """One server: a target of one report."""
+    """One server, or one client over one transport: a target of one report."""
 
     report: int
     target: int
-    #: What the server announced (`name version`, `?` when it never said) and the target's label or spec.
+    #: What the server announced (`name version`, `?` when it never said) and the target's label or
+    #: spec; for a client, its command line and the transport.
     server: str
     label: str
     #: The folder of the report's report.html, relative to the page (`/`-separated, URL-quoted).
     href: str
+    side: str = "server"
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,11 @@ def table(reports: Sequence[tuple[Path, Report]], out: Path) -> Table:
     for number, (folder, report) in enumerate(reports):
         href = _href(folder, out)
         for target in report.targets:
-            columns.append(Column(number, target.index, target.server_label, target.spec, href))
+            if target.side == "client":
+                name = target.command or target.spec
+                columns.append(Column(number, target.index, name, target.transport, href, "client"))
+            else:
+                columns.append(Column(number, target.index, target.server_label, target.spec, href))
     grouped: dict[str, dict[int, list[Case]]] = {}
     info: dict[str, tuple[str, str, str]] = {}
     for position, column in enumerate(columns):
@@ -131,8 +138,8 @@ def markdown(data: Table) -> str:
         )
     out += [
         "",
-        "Each cell is the worst verdict of the requirement's cases for that server, with how many of them "
-        "have it; it links to that case in the report. `-` : no case of it ran there.",
+        "Each cell is the worst verdict of the requirement's cases for that server or client, with how many "
+        "of them have it; it links to that case in the report. `-` : no case of it ran there.",
         "",
         "| requirement | level | "
         + " | ".join(f"{_md(_heading(c))} ({c.report + 1})" for c in data.columns)
@@ -195,7 +202,8 @@ def page(data: Table) -> str:
             f"{_e(', '.join(head.suites))} · {_e(state)}</li>"
         )
     out.append(
-        '</ol><p class="meta">Each cell is the worst verdict of the requirement\'s cases for that server, '
+        '</ol><p class="meta">Each cell is the worst verdict of the requirement\'s cases for that server '
+        "or client, "
         "with how many of them have it; it links to that case in the report. A dash: no case of it ran "
         "there.</p></header>"
     )
@@ -219,3 +227,10 @@ def page(data: Table) -> str:
         out.append("</tr>")
     out.append("</tbody></table></body></html>\n")
     return "".join(out)
+
+
+def columns_said(data: Table) -> str:
+    """How many columns of each side: `3 servers`, `4 clients`, `2 servers, 2 clients`."""
+    counts = {side: sum(c.side == side for c in data.columns) for side in ("server", "client")}
+    said = [f"{n} {side}{'' if n == 1 else 's'}" for side, n in counts.items() if n]
+    return ", ".join(said) or "0 servers"

@@ -392,3 +392,39 @@ def test_every_script_reads_expressions_through_env() -> None:
     for step in [*ACTION["runs"]["steps"], *[s for job in EXAMPLE["jobs"].values() for s in job["steps"]]]:
         if "run" in step:
             assert "${{" not in step["run"], step.get("name")
+
+
+def test_a_client_is_judged_instead_of_a_server(runner_temp: dict[str, Path]) -> None:
+    """`client:` runs `mcp-conformance client --command ...` (`args` narrowing it as for a server): the
+    mutant client's FAIL fails the gate last and writes the baseline, which the next run holds; a
+    server and a client both given is a usage error (exit code 2, no report)."""
+    runner = _runner(runner_temp, "client")
+    mutant = shlex.join(
+        ["env", f"PYTHONPATH={REPO}", PY, "-m", "tests.servers.client_mutants", "arguments-list"]
+    )
+    with_ = {
+        "client": mutant,
+        "baseline": "client-baseline.json",
+        "args": "--scenario tools_call --transport http --revision 2025-11-25",
+    }
+    job = runner.action(with_)
+    out = job.outputs
+    assert out["exit-code"] == "1" and out["baseline-created"] == "true", [s.stdout for s in job.steps]
+    report = json.loads(_in(runner, out["report"]).read_text())
+    assert report["header"]["options"]["side"] == "client"
+    assert [c["requirement"] for c in report["cases"] if c["verdict"] == "FAIL"] == ["CLIENT-TOOLS-001"]
+    listed = json.loads(_in(runner, "client-baseline.json").read_text())["expected_failures"]
+    assert [e["case"] for e in listed] == ["client.tools.call"]
+    badge = json.loads(_in(runner, out["badge"] + "/badge-client.json").read_text())
+    assert badge["message"] == "1 failing"
+    results = json.loads(_in(runner, out["sarif"]).read_text())["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} == {"CLIENT-TOOLS-001"}
+    assert _gate(job).code == 1 and [s.name for s in job.steps if s.ran and s.code] == [_gate(job).name]
+
+    again = runner.action(with_)
+    assert again.outputs["exit-code"] == "0" and again.outputs["baseline-created"] == "false"
+    assert _gate(again).code == 0 and not again.failed
+
+    both = runner.action({**with_, "server": PASSING})
+    assert both.outputs["exit-code"] == "2" and both.outputs["report"] == ""
+    assert _gate(both).code == 1 and "server and client" in _gate(both).stdout

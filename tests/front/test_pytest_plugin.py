@@ -1,9 +1,11 @@
-"""The pytest plugin: inert without --mcp-server; with it, one item per case and the CLI's verdicts,
-IDs and report (each pytest session runs in a subprocess, as an implementer's own would)."""
+"""The pytest plugin: inert without --mcp-server or --mcp-client; with either, one item per case and the
+CLI's verdicts, IDs and report (`run`'s, or `client`'s for a client); each pytest session runs in a
+subprocess, as an implementer's own would."""
 
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 from conformance import schemas
-from tests.conftest import cli, stdio
+from tests.conftest import PY, REPO, cli, stdio
 
 pytest_plugins = ["pytester"]
 
@@ -181,3 +183,89 @@ def test_the_run_imports_as_the_cli_and_the_sessions_own_tests_keep_their_assert
     assert outcomes.get("failed") == 2, result.stdout.str()  # the mutant's FAIL, and the second own test
     result.stdout.fnmatch_lines(["*At index 1 diff: 2 != 3*"])
     assert "FAILED test_own.py::test_the_sessions_own_asserts_are_still_rewritten" in result.stdout.str()
+
+
+#: A client judged by the plugin as `mcp-conformance client` judges it: two scenarios, over HTTP and
+#: stdio, at one revision (the client pack's own tests judge every row; here the wiring is under test).
+CLIENT_SELECTION = ("scenario", "tools_call", "scenario", "initialize", "transport", "http", "transport",
+                    "stdio", "revision", "2025-11-25")  # fmt: skip
+REFERENCE_CLIENT = shlex.join([PY, "-m", "conformance_reference.client"])
+#: The mutant that sends tools/call its arguments as a list: CLIENT-TOOLS-001 FAILs over each transport.
+MUTANT_CLIENT = f"PYTHONPATH={shlex.quote(str(REPO))} " + shlex.join(
+    [PY, "-m", "tests.servers.client_mutants", "arguments-list"]
+)
+
+
+def _client_args(prefix: str) -> list[str]:
+    pairs = zip(CLIENT_SELECTION[::2], CLIENT_SELECTION[1::2], strict=True)
+    return [arg for name, value in pairs for arg in (f"{prefix}{name}", value)]
+
+
+@pytest.fixture(scope="module")
+def client_cli_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("client-cli")
+    done = cli("client", "--command", MUTANT_CLIENT, *_client_args("--"), "--quiet", "--report-dir", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    return report
+
+
+def test_a_client_is_judged_with_the_cli_cases_and_verdicts(
+    pytester: pytest.Pytester, client_cli_report: dict[str, Any], tmp_path: Path
+) -> None:
+    report_dir = tmp_path / "plugin-report"
+    result = pytester.runpytest_subprocess(
+        "--mcp-client", MUTANT_CLIENT, *_client_args("--mcp-"), f"--mcp-report-dir={report_dir}",
+        "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    verdicts = Counter(c["verdict"] for c in client_cli_report["cases"])
+    assert set(verdicts) == {"PASS", "FAIL"} and verdicts["FAIL"] == 2
+    result.assert_outcomes(passed=verdicts["PASS"], failed=verdicts["FAIL"])
+    plugin_report = json.loads((report_dir / "report.json").read_text())
+    assert schemas.errors(schemas.REPORT_ID, None, plugin_report) == []
+    assert [(c["key"], c["verdict"]) for c in plugin_report["cases"]] == [
+        (c["key"], c["verdict"]) for c in client_cli_report["cases"]
+    ]
+    assert plugin_report["header"]["options"] == client_cli_report["header"]["options"]
+    output = result.stdout.str()
+    assert "mcp-conformance: client " in output  # the session's header names the client
+    for case in (c for c in client_cli_report["cases"] if c["verdict"] == "FAIL"):
+        assert case["requirement"] == "CLIENT-TOOLS-001"
+        assert f"FAILED mcp-conformance::{case['key']}" in output
+    assert "quote:" in output and "arguments" in output
+
+
+def test_a_client_baseline_and_the_reference_client(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """The mutant's FAILs listed by `check/scenario` are xfails (the session passes); the reference
+    client passes every item."""
+    baseline = tmp_path / "baseline.json"
+    entries = [{"case": "client.tools.call/tools_call", "reason": "known: arguments sent as a list"}]
+    data = {"format": "mcp-conformance-baseline", "format_version": 1, "expected_failures": entries}
+    baseline.write_text(json.dumps(data), encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--mcp-client", MUTANT_CLIENT, *_client_args("--mcp-"), f"--mcp-baseline={baseline}",
+        "-p", "no:cacheprovider", timeout=300,
+    )  # fmt: skip
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("xfailed") == 2 and "failed" not in outcomes, result.stdout.str()
+    assert result.ret == pytest.ExitCode.OK
+    reference = pytester.runpytest_subprocess(
+        "--mcp-client", REFERENCE_CLIENT, *_client_args("--mcp-"), "-p", "no:cacheprovider", timeout=300
+    )
+    outcomes = reference.parseoutcomes()
+    assert outcomes.get("passed", 0) > 20 and set(outcomes) == {"passed"}, reference.stdout.str()
+    assert reference.ret == pytest.ExitCode.OK
+
+
+def test_a_bad_client_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    bad = {
+        "--mcp-suite": ("base", "--mcp-client: 'base' is not a client pack"),
+        "--mcp-scenario": ("no-such", "--mcp-client: no scenario run matches: no-such"),
+        "--mcp-server": ("stdio:x", "--mcp-server and --mcp-client: one session judges servers or a client"),
+        "--mcp-select": ("tools", "a client's cases are chosen with -k"),
+    }
+    for option, (value, said) in bad.items():
+        result = pytester.runpytest_subprocess(
+            "--mcp-client", REFERENCE_CLIENT, option, value, "-p", "no:cacheprovider", timeout=300
+        )
+        assert result.ret == pytest.ExitCode.USAGE_ERROR and said in result.stderr.str(), option

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -163,9 +165,27 @@ def test_update_keeps_reasons_and_narrows_to_keys_when_a_check_fails_only_somewh
     assert "s.a.e" in {e["case"] for e in with_warn["expected_failures"]}
 
 
+def test_a_client_report_is_baselined_by_case_key_or_check_in_its_scenario() -> None:
+    """A client case key ends in `/scenario`: `update` names a check failing in every case of one
+    scenario `check/scenario`, a case failing alone by its key; both load and match, `#target` or not."""
+    report = _report(
+        _case("c.a.b[http@1]/s1", "FAIL"),
+        _case("c.a.b[stdio@1]#1/s1", "FAIL"),
+        _case("c.a.b[http@1]/auth/s2", "PASS"),
+        _case("c.a.c[http@1]/s1", "PASS"),
+        _case("c.a.c[stdio@1]#1/s1", "FAIL"),
+    )
+    data = baseline.update(copy.deepcopy(report), None)
+    assert schemas.errors(baseline.SCHEMA_ID, None, data) == []
+    assert [e["case"] for e in data["expected_failures"]] == ["c.a.b/s1", "c.a.c[stdio@1]#1/s1"]
+    listed = baseline.Baseline({"c.a.b/s1": "known", "c.a.c[stdio@1]/s1": "known", "c.a.b/auth/s2": "stale"})
+    baseline.apply(report, listed)
+    assert [c["verdict"] for c in report["cases"]] == ["XFAIL", "XFAIL", "XPASS", "PASS", "XFAIL"]
+
+
 #: An official expected-failures file as server teams keep them (the official suite's format): a whole
 #: scenario, a scenario:check-id, a check only the official fixture shows, an unknown scenario, and a client
-#: entry.
+#: entry (the client side's import: `test_import_official_client_entries_gate_a_client_run`).
 OFFICIAL_EXPECTED = """\
 # expected failures of my server (official suite)
 server:
@@ -187,7 +207,6 @@ def test_import_official_gates_a_run_like_any_baseline(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     unmapped = [line for line in done.stdout.splitlines() if line.startswith("not mapped: ")]
     assert unmapped == [
-        "not mapped: client:initialize: judges a client, not a server",
         "not mapped: no-such-scenario: no server scenario of @modelcontextprotocol/conformance"
         " 0.2.0-alpha.12 is named 'no-such-scenario'",
     ]
@@ -197,6 +216,9 @@ def test_import_official_gates_a_run_like_any_baseline(tmp_path: Path) -> None:
         + "server-stateless:sep-2575-server-implements-discover",
         # a fixture-only check before the official-fixture pack: its row judges it now
         "official-fixture.content.error": "official expected failure: tools-call-error",
+        # the client entry: the client rows judging the scenario's official checks, in that scenario
+        "client.lifecycle.initialize-params/initialize": "official expected failure: client:initialize",
+        "client.lifecycle.version-offered/initialize": "official expected failure: client:initialize",
     }
     args = ("--suite", "base", "-k", "discover", "--quiet", "--baseline", str(tmp_path / "baseline.json"))
     mutant = cli(
@@ -245,3 +267,55 @@ def test_the_subset_parser_reads_what_yaml_reads() -> None:
     text = OFFICIAL_EXPECTED + "  - \"quoted:check\"  # comment\n  - 'it''s'\n"
     assert parse(text) == yaml.safe_load(text)
     assert parse("server: []\nclient:\n") == {"server": [], "client": []}
+
+
+#: An SDK's expected-failures file (the shape the official README gives, both sections), whose client
+#: entries name a check of a scenario, whole scenarios, an extension scenario not played here, and a check
+#: that is the official scenario server's own log.
+OFFICIAL_SDK_EXPECTED = """\
+# conformance-baseline.yml
+server:
+  - tools-call-with-progress
+client:
+  - tools_call:tool-add-numbers
+  - sse-retry
+  - auth/dpop
+  - initialize:server-info
+"""
+CLIENT_ARGS = ("--scenario", "tools_call", "--scenario", "initialize", "--transport", "http",
+               "--transport", "stdio", "--revision", "2025-11-25", "--quiet")  # fmt: skip
+
+
+def test_import_official_client_entries_gate_a_client_run(tmp_path: Path) -> None:
+    """`client:` entries map through official.json's client section to the client pack's checks in their
+    scenario: the mutant client's FAIL of tools_call is XFAIL over both transports (the run passes), the
+    reference client's PASS of it is XPASS (the stale entry fails the run); `--side client` leaves the
+    server entries out."""
+    source = tmp_path / "conformance-baseline.yml"
+    source.write_text(OFFICIAL_SDK_EXPECTED, encoding="utf-8")
+    out = tmp_path / "baseline.json"
+    done = cli("baseline", "import-official", str(source), "--out", str(out), "--side", "client")
+    assert done.returncode == 0, done.stderr
+    unmapped = [line for line in done.stdout.splitlines() if line.startswith("not mapped: ")]
+    assert [line.split(": not judged")[0].split(": no row")[0] for line in unmapped] == [
+        "not mapped: client:auth/dpop",
+        "not mapped: client:initialize:server-info",
+    ]
+    entries = baseline.load(out).entries
+    assert entries["client.tools.call/tools_call"] == (
+        "official expected failure: client:tools_call:tool-add-numbers"
+    )
+    assert {name.split("/", 1)[1] for name in entries} == {"tools_call", "sse-retry"}
+    assert "client.sse.retry-wait/sse-retry" in entries and not any(n.startswith("base.") for n in entries)
+    mutant = [sys.executable, "-m", "tests.servers.client_mutants", "arguments-list"]
+    runs = {}
+    for name, command in (("mutant", shlex.join(mutant)), ("reference", None)):
+        given = ("--command", command) if command else ()
+        folder = tmp_path / name
+        runs[name] = cli("client", *given, *CLIENT_ARGS, "--baseline", str(out), "--report-dir", str(folder))
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        tools = [c["verdict"] for c in report["cases"] if c["check"] == "client.tools.call"]
+        assert tools == (["XFAIL", "XFAIL"] if name == "mutant" else ["XPASS", "XPASS"]), name
+        assert {c["verdict"] for c in report["cases"] if c["check"] != "client.tools.call"} == {"PASS"}
+        assert report["footer"]["baseline"]["unmatched"] == sorted(n for n in entries if "sse-retry" in n)
+    assert runs["mutant"].returncode == 0 and runs["reference"].returncode == 1

@@ -1,12 +1,14 @@
-"""`compare` puts many servers side by side: a requirement per row, a server (each target of each
-report) per column, each cell the worst verdict of that requirement's cases there, linking to the case
-in that report's report.html. Built from real runs of the raw reference server and two mutants."""
+"""`compare` puts many servers (or clients) side by side: a requirement per row, a server (each target of
+each report; a client over one transport) per column, each cell the worst verdict of that requirement's
+cases there, linking to the case in that report's report.html. Built from real runs of the raw reference
+server and two mutants, and of the reference client and two client mutants."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,57 @@ def test_the_page_loads_cleanly_in_chromium_with_its_style(
         colour = browser.evaluate("getComputedStyle(document.querySelector('a.v-FAIL')).backgroundColor")
         assert colour == "rgb(255, 235, 233)"
         assert browser.errors() == []
+
+
+def test_compare_puts_clients_side_by_side_with_a_server(reports: Path) -> None:
+    """Client reports (`mcp-conformance client`): the reference client, a mutant that FAILs
+    CLIENT-TOOLS-001 and one that acts the scenario out, then exits 1 (the contract's ERROR), a column
+    per client and transport, beside a server report whose cells of client rows are dashes."""
+    runs = reports / "client-runs"
+    clients = {
+        "reference": [PY, "-m", "conformance_reference.client"],
+        "arguments-list": [PY, "-m", "tests.servers.client_mutants", "arguments-list"],
+        "exits-one": [PY, "-m", "tests.servers.client_mutants", "exits-one"],
+    }
+    for name, argv in clients.items():
+        done = cli(
+            "client", "--command", shlex.join(argv), "--scenario", "tools_call", "--transport", "http",
+            "--transport", "stdio", "--revision", "2025-11-25", "--quiet", "--report-dir", str(runs / name),
+        )  # fmt: skip
+        assert done.returncode == (0 if name == "reference" else 1), done.stdout + done.stderr
+    out = reports / "client-page"
+    done = cli(
+        "compare", *(str(runs / name) for name in clients), str(reports / "runs" / "one"), "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(1 server, 6 clients, " in done.stdout
+    markdown = (out / "compare.md").read_text(encoding="utf-8")
+    header = next(line for line in markdown.splitlines() if line.startswith("| requirement"))
+    headings = [
+        f"{_md_text(shlex.join(argv))} · {transport} ({number})"
+        for number, argv in enumerate(clients.values(), 1)
+        for transport in ("http", "stdio")
+    ]
+    assert (
+        header
+        == "| requirement | level | " + " | ".join(headings) + " | raw-reference 1.0.0 · bad schema (4) |"
+    )
+    rows = {
+        line.split(" | ")[0].removeprefix("| "): [
+            cell.split("]")[0].lstrip("[") for cell in line.strip(" |").split(" | ")[2:]
+        ]
+        for line in markdown.splitlines()
+        if line.startswith("| CLIENT-")
+    }
+    assert rows["CLIENT-TOOLS-001"] == ["PASS 1/1"] * 2 + ["FAIL 1/1"] * 2 + ["PASS 1/1"] * 2 + ["-"]
+    assert rows["CLIENT-RUN-001"] == ["PASS 1/1"] * 4 + ["ERROR 1/1"] * 2 + ["-"]
+    for link, anchor in re.findall(r"\]\(([^)#]+)#([^)]+)\)", markdown):
+        assert f'id="{anchor}"' in (out / link).read_text(encoding="utf-8"), (link, anchor)
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    assert page.count('class="server"') == 7
+
+
+def _md_text(text: str) -> str:
+    from conformance.reporting.views import _md
+
+    return _md(text)

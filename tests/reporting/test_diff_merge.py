@@ -1,5 +1,5 @@
-"""`diff` finds a planted regression between two real runs; `merge` joins shards and refuses
-inputs that cannot be one report."""
+"""`diff` finds a planted regression between two real runs; `merge` joins shards (of a server's run or a
+client's) and refuses inputs that cannot be one report."""
 
 from __future__ import annotations
 
@@ -216,3 +216,38 @@ def test_merge_refuses_partly_overlapping_targets(runs: dict[str, Path]) -> None
     both["targets"].append({**copy.deepcopy(two["targets"][0]), "index": 1})
     with pytest.raises(compare.MergeError, match="share some targets but not all"):
         compare.merge([("a", both), ("b", two)])
+
+
+def test_merge_joins_client_runs_split_by_scenario_and_keeps_clients_apart(tmp_path: Path) -> None:
+    """A client run's targets (one client, a target per transport) are told apart by transport, and its
+    case keys keep their `/scenario` through a merge: two scenario shards of the reference client join
+    into the unsplit run's cases; a client that never connects, beside it, is two more targets, its keys
+    and `blocked_by` renumbered with their scenario."""
+    selection = ("--transport", "http", "--transport", "stdio", "--revision", "2025-11-25", "--quiet")
+    plan = {
+        "whole": ("--scenario", "tools_call", "--scenario", "initialize"),
+        "tools": ("--scenario", "tools_call"),
+        "init": ("--scenario", "initialize"),
+        "mutant": ("--scenario", "tools_call", "--command", "exit 3"),
+    }
+    for name, extra in plan.items():
+        done = cli("client", *extra, *selection, "--report-dir", str(tmp_path / name))
+        assert done.returncode == (1 if name == "mutant" else 0), done.stdout + done.stderr
+    done = cli("merge", str(tmp_path / "shards"), str(tmp_path / "tools"), str(tmp_path / "init"))
+    assert done.returncode == 0, done.stderr
+    merged, whole = _load(tmp_path / "shards"), _load(tmp_path / "whole")
+    assert schemas.errors(schemas.REPORT_ID, None, merged) == []
+    assert sorted(c["key"] for c in merged["cases"]) == sorted(c["key"] for c in whole["cases"])
+    assert [t["transport"] for t in merged["targets"]] == ["http", "stdio"]
+    done = cli("merge", str(tmp_path / "both"), str(tmp_path / "tools"), str(tmp_path / "mutant"))
+    assert done.returncode == 0, done.stderr
+    both = _load(tmp_path / "both")
+    assert schemas.errors(schemas.REPORT_ID, None, both) == []
+    errors = [c for c in both["cases"] if c["verdict"] == "ERROR"]
+    assert [c["key"] for c in errors] == [
+        "client.contract.run[http@2025-11-25]#2/tools_call",
+        "client.contract.run[stdio@2025-11-25]#3/tools_call",
+    ]
+    assert len(both["cases"]) == len(_load(tmp_path / "tools")["cases"]) + len(
+        _load(tmp_path / "mutant")["cases"]
+    )
