@@ -129,6 +129,24 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return cmd_baseline_update(args)
 
 
+def _client_scenarios() -> dict[str, frozenset[str] | None]:
+    """The scenario each client check is played in (None: every scenario), from the client packs."""
+    from conformance.clients.checks import EVERY_SCENARIO, checks_of
+    from conformance.model import packs
+
+    played: dict[str, frozenset[str] | None] = {}
+    for name in packs.names():
+        pack = packs.get(name)
+        if pack.side != "client":
+            continue
+        pack.load()  # the catalog may come from its cache, which imports no check module
+        for found in checks_of(name):
+            scenario = None if found.scenario == EVERY_SCENARIO else frozenset({found.scenario})
+            known = played.get(found.check.id, frozenset())
+            played[found.check.id] = None if scenario is None or known is None else known | scenario
+    return played
+
+
 def cmd_baseline_import_official(args: argparse.Namespace) -> int:
     """The official file's entries as a baseline of the checks of the rows they cover (a client entry's
     in its scenario only), with a line for each entry that maps to no check here."""
@@ -148,7 +166,7 @@ def cmd_baseline_import_official(args: argparse.Namespace) -> int:
     known = catalog(packs.names())
     every = [entry for entries in known.checks.values() for entry in entries]
     sides = {name: packs.get(name).side for name in packs.names()}
-    data, unmapped = import_entries(sections, official.load(), known.rows, every, sides)
+    data, unmapped = import_entries(sections, official.load(), known.rows, every, sides, _client_scenarios())
     for line in unmapped:
         print(f"not mapped: {line}")
     out = Path(args.out)

@@ -105,12 +105,16 @@ def import_entries(
     rows: Mapping[str, Any],
     checks: Iterable[Any],
     side_of: Mapping[str, str],
+    judges_in: Mapping[str, frozenset[str] | None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """(baseline data, one line per entry not mapped). `official` is `conformance.model.official.load()`,
     `rows` the requirement rows by ID, `checks` every check of the installed packs (catalog entries:
     `id`, `requirement`) and `side_of` each pack's side. A `server:` entry maps through the rows of the
     packs judging servers to their checks; a `client:` entry through the client packs' rows to their
-    checks in that scenario only (`check/scenario`: a client check judges many scenarios)."""
+    checks in that scenario only (`check/scenario`: a client check judges many scenarios). `judges_in`
+    names the scenarios each client check is played in (None: every one), so an entry never becomes a
+    key no run can have: one row's official check is judged in many scenarios, each by its own check."""
+    judges_in = judges_in or {}
     reasons: dict[str, list[str]] = {}
     unmapped: list[str] = []
     for section in SECTIONS:
@@ -130,6 +134,10 @@ def import_entries(
             if why:
                 unmapped.append(f"{said}: {why}")
             scope = "/" + entry.partition(":")[0] if client else ""
+            if client:
+                ours = [name for name in ours if _played_in(judges_in.get(name), scope[1:])]
+                if not ours and not why:
+                    unmapped.append(f"{said}: no check here plays that scenario")
             for name in ours:
                 listed = reasons.setdefault(name + scope, [])
                 if said not in listed:
@@ -143,6 +151,10 @@ def import_entries(
         ],
     }
     return data, unmapped
+
+
+def _played_in(scenarios: frozenset[str] | None, scenario: str) -> bool:
+    return scenarios is None or scenario in scenarios
 
 
 def _rows_by_check(rows: Iterable[Any]) -> dict[str, list[str]]:
