@@ -230,14 +230,15 @@ def test_the_cli_judges_the_client_a_target_file_names(tmp_path: Path) -> None:
 
 def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     """`coverage --side client`: each scored official client check mapped to rows, or not judged with
-    its reason; the OAuth checks mapped (DPoP's too), the OAuth extensions not played yet listed as such."""
+    its reason; the OAuth checks mapped, the extensions' (DPoP, enterprise-managed, workload identity) too:
+    nothing is left not yet judged."""
     lines = cli("coverage", "--side", "client", "--revision", "2026-07-28").stdout.splitlines()
     assert "client set of 2026-07-28" in lines[0]
     assert any("sep-2322-client-request-state-echoed" in line and "CLIENT-MRTR-001" in line for line in lines)
     assert any("pkce-code-challenge-sent" in line and "CLIENT-AUTH-008" in line for line in lines)
     assert any("complete-flow-token-exchange" in line and "CLIENT-EMA-001" in line for line in lines)
     assert any("wif-no-retry" in line and "CLIENT-WIF-005" in line for line in lines)
-    assert any("not judged (not-yet-judged): OAuth extension" in line for line in lines)
+    assert not any("not-yet-judged" in line for line in lines)
     # the DPoP extension: both scenarios listed, each sep-1932 check judged by a CLIENT-DPOP row
     dpop = [line for line in lines if "sep-1932-client-" in line]
     assert len(dpop) == 8 and all("CLIENT-DPOP-00" in line for line in dpop), dpop
