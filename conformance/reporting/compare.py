@@ -267,15 +267,7 @@ def _join(
                 merged_targets.append({**target, "index": index_of[spec], "revisions_spoken": spoken})
             renumber[target["index"]] = index_of[spec]
         for case in report["cases"]:
-            new_index = renumber.get(case["target"])
-            if new_index is None:
-                raise MergeError(f"{name}: case {case['key']} names target {case['target']}, not listed")
-            moved = {**case, "target": new_index, "key": with_target(case["key"], new_index)}
-            if case.get("blocked_by"):  # the blocking case is of the same target: renumbered with it
-                old = case["blocked_by"]
-                new = with_target(old, new_index)
-                moved["blocked_by"] = new
-                moved["message"] = case["message"].replace(f"blocked by {old}", f"blocked by {new}", 1)
+            moved = _moved(name, case, renumber)
             seen = cases.get(moved["key"])
             if seen is not None:
                 if seen[1]["verdict"] != moved["verdict"]:
@@ -286,6 +278,20 @@ def _join(
                 continue
             cases[moved["key"]] = (name, moved)
     return merged_targets, [case for _, case in cases.values()]
+
+
+def _moved(name: str, case: dict[str, Any], renumber: Mapping[int, int]) -> dict[str, Any]:
+    """`case` of input `name` under its target's new index (its key and `blocked_by` with it)."""
+    new_index = renumber.get(case["target"])
+    if new_index is None:
+        raise MergeError(f"{name}: case {case['key']} names target {case['target']}, not listed")
+    moved = {**case, "target": new_index, "key": with_target(case["key"], new_index)}
+    if case.get("blocked_by"):  # the blocking case is of the same target: renumbered with it
+        old = case["blocked_by"]
+        new = with_target(old, new_index)
+        moved["blocked_by"] = new
+        moved["message"] = case["message"].replace(f"blocked by {old}", f"blocked by {new}", 1)
+    return moved
 
 
 def _named(target: Mapping[str, Any]) -> str:
