@@ -13,7 +13,7 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import Contract, SdkSession, act, main
+from contract import WATCH, Contract, SdkSession, act, main
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -35,7 +35,9 @@ async def run(contract: Contract) -> int:
         else:
             streams = await stack.enter_async_context(streamable_http_client(contract.url))
         session = await stack.enter_async_context(
-            ClientSession(streams[0], streams[1], elicitation_callback=accept_untouched)
+            ClientSession(
+                streams[0], streams[1], elicitation_callback=accept_untouched, message_handler=WATCH.handle
+            )
         )
         initialized = await session.initialize()
         declared = initialized.capabilities.model_dump(exclude_none=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from contract import Contract, SdkSession, act, main
+from contract import WATCH, Contract, SdkSession, act, main
 from mcp import Client, StdioServerParameters, types
 from mcp.client.sse import sse_client
 
@@ -34,7 +34,9 @@ def server_of(contract: Contract) -> Any:
 
 async def run(contract: Contract) -> int:
     mode = contract.version if contract.modern else "legacy"
-    async with Client(server_of(contract), mode=mode, elicitation_callback=accept_untouched) as client:
+    async with Client(
+        server_of(contract), mode=mode, elicitation_callback=accept_untouched, message_handler=WATCH.handle
+    ) as client:
         declared = client.server_capabilities.model_dump(exclude_none=True)
         return await act(contract, SdkSession(client, declared))
 
