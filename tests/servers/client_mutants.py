@@ -235,6 +235,14 @@ class WrongRetry(ReferenceClient):
         return "2025-11-25"
 
 
+class NoRetry(ReferenceClient):
+    """CLIENT-META-005: surfaces the refused version as an error and exits 1 without retrying (as mcp
+    2.x and FastMCP do when the supported list names the version they asked for)."""
+
+    def retry_version(self, supported: list[str]) -> str:
+        raise OSError("planted: the version was refused")
+
+
 class NoMethodHeader(ReferenceClient):
     """CLIENT-HDR-001: no Mcp-Method header."""
 
@@ -412,6 +420,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "no-client-info-meta": (NoClientInfoMeta, "CLIENT-META-003"),
     "mismatched-header": (MismatchedHeader, "CLIENT-META-004"),
     "wrong-retry": (WrongRetry, "CLIENT-META-005"),
+    "no-retry": (NoRetry, "CLIENT-META-005"),
     "no-method-header": (NoMethodHeader, "CLIENT-HDR-001"),
     "no-name-header": (NoNameHeader, "CLIENT-HDR-002"),
     "altered-state": (AlteredState, "CLIENT-MRTR-001"),

@@ -56,6 +56,7 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "no-client-info-meta": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "mismatched-header": (("request-metadata",), ("http",), (STATELESS,)),
     "wrong-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
+    "no-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "no-method-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     "no-name-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     **{
