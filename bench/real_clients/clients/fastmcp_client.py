@@ -20,8 +20,11 @@ from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
 
-async def accept_untouched(_message: str, _type: Any, _params: Any, _context: Any) -> ElicitResult[Any]:
-    """The user accepts the form as offered, filling in nothing."""
+async def accept_untouched(_message: str, _type: Any, params: Any, _context: Any) -> ElicitResult[Any]:
+    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
+    out of band) is accepted without content, as the schema wants."""
+    if getattr(params, "mode", None) == "url":
+        return ElicitResult(action="accept")
     return ElicitResult(action="accept", content={})
 
 

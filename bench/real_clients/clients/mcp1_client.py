@@ -20,8 +20,11 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 
-async def accept_untouched(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing."""
+async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
+    out of band) is accepted without content, as the schema wants."""
+    if getattr(params, "mode", None) == "url":
+        return types.ElicitResult(action="accept")
     return types.ElicitResult(action="accept", content={})
 
 
