@@ -219,15 +219,17 @@ def run_official(client: Client, scenario: str, manifest: Manifest, cache: Path,
     return verdict
 
 
-def run_harness(client: Client, scenarios: tuple[str, ...], transport: str, ctx: tuple[Manifest, Path, Path]
-                ) -> dict[str, Verdict]:  # fmt: skip
-    """One `mcp-conformance client` run of `client` over `transport`, all scenarios; a verdict for each."""
-    manifest, cache, out = ctx
+def run_harness(client: Client, scenarios: tuple[str, ...], transport: str,
+                ctx: tuple[Manifest, Path, Path, tuple[str, ...]]) -> dict[str, Verdict]:  # fmt: skip
+    """One `mcp-conformance client` run of `client` over `transport`, all scenarios (at `revisions`, the
+    harness's default when empty); a verdict for each."""
+    manifest, cache, out, revisions = ctx
     folder, home = out / "harness" / client.id / transport, out / ".home" / client.id
     _fresh(folder, home)
     chosen = [arg for scenario in scenarios for arg in ("--scenario", scenario)]
+    chosen += [arg for revision in revisions for arg in ("--revision", revision)]
     argv = [*kit.harness(), "client", "--command", shlex.join(command_of(client, cache, manifest.official)),
-            *chosen, "--transport", transport, "--report-dir", str(folder), "--quiet", "-j", "3",
+            *chosen, "--transport", transport, "--report-dir", str(folder), "--quiet", "-j", "2",
             "--client-timeout", "60"]  # fmt: skip
     started = time.monotonic()
     _run_isolated(argv, home, folder / "runner.log")
@@ -290,6 +292,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--judge", choices=("official", "harness"), default="official",
                         help="the official suite (HTTP) or `mcp-conformance client`")  # fmt: skip
     parser.add_argument("--transport", default="", help="harness: comma-separated (default: each client's)")
+    parser.add_argument("--revision", default="", help="harness: comma-separated (default: the harness's)")
     return parser.parse_args()
 
 
@@ -336,7 +339,8 @@ def main() -> int:
         column = client.id if args.judge == "official" else f"{client.id}/{transport}"
         results[column] = {}
         if args.judge == "harness":
-            results[column] = run_harness(client, scenarios, transport, (manifest, cache, out))
+            revisions = tuple(r for r in args.revision.split(",") if r)
+            results[column] = run_harness(client, scenarios, transport, (manifest, cache, out, revisions))
             print(f"{column:14} judged in {next(iter(results[column].values())).seconds:5.1f} s", flush=True)
             continue
         for scenario in scenarios:

@@ -7,8 +7,9 @@ transports it is played at, what it offers (`capabilities`, `tools`) and how it 
 something back while it answers (`Peer.ask`: elicitation, sampling) or shape the stream itself
 (`Peer.event`, `Peer.close`: a retry field, a stream closed early).
 
-The base class answers what every scenario answers alike: `initialize` (the client's offer echoed when
-the harness knows it), `server/discover` (2026-07-28), `ping`, `tools/list`, and method-not-found.
+The base class answers what every scenario answers alike: `initialize` (answered with the revision the
+scenario plays, whatever the client offered), `server/discover` (2026-07-28), `ping`, `tools/list`,
+and method-not-found.
 """
 
 from __future__ import annotations
@@ -122,6 +123,12 @@ class Scenario:
         self.recording = recording
         self.era = era_of(revision)
 
+    def may_give_up(self) -> str:
+        """Why a non-zero exit is no failure of the contract (the contract case then PASSes with this
+        note), or "": the official `allowClientError`, or, in a script that overrides this, an answer
+        it broke on purpose that the client may refuse, or an end of the session a row judges."""
+        return "the scenario ends in an error the client may give up on" if self.allow_client_error else ""
+
     def server_info(self) -> dict[str, Any]:
         return {"name": f"mcp-conformance-{self.name}", "version": __version__}
 
@@ -129,11 +136,13 @@ class Scenario:
         """The result of a client's request, a `Refusal`, or `NO_ANSWER`."""
         method, params = message.method, message.params if isinstance(message.params, dict) else {}
         if method == "initialize" and self.era == "legacy":
-            offered = params.get("protocolVersion")
-            version = offered if offered in LEGACY_REVISIONS else self.revision
-            self.recording.facts["protocol_version"] = version  # the negotiated version
+            # The scenario's server supports only the revision it plays: "If the server supports the
+            # requested protocol version, it MUST respond with the same version. Otherwise, the server
+            # MUST respond with another protocol version it supports." Any other offer gets that one.
+            self.recording.facts["protocol_version"] = self.revision  # the negotiated version
+            self.recording.facts["protocol_offered"] = params.get("protocolVersion")
             return {
-                "protocolVersion": version,
+                "protocolVersion": self.revision,
                 "capabilities": dict(self.capabilities),
                 "serverInfo": self.server_info(),
             }

@@ -27,6 +27,23 @@ NOT_MODERN = (
 )
 
 
+def negotiated(ctx: ClientContext, opened: list[Message]) -> object:
+    """The version initialize agreed on: what the scenario's server answered (the revision it plays),
+    else, when it recorded none, what the client offered."""
+    return ctx.recording.facts.get("protocol_version", params_of(opened[0].value).get("protocolVersion"))
+
+
+def declined(offered: object, revision: str) -> str:
+    """Why a client that offered another revision than the scenario's and then gave up was not judged:
+    the scenario's server answered with the revision it plays, and a client that does not support the
+    version the server answers SHOULD disconnect (the lifecycle's version negotiation)."""
+    return (
+        f"the client offered {offered!r}, the scenario's server answered {revision} (the only revision it "
+        f"supports), and the client gave up: it may not support {revision}, and a client that does not "
+        "support the server's version SHOULD disconnect; the scenario was not acted out at this revision"
+    )
+
+
 def speaks_modern(ctx: ClientContext) -> None:
     """One defect, one verdict: at 2026-07-28, a client that sent `initialize` (which the revision has
     not) and then failed the contract case does not speak the revision; the rows about its 2026-07-28

@@ -16,6 +16,8 @@ from conformance_packs.client.scenarios import INVALID_TOOLS, HttpCustomHeaders
 SCENARIO = "http-custom-headers"
 STATELESS = ("2026-07-28",)
 PRESENT = "client.custom-headers.mirrored"
+#: The prefix and suffix of a Base64-encoded header value.
+SENTINEL = ("=?base64?", "?=")
 _check = partial(client_check, scenario=SCENARIO, revisions=STATELESS, transports=("http",))
 
 
@@ -65,11 +67,27 @@ async def mirrored(ctx: ClientContext) -> None:
             missed(
                 f"no Mcp-Param-{header} header for {name}={shown(value)}", headers=dict(call.arrival.headers)
             )
-        if isinstance(value, str) and not unsafe(value) and sent != value:
+        if isinstance(value, str) and not unsafe(value) and decoded(sent) != value:
             missed(
                 f"Mcp-Param-{header} is {shown(sent)}, not {name}'s {shown(value)}",
                 headers=dict(call.arrival.headers),
             )
+        if isinstance(value, str) and not unsafe(value) and sent != value:
+            ctx.note(f"Mcp-Param-{header} carried {name}'s safe value {shown(value)} Base64-encoded")
+
+
+def decoded(sent: str) -> str:
+    """A header's value as the server reads it: the text inside `=?base64?...?=` decoded. Servers
+    "MUST decode an encoded ... Mcp-Param-{Name} value before comparing it to the corresponding request
+    body value"; the text obliges Base64 for unsafe values and forbids it for none (an empty value,
+    which some HTTP stacks drop, may be sent encoded)."""
+    inner = sent.removeprefix(SENTINEL[0]).removesuffix(SENTINEL[1])
+    if (SENTINEL[0] + inner + SENTINEL[1]) != sent or len(sent) < len("".join(SENTINEL)):
+        return sent
+    try:
+        return base64.b64decode(inner, validate=True).decode()
+    except ValueError:
+        return sent
 
 
 @_check(

@@ -4,7 +4,7 @@ and the session's headers on every later HTTP request."""
 from __future__ import annotations
 
 from conformance.pack_api import TESTED_REVISIONS, ClientContext, blocked, client_check, missed, since, weak
-from conformance_packs.client.common import params_of, shape, shown
+from conformance_packs.client.common import negotiated, params_of, shape, shown
 
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -102,10 +102,7 @@ def _header_after_initialize(ctx: ClientContext, header: str, wanted: object) ->
 )
 async def protocol_version_header(ctx: ClientContext) -> None:
     opened = ctx.needs("initialize", "open the session")
-    negotiated = ctx.recording.facts.get(
-        "protocol_version", params_of(opened[0].value).get("protocolVersion")
-    )
-    _header_after_initialize(ctx, "MCP-Protocol-Version", negotiated)
+    _header_after_initialize(ctx, "MCP-Protocol-Version", negotiated(ctx, opened))
 
 
 @client_check(

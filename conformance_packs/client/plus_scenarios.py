@@ -23,6 +23,8 @@ EMPTY_INPUT = {"type": "object", "properties": {}, "required": []}
 INITIALIZE_DELAY = 0.3
 #: How long the slow tool waits for the client's cancellation, and how often it looks.
 CANCEL_WAIT, CANCEL_POLL = 5.0, 0.02
+#: How long x-get-resume's tool call waits for the broken GET stream to be resumed.
+RESUME_WAIT = 5.0
 #: Revisions with elicitation, and with its URL mode.
 ELICITATION = ("2025-06-18", "2025-11-25")
 URL_MODE = ("2025-11-25",)
@@ -91,6 +93,14 @@ class SessionExpired(PlusScenario):
     revisions = SESSIONS
     transports = ("http",)
     tools = (tool("noop", "Does nothing"),)
+
+    def may_give_up(self) -> str:
+        """A client that exits non-zero once its session was ended (it failed the request HTTP 404
+        answered) is judged by CLIENT-SESS-001, which reads whether it initialized anew: one defect,
+        one verdict, and not an ERROR that hides it."""
+        if "session-ended" in self.recording.marks:
+            return "its session was ended (HTTP 404); whether it started a new one is CLIENT-SESS-001's"
+        return ""
 
     async def answer(self, message: Message, peer: Peer) -> Any:
         if message.method == "tools/list" and "session-ended" not in self.recording.marks:
@@ -195,10 +205,18 @@ class GetResume(PlusScenario):
             self.recording.mark("get-broken")
         else:
             await peer.event(b": resumed, and nothing more to send\n\n")
+            self.recording.mark("get-resumed")
         await peer.close()
         return True
 
     async def call_tool(self, name: str, arguments: Any, message: Message, peer: Peer) -> Any:
+        """The call is answered once the broken stream was resumed (or RESUME_WAIT passed): a client
+        reconnects on its own clock (the TypeScript SDKs wait a second), and one that ends its session
+        at once when its calls are answered would otherwise never be seen resuming."""
+        for _ in range(int(RESUME_WAIT / CANCEL_POLL)):
+            if "get-resumed" in self.recording.marks or "get-broken" not in self.recording.marks:
+                break
+            await asyncio.sleep(CANCEL_POLL)
         return text_result("done")
 
 

@@ -208,10 +208,23 @@ class RequestMetadata(Scenario):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.refused = False
+        self.refused_method: str | None = None
+
+    def may_give_up(self) -> str:
+        """ "The client SHOULD select a mutually supported version from the supported list and retry the
+        request, or surface an error to the user if no compatible version exists": a client that
+        surfaces the refusal of a 2026-07-28 request as an error (and exits non-zero) missed at most
+        that SHOULD, which CLIENT-META-005 judges. A refused initialize is no 2026-07-28 request."""
+        if self.refused and self.refused_method != "initialize":
+            return (
+                "its first request was refused as an unsupported version, which it may surface as an "
+                "error; whether it retried is CLIENT-META-005's"
+            )
+        return ""
 
     async def answer(self, message: Message, peer: Peer) -> Any:
         if not self.refused:
-            self.refused = True
+            self.refused, self.refused_method = True, message.method
             meta = message.params.get("_meta") if isinstance(message.params, dict) else None
             asked = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
             data = {
@@ -298,6 +311,19 @@ class RequestState(Scenario):
         if name == "test_mrtr_echo_state":
             asked["requestState"] = self.recording.facts.setdefault("request_state", f"opaque:{uuid.uuid4()}")
         return asked
+
+    def may_give_up(self) -> str:
+        """test_mrtr_no_result_type's result lacks the resultType that "Servers implementing this
+        protocol version MUST include"; the client MUST take it as complete only "when a client receives
+        a result from a server implementing an earlier protocol version", and this one implements
+        2026-07-28. A client that refuses it (and exits non-zero) is right once it has called it."""
+        called = [m for m in self.recording.requests("tools/call") if isinstance(m.params, dict)]
+        if any(m.params.get("name") == "test_mrtr_no_result_type" for m in called):
+            return (
+                "it called test_mrtr_no_result_type, whose result lacks the resultType a 2026-07-28 "
+                "server MUST send, and may refuse that result"
+            )
+        return ""
 
 
 def _annotated(name: str, kind: str, header: str | None, description: str = "") -> dict[str, Any]:

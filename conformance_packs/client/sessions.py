@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conformance.pack_api import Arrival, ClientContext, Message, client_check, missed, weak
 from conformance_packs.client import plus_scenarios
-from conformance_packs.client.common import params_of
+from conformance_packs.client.common import negotiated, params_of
 from conformance_packs.client.plus_common import LEGACY, plus_shape, sessions
 
 
@@ -208,4 +208,4 @@ async def get_session_id(ctx: ClientContext) -> None:
 )
 async def get_protocol_version(ctx: ClientContext) -> None:
     opened = ctx.needs("initialize", "open the session")
-    _get_header(ctx, "MCP-Protocol-Version", params_of(opened[0].value).get("protocolVersion"))
+    _get_header(ctx, "MCP-Protocol-Version", negotiated(ctx, opened))

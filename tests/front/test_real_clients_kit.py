@@ -97,3 +97,20 @@ def test_an_official_output_folder_is_read_worst_first_with_the_clients_last_wor
     assert verdict.checks == [("b", "WARNING", "maybe"), ("c", "FAILURE", "no call"),
                               ("client stderr", "NOTE", "Error: gave up")]  # fmt: skip
     assert runner._official_verdict(tmp_path / "none").verdict == "ERROR"
+
+
+def test_the_watch_notes_a_tool_list_change_however_the_sdk_wraps_it(contract: ModuleType) -> None:
+    """The programs list the tools again after notifications/tools/list_changed: mcp 1.x hands its
+    message handler a root model around the notification, mcp 2.x and FastMCP the notification."""
+    import asyncio
+    from types import SimpleNamespace
+
+    for message in (
+        SimpleNamespace(root=SimpleNamespace(method="notifications/tools/list_changed")),
+        SimpleNamespace(method="notifications/tools/list_changed"),
+    ):
+        watch = contract.Watch()
+        asyncio.run(watch.handle(SimpleNamespace(method="notifications/progress")))
+        assert not watch.tools_changed
+        asyncio.run(watch.handle(message))
+        assert watch.tools_changed

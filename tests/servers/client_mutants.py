@@ -62,6 +62,62 @@ class LegacyOnly(ReferenceClient):
         return {**super().initialize_params(), "protocolVersion": "2025-11-25"}
 
 
+class KeepsOffer(ReferenceClient):
+    """CLIENT-LIFE-004: offers its latest revision (2025-11-25) and keeps naming it in
+    MCP-Protocol-Version whatever the server answered. A scenario server that echoed the offer instead
+    of answering the revision it plays let this pass at 2025-06-18."""
+
+    def initialize_params(self) -> dict[str, Any]:
+        return {**super().initialize_params(), "protocolVersion": "2025-11-25"}
+
+    async def handshake(self) -> None:
+        await super().handshake()
+        self.wire.negotiated("2025-11-25")
+
+
+class OffersLatest(ReferenceClient):
+    """No defect: offers its latest revision (2025-11-25) and goes on with the version the server
+    answers, as the text wants. Every row PASS (or SKIP) at an earlier revision it supports."""
+
+    def initialize_params(self) -> dict[str, Any]:
+        return {**super().initialize_params(), "protocolVersion": "2025-11-25"}
+
+
+class EncodesEmpty(ReferenceClient):
+    """No defect: an empty string parameter sent Base64-encoded (=?base64??=), as the TypeScript SDK
+    v2 does; the text obliges Base64 for unsafe values and forbids it for none."""
+
+    def header_value(self, value: Any) -> str:
+        return "=?base64??=" if value == "" else super().header_value(value)
+
+
+class RefusesNoResultType(ReferenceClient):
+    """No defect: refuses a 2026-07-28 server's result without resultType (that server MUST send it)
+    and exits 1, as the TypeScript SDK v2 does; the contract case PASSes with a note."""
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        result = await super().request(method, params)
+        if self.modern and isinstance(result, dict) and "resultType" not in result:
+            raise OSError(f"planted: the {method} result has no resultType")
+        return result
+
+
+class LatestOnly(ReferenceClient):
+    """CLIENT-RUN-001, no defect of the text: supports only 2025-11-25, offers it, and disconnects
+    (exits 1) when the server answers another version, as a client SHOULD. One ERROR per scenario
+    played at another revision, saying why; every other row PASS or SKIP blocked by it."""
+
+    def initialize_params(self) -> dict[str, Any]:
+        return {**super().initialize_params(), "protocolVersion": "2025-11-25"}
+
+    async def handshake(self) -> None:
+        result = await self.request("initialize", self.initialize_params())
+        if result.get("protocolVersion") != "2025-11-25":
+            raise OSError(f"planted: server version {result.get('protocolVersion')} is not supported")
+        self.wire.negotiated("2025-11-25")
+        await self.initialized()
+
+
 class NoInitialized(ReferenceClient):
     """CLIENT-LIFE-003: never sends notifications/initialized."""
 
@@ -177,6 +233,14 @@ class WrongRetry(ReferenceClient):
 
     def retry_version(self, supported: list[str]) -> str:
         return "2025-11-25"
+
+
+class NoRetry(ReferenceClient):
+    """CLIENT-META-005: surfaces the refused version as an error and exits 1 without retrying (as mcp
+    2.x and FastMCP do when the supported list names the version they asked for)."""
+
+    def retry_version(self, supported: list[str]) -> str:
+        raise OSError("planted: the version was refused")
 
 
 class NoMethodHeader(ReferenceClient):
@@ -342,6 +406,8 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "legacy-only": (LegacyOnly, "CLIENT-RUN-001"),
     "no-initialized": (NoInitialized, "CLIENT-LIFE-003"),
     "no-version-header": (NoVersionHeader, "CLIENT-LIFE-004"),
+    "keeps-offer": (KeepsOffer, "CLIENT-LIFE-004"),
+    "latest-only": (LatestOnly, "CLIENT-RUN-001"),
     "no-session-id": (NoSessionId, "CLIENT-LIFE-005"),
     "arguments-list": (ArgumentsList, "CLIENT-TOOLS-001"),
     "no-defaults": (NoDefaults, "CLIENT-ELICIT-001"),
@@ -354,6 +420,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "no-client-info-meta": (NoClientInfoMeta, "CLIENT-META-003"),
     "mismatched-header": (MismatchedHeader, "CLIENT-META-004"),
     "wrong-retry": (WrongRetry, "CLIENT-META-005"),
+    "no-retry": (NoRetry, "CLIENT-META-005"),
     "no-method-header": (NoMethodHeader, "CLIENT-HDR-001"),
     "no-name-header": (NoNameHeader, "CLIENT-HDR-002"),
     "altered-state": (AlteredState, "CLIENT-MRTR-001"),
@@ -371,6 +438,14 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "strips-keywords": (StripsKeywords, "CLIENT-SCHEMA-002"),
 }
 
+#: Clients with no defect that behave otherwise than the reference, whose every row must PASS or SKIP.
+VARIANTS: dict[str, type[ReferenceClient]] = {
+    "offers-latest": OffersLatest,
+    "encodes-empty": EncodesEmpty,
+    "refuses-no-result-type": RefusesNoResultType,
+}
+
 
 if __name__ == "__main__":
-    sys.exit(main(MUTANTS[sys.argv[1]][0], sys.argv[2:]))
+    chosen = VARIANTS.get(sys.argv[1]) or MUTANTS[sys.argv[1]][0]
+    sys.exit(main(chosen, sys.argv[2:]))

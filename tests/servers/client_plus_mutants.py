@@ -111,6 +111,14 @@ class KeepsSessionId(ReferenceClient):
         await super().restart_session()
 
 
+class GivesUpOn404(ReferenceClient):
+    """CLIENT-SESS-001: after HTTP 404 fails the request and exits 1, never initializing anew (as the
+    TypeScript and Python SDK clients do); the contract case is no ERROR for it."""
+
+    async def restart_session(self) -> None:
+        raise OSError("planted: the session is gone")
+
+
 class CancelsUnknown(ReferenceClient):
     """CLIENT-CANCEL-001: cancels a request ID it never issued."""
 
@@ -226,6 +234,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "eager-request": (EagerRequest, "CLIENT-INIT-001"),
     "eager-initialized": (EagerInitialized, "CLIENT-INIT-002"),
     "keeps-session-id": (KeepsSessionId, "CLIENT-SESS-001"),
+    "gives-up-on-404": (GivesUpOn404, "CLIENT-SESS-001"),
     "cancels-unknown": (CancelsUnknown, "CLIENT-CANCEL-001"),
     "fraction-token": (FractionToken, "CLIENT-PROG-001"),
     "sampling-no-model": (SamplingNoModel, "CLIENT-FEAT-001"),

@@ -94,7 +94,30 @@ class Steps {
   }
 }
 
-export async function act(contract, client) {
+// What the user's notification handler saw: the program registers it on its SDK's Client.
+export const watch = { toolsChanged: false };
+
+// x-cancel: the call made with a progress callback, and cancelled (aborted) at its first progress,
+// as a user stops a long task; the SDK sends what it sends. The abort's rejection is the end asked for.
+async function callCancelled(client, params, callWith) {
+  const controller = new AbortController();
+  let progressed = false;
+  const options = {
+    signal: controller.signal,
+    onprogress: () => {
+      progressed = true;
+      controller.abort('the user cancelled');
+    }
+  };
+  try {
+    return await callWith(client, params, options);
+  } catch (error) {
+    if (!progressed) throw error;
+    return undefined;
+  }
+}
+
+export async function act(contract, client, callWith) {
   const steps = new Steps();
   const tools = (await steps.run('tools/list', () => client.listTools()))?.tools ?? [];
   if (contract.scenario === 'json-schema-ref-no-deref') return steps.failed;
@@ -106,8 +129,17 @@ export async function act(contract, client) {
     return steps.failed;
   }
   for (const tool of tools) {
-    const args = argumentsFor(tool, contract.context);
-    await steps.run(`tools/call ${tool.name}`, () => client.callTool({ name: tool.name, arguments: args }));
+    const params = { name: tool.name, arguments: argumentsFor(tool, contract.context) };
+    const call =
+      contract.scenario === 'x-cancel'
+        ? () => callCancelled(client, params, callWith)
+        : () => client.callTool(params);
+    await steps.run(`tools/call ${tool.name}`, call);
+  }
+  // the list changed, or a call was cancelled and the session goes on (the SDK's cancellation is sent
+  // without being awaited: the program must not close the transport under it)
+  if (watch.toolsChanged || contract.scenario === 'x-cancel') {
+    await steps.run('tools/list (again)', () => client.listTools());
   }
   const declared = client.getServerCapabilities() ?? {};
   if (declared.resources) {
@@ -128,7 +160,8 @@ export async function act(contract, client) {
 }
 
 // Read the contract, connect with the program's `connect`, act, close; exit 0 only if every step did.
-export async function main(connect) {
+// `callWith(client, params, options)` is the SDK's callTool with request options (signal, onprogress).
+export async function main(connect, callWith) {
   let contract;
   try {
     contract = readContract();
@@ -138,7 +171,7 @@ export async function main(connect) {
   }
   try {
     const client = await connect(contract);
-    const failed = await act(contract, client);
+    const failed = await act(contract, client, callWith);
     await client.close();
     process.exit(failed ? 1 : 0);
   } catch (error) {

@@ -13,8 +13,10 @@ arguments of the tool calls a scenario wants, `toolCalls`).
 
 What the user does: list the tools and call every tool the SDK keeps (arguments from the context, else
 built from the tool's required properties), then read every resource and get every prompt the server
-declares (a sample string per required prompt argument). A tool result with `isError` is a result, not
-a failed step. Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
+declares (a sample string per required prompt argument); list the tools again if the server said the
+list changed (the message handler, `Watch`). A tool result with `isError` is a result, not a failed
+step. In `x-cancel` each call is made with a progress callback and cancelled at its first progress.
+Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
 `json-schema-2020-12-preservation` echoes the focal tool's input schema through the echo tool.
 """
 
@@ -72,11 +74,34 @@ def read_contract(argv: list[str], environ: dict[str, str]) -> Contract:
     return Contract(transport=environ.get("MCP_CONFORMANCE_TRANSPORT") or "http", url=target, **common)
 
 
+#: A progress callback as the SDKs call it: (progress, total, message).
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Watch:
+    """What the user's message handler saw: a tool list change, for the user to list the tools again.
+    Each program hands `handle` to its SDK's client as the message handler."""
+
+    def __init__(self) -> None:
+        self.tools_changed = False
+
+    async def handle(self, message: Any) -> None:
+        notification = getattr(message, "root", message)  # mcp 1.x wraps notifications in a root model
+        if getattr(notification, "method", None) == "notifications/tools/list_changed":
+            self.tools_changed = True
+
+
+WATCH = Watch()
+
+
 class Session(Protocol):
     """The calls a user makes, each a plain call of the SDK's client (JSON-like values in and out)."""
 
     async def list_tools(self) -> list[dict[str, Any]]: ...
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any: ...
+    async def call_tool_progress(
+        self, name: str, arguments: dict[str, Any], on_progress: Progress
+    ) -> Any: ...
     def capabilities(self) -> dict[str, Any]: ...
     async def list_resources(self) -> list[str]: ...
     async def read_resource(self, uri: str) -> Any: ...
@@ -98,14 +123,21 @@ class SdkSession:
     """`Session` over a Python SDK client (mcp 1.x `ClientSession`, mcp 2.x and FastMCP `Client`): the
     calls are the SDK's own, of the same names in all three; only the shape of listings differs."""
 
-    def __init__(self, client: Any, declared: dict[str, Any], **call_options: Any) -> None:
+    def __init__(
+        self, client: Any, declared: dict[str, Any], progress: str = "progress_callback", **call_options: Any
+    ) -> None:
         self.client, self.declared, self.call_options = client, declared, call_options
+        self.progress = progress  # the name of call_tool's progress callback argument
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return [_plain(tool) for tool in _items(await self.client.list_tools(), "tools")]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         return await self.client.call_tool(name, arguments, **self.call_options)
+
+    async def call_tool_progress(self, name: str, arguments: dict[str, Any], on_progress: Progress) -> Any:
+        options = {**self.call_options, self.progress: on_progress}
+        return await self.client.call_tool(name, arguments, **options)
 
     def capabilities(self) -> dict[str, Any]:
         return self.declared
@@ -152,6 +184,31 @@ class Steps:
             return None
 
 
+#: How long x-cancel's call may run before its first progress (the scenario reports it at once).
+PROGRESS_WAIT = 10.0
+
+
+async def call_cancelled(session: Session, name: str, arguments: dict[str, Any]) -> Any:
+    """x-cancel: the call made with a progress callback and cancelled at its first progress, as a user
+    stops a long task; what goes on the wire then is the SDK's."""
+    progressed = asyncio.Event()
+
+    async def on_progress(_progress: float, _total: float | None, _message: str | None) -> None:
+        progressed.set()
+
+    call = asyncio.ensure_future(session.call_tool_progress(name, arguments, on_progress))
+    waiting = asyncio.ensure_future(progressed.wait())
+    await asyncio.wait({call, waiting}, timeout=PROGRESS_WAIT, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if call.done():
+        return call.result()
+    call.cancel()
+    try:
+        return await call
+    except asyncio.CancelledError:
+        return None
+
+
 async def act(contract: Contract, session: Session) -> int:
     """The user's session for this scenario; how many steps failed."""
     steps = Steps()
@@ -164,8 +221,13 @@ async def act(contract: Contract, session: Session) -> int:
         await steps.run(f"tools/call {ECHO_TOOL}", session.call_tool(ECHO_TOOL, {"schema": schema}))
         return steps.failed
     for tool in tools:
-        name = tool.get("name", "")
-        await steps.run(f"tools/call {name}", session.call_tool(name, arguments_for(tool, contract.context)))
+        name, arguments = tool.get("name", ""), arguments_for(tool, contract.context)
+        if contract.scenario == "x-cancel":
+            await steps.run(f"tools/call {name}", call_cancelled(session, name, arguments))
+        else:
+            await steps.run(f"tools/call {name}", session.call_tool(name, arguments))
+    if WATCH.tools_changed or contract.scenario == "x-cancel":  # after a cancel, the session goes on
+        await steps.run("tools/list (again)", session.list_tools())
     declared = session.capabilities()
     if "resources" in declared:
         for uri in await steps.run("resources/list", session.list_resources()) or []:

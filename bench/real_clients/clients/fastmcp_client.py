@@ -14,14 +14,17 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from contract import Contract, SdkSession, act, main
+from contract import WATCH, Contract, SdkSession, act, main
 from fastmcp import Client
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
 
-async def accept_untouched(_message: str, _type: Any, _params: Any, _context: Any) -> ElicitResult[Any]:
-    """The user accepts the form as offered, filling in nothing."""
+async def accept_untouched(_message: str, _type: Any, params: Any, _context: Any) -> ElicitResult[Any]:
+    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
+    out of band) is accepted without content, as the schema wants."""
+    if getattr(params, "mode", None) == "url":
+        return ElicitResult(action="accept")
     return ElicitResult(action="accept", content={})
 
 
@@ -36,11 +39,14 @@ def transport_of(contract: Contract) -> Any:
 
 async def run(contract: Contract) -> int:
     mode = contract.version if contract.modern else "legacy"
-    client = Client(transport_of(contract), mode=mode, elicitation_handler=accept_untouched)
+    client = Client(
+        transport_of(contract), mode=mode, elicitation_handler=accept_untouched, message_handler=WATCH.handle
+    )
     async with client:
         initialized = client.initialize_result
         declared = initialized.capabilities.model_dump(exclude_none=True) if initialized else {}
-        return await act(contract, SdkSession(client, declared, raise_on_error=False))
+        session = SdkSession(client, declared, progress="progress_handler", raise_on_error=False)
+        return await act(contract, session)
 
 
 if __name__ == "__main__":

@@ -13,15 +13,18 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import Contract, SdkSession, act, main
+from contract import WATCH, Contract, SdkSession, act, main
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 
-async def accept_untouched(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing."""
+async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
+    out of band) is accepted without content, as the schema wants."""
+    if getattr(params, "mode", None) == "url":
+        return types.ElicitResult(action="accept")
     return types.ElicitResult(action="accept", content={})
 
 
@@ -35,7 +38,9 @@ async def run(contract: Contract) -> int:
         else:
             streams = await stack.enter_async_context(streamable_http_client(contract.url))
         session = await stack.enter_async_context(
-            ClientSession(streams[0], streams[1], elicitation_callback=accept_untouched)
+            ClientSession(
+                streams[0], streams[1], elicitation_callback=accept_untouched, message_handler=WATCH.handle
+            )
         )
         initialized = await session.initialize()
         declared = initialized.capabilities.model_dump(exclude_none=True)

@@ -13,13 +13,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from contract import Contract, SdkSession, act, main
+from contract import WATCH, Contract, SdkSession, act, main
 from mcp import Client, StdioServerParameters, types
 from mcp.client.sse import sse_client
 
 
-async def accept_untouched(_context: Any, _params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing."""
+async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
+    out of band) is accepted without content, as the schema wants."""
+    if getattr(params, "mode", None) == "url":
+        return types.ElicitResult(action="accept")
     return types.ElicitResult(action="accept", content={})
 
 
@@ -34,7 +37,9 @@ def server_of(contract: Contract) -> Any:
 
 async def run(contract: Contract) -> int:
     mode = contract.version if contract.modern else "legacy"
-    async with Client(server_of(contract), mode=mode, elicitation_callback=accept_untouched) as client:
+    async with Client(
+        server_of(contract), mode=mode, elicitation_callback=accept_untouched, message_handler=WATCH.handle
+    ) as client:
         declared = client.server_capabilities.model_dump(exclude_none=True)
         return await act(contract, SdkSession(client, declared))
 

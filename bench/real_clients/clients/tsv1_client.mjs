@@ -2,14 +2,15 @@
 // Streamable HTTP, HTTP+SSE or stdio transport, as a user of v1 writes it. The elicitation handler
 // accepts every form untouched (empty content) and the client declares form elicitation with
 // applyDefaults, the SDK's own switch for filling in the schema's defaults. v1 offers no choice of
-// protocol revision (it sends its latest), so the contract's revision is not passed on.
+// protocol revision (it sends its latest), so the contract's revision is not passed on. A tool list
+// change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { main } from './contract.mjs';
+import { main, watch } from './contract.mjs';
 
 function transportOf(contract) {
   if (contract.transport === 'stdio') {
@@ -26,6 +27,9 @@ await main(async (contract) => {
     { capabilities: { elicitation: { form: { applyDefaults: true } } } }
   );
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    watch.toolsChanged = true;
+  });
   await client.connect(transportOf(contract));
   return client;
-});
+}, (client, params, options) => client.callTool(params, undefined, options));

@@ -3,11 +3,12 @@
 // revision is passed as the SDK's versionNegotiation: a 2026-07-28-era revision is pinned (the modern,
 // stateless era), an earlier one keeps the SDK's default ('legacy', the initialize handshake). The
 // elicitation handler accepts every form untouched (empty content) and the client declares form
-// elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults.
+// elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults. A tool
+// list change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { main } from './contract.mjs';
+import { main, watch } from './contract.mjs';
 
 function transportOf(contract) {
   if (contract.transport === 'stdio') {
@@ -27,6 +28,9 @@ await main(async (contract) => {
     }
   );
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: {} }));
+  client.setNotificationHandler('notifications/tools/list_changed', () => {
+    watch.toolsChanged = true;
+  });
   await client.connect(transportOf(contract));
   return client;
-});
+}, (client, params, options) => client.callTool(params, options));

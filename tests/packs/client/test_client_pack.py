@@ -38,6 +38,12 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     ),
     "no-initialized": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "no-version-header": (("initialize",), ("http",), (STATEFUL,)),
+    "keeps-offer": (("initialize",), ("http",), ("2025-06-18",)),
+    "latest-only": (("initialize", "tools_call"), ("sse", "stdio"), ("2024-11-05", STATEFUL)),
+    # no defect: offers 2025-11-25, goes on with the answered 2025-06-18 (a GET's header judged too)
+    "offers-latest": (("initialize", "x-get-resume"), ("http",), ("2025-06-18",)),
+    "encodes-empty": (("http-custom-headers",), ("http",), (STATELESS,)),
+    "refuses-no-result-type": (("sep-2322-client-request-state",), ("http", "stdio"), (STATELESS,)),
     "no-session-id": (("initialize",), ("http",), (STATEFUL,)),
     "arguments-list": (("tools_call",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL, STATELESS)),
     "no-defaults": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
@@ -50,6 +56,7 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "no-client-info-meta": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "mismatched-header": (("request-metadata",), ("http",), (STATELESS,)),
     "wrong-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
+    "no-retry": (("request-metadata",), ("http", "stdio"), (STATELESS,)),
     "no-method-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     "no-name-header": (("http-standard-headers",), ("http",), (STATELESS,)),
     **{
@@ -166,6 +173,30 @@ def test_server_discover_fits_2026_07_28() -> None:
     assert reply is not None and not shape_errors("discoverResult", reply["result"], STATELESS)
 
 
+@pytest.mark.parametrize(
+    ("variant", "judged"),
+    [
+        # the headers after initialize name the version the server answered (the scenario's), not
+        # the client's offer: CLIENT-GET-003 once wanted the offer and failed a right client
+        ("offers-latest", {"CLIENT-LIFE-004", "CLIENT-GET-003"}),
+        # an empty value sent Base64-encoded decodes to the body's: CLIENT-HDR-003 once failed it
+        ("encodes-empty", {"CLIENT-HDR-003"}),
+        # refusing a 2026-07-28 result without resultType (and exiting 1) is right: the contract case
+        # once was an ERROR for it
+        ("refuses-no-result-type", {"CLIENT-RUN-001", "CLIENT-MRTR-005"}),
+    ],
+)
+def test_a_variant_without_defect_passes(
+    runs: dict[str, list[dict[str, Any]]], variant: str, judged: set[str]
+) -> None:
+    cases = runs[variant]
+    rows = {c["requirement"] for c in cases if c["verdict"] == "PASS"}
+    assert judged <= rows
+    assert all(c["verdict"] in ("PASS", "SKIP") for c in cases), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
+    ]
+
+
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     row = MUTANTS[defect][1]
@@ -190,6 +221,37 @@ def test_a_client_that_does_not_speak_2026_07_28_is_one_error_per_scenario(
     ]
     modern = [c for c in rest if c["requirement"].startswith(("CLIENT-META-", "CLIENT-HDR-", "CLIENT-MRTR-"))]
     assert modern and all(c["verdict"] == "SKIP" and c["blocked_by"] in errors for c in modern)
+
+
+def test_a_scenario_answers_its_own_revision_and_a_client_that_declines_it_is_one_error(
+    runs: dict[str, list[dict[str, Any]]],
+) -> None:
+    """The scenario's server supports only the revision it plays, so it answers an offer of another
+    with that one (it once echoed the offer, playing another revision than it judged). A client that
+    then disconnects, as it SHOULD when it does not support the answer, is one ERROR per scenario run
+    saying so; at 2025-11-25, which it supports, it passes."""
+    cases = runs["latest-only"]
+    errors = [c for c in cases if c["verdict"] == "ERROR"]
+    assert {(c["requirement"], c["revision"]) for c in errors} == {("CLIENT-RUN-001", "2024-11-05")}
+    assert len(errors) == 4 and all("SHOULD disconnect" in c["message"] for c in errors)
+    assert all(c["verdict"] == "PASS" for c in cases if c["revision"] == STATEFUL)
+
+
+@pytest.mark.parametrize("offered", ["2025-11-25", "2024-11-05", "draft"])
+def test_initialize_is_answered_with_the_scenarios_revision(offered: str) -> None:
+    """If the server supports the requested version it MUST respond with the same version, otherwise
+    with another it supports: the scenario's server supports only the revision it plays."""
+    from conformance.clients.scenario import ScenarioSession
+    from conformance.clients.wire import Arrival, Message, Recording
+    from conformance_packs.client.scenarios import ToolsCall
+
+    params = {"protocolVersion": offered, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    arrival = Arrival(0.0, "POST", "/mcp", {}, (), json.dumps(request).encode())
+    session = ScenarioSession(ToolsCall("2025-03-26", "http", Recording()))
+    reply, _ = asyncio.run(session.reply_to(Message(request, arrival), None))  # type: ignore[arg-type]
+    assert reply is not None and reply["result"]["protocolVersion"] == "2025-03-26"
+    assert session.recording.facts["protocol_version"] == "2025-03-26"
 
 
 def test_a_client_that_hangs_is_killed_and_one_error(runs: dict[str, list[dict[str, Any]]]) -> None:

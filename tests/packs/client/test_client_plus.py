@@ -36,6 +36,7 @@ PLAYED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "eager-request": ("x-init-order", ALL, BOTH),
     "eager-initialized": ("x-init-order", ALL, BOTH),
     "keeps-session-id": ("x-session-expired", ("http",), (STATEFUL,)),
+    "gives-up-on-404": ("x-session-expired", ("http",), ("2025-03-26", STATEFUL)),
     "cancels-unknown": ("x-cancel", ALL, BOTH),
     "fraction-token": ("x-cancel", ALL, BOTH),
     "sampling-no-model": ("x-features", ALL, BOTH),
