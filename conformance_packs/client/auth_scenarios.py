@@ -459,4 +459,6 @@ class MarchFallback(AuthScenario):
     description = "no PRM, no metadata: the default endpoints /authorize, /token, /register at the root"
     revisions = (MARCH,)
     prm_path = None
-    servers = (AuthServer(metadata_path=None, iss_supported=None),)
+    # no metadata, so no issuer identifier: the redirect carries no RFC 9207 `iss` (as the official
+    # scenario's); one there matches nothing a client knows, and a client may refuse it
+    servers = (AuthServer(metadata_path=None, iss_supported=None, iss_in_redirect="omit"),)

@@ -299,6 +299,21 @@ class DefaultsAtOnce(OAuthFlow):
         yield
 
 
+class NoIssuerWithoutMetadata(OAuthFlow):
+    """Not a defect: with no metadata (2025-03-26's default endpoints) the client knows no issuer
+    identifier, so an `iss` in the authorization response matches none and is refused (RFC 9207
+    section 2.4), as the Python mcp SDK 2.x does. The fallback scenario once sent one (the official
+    scenario sends none) and failed such a client."""
+
+    def default_endpoints(self, base: str) -> dict[str, Any]:
+        return {k: v for k, v in super().default_endpoints(base).items() if k != "issuer"}
+
+    def accept_response(self, answer: dict[str, str], state: str, issuer: str, metadata: dict) -> None:
+        if "issuer" not in metadata and "iss" in answer:
+            raise AuthFailure(f"an iss {answer['iss']!r} where no issuer is known")
+        super().accept_response(answer, state, issuer, metadata)
+
+
 #: defect -> (the mutant, the row it must fail and nothing else, the scenario and revision it is played at).
 MUTANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
     "root-prm-first": (with_flow(RootPrmFirst), "CLIENT-AUTH-001", "auth/metadata-default", "2025-11-25"),
@@ -463,6 +478,17 @@ MUTANTS |= {
     "wif-token-in-query": (with_flow(TokenInQuery), "CLIENT-WIF-006", WIF, "2026-07-28"),
 }
 
+#: Right clients the scenarios once judged wrong: variant -> (the client, the rows it must pass, the
+#: scenario and revision it is played at); every case PASS or SKIP.
+VARIANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "iss-needs-metadata": (
+        with_flow(NoIssuerWithoutMetadata),
+        "CLIENT-AUTH-030",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "2025-03-26",
+    ),
+}
+
 
 if __name__ == "__main__":
-    sys.exit(main(MUTANTS[sys.argv[1]][0], sys.argv[2:]))
+    sys.exit(main((MUTANTS | VARIANTS)[sys.argv[1]][0], sys.argv[2:]))

@@ -21,7 +21,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from conformance.model.requirements import get as requirement
-from tests.servers.client_auth_mutants import MUTANTS
+from tests.servers.client_auth_mutants import MUTANTS, VARIANTS
 
 
 class Collect:
@@ -70,7 +70,7 @@ def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[dict[str, Any]]]:
-    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS)
+    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | VARIANTS)
 
 
 def test_every_oauth_row_has_a_mutant() -> None:
@@ -83,3 +83,13 @@ def test_every_oauth_row_has_a_mutant() -> None:
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     fails_exactly(runs[defect], MUTANTS[defect][1])
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_variant_without_defect_passes(runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
+    cases = runs[variant]
+    assert any(c["requirement"] == VARIANTS[variant][1] and c["verdict"] == "PASS" for c in cases)
+    assert any(c["requirement"] == "CLIENT-RUN-001" and c["verdict"] == "PASS" for c in cases)
+    assert all(c["verdict"] in ("PASS", "SKIP") for c in cases), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
+    ]
