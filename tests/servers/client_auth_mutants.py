@@ -151,6 +151,21 @@ class UppercaseResource(OAuthFlow):
         return (yield from super().authorize(challenge, step_up))
 
 
+class SlashedResource(OAuthFlow):
+    """CLIENT-AUTH-011 (WARN, the canonical URI's SHOULD): a pathless published resource sent with
+    the "/" a URL parser adds, as the Python mcp SDK 1.x does."""
+
+    def authorize(self, challenge: Challenge, step_up: bool) -> Any:
+        original = self.discover
+
+        def discover(challenge: Challenge) -> Any:
+            prm, issuer, metadata = yield from original(challenge)
+            return {**prm, "resource": str(prm["resource"]) + "/"}, issuer, metadata
+
+        self.discover = discover  # type: ignore[method-assign]
+        return (yield from super().authorize(challenge, step_up))
+
+
 class NoScope(OAuthFlow):
     """CLIENT-AUTH-012: never asks for a scope."""
 
@@ -186,7 +201,7 @@ class NoRetryLimit(OAuthFlow):
 class AnyResource(OAuthFlow):
     """CLIENT-AUTH-016: uses protected resource metadata for any resource."""
 
-    def accept_prm(self, document: Any) -> bool:
+    def accept_prm(self, document: Any, fetched: str = "") -> bool:
         return isinstance(document, dict)
 
 
@@ -478,6 +493,11 @@ MUTANTS |= {
     "wif-token-in-query": (with_flow(TokenInQuery), "CLIENT-WIF-006", WIF, "2026-07-28"),
 }
 
+#: Defects below the row's level: defect -> (the mutant, the row it must WARN and nothing else, the
+#: scenario and revision it is played at).
+SOFT: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "slashed-resource": (with_flow(SlashedResource), "CLIENT-AUTH-011", "auth/metadata-var2", "2025-11-25"),
+}
 #: Right clients the scenarios once judged wrong: variant -> (the client, the rows it must pass, the
 #: scenario and revision it is played at); every case PASS or SKIP.
 VARIANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
@@ -491,4 +511,4 @@ VARIANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
 
 
 if __name__ == "__main__":
-    sys.exit(main((MUTANTS | VARIANTS)[sys.argv[1]][0], sys.argv[2:]))
+    sys.exit(main((MUTANTS | SOFT | VARIANTS)[sys.argv[1]][0], sys.argv[2:]))

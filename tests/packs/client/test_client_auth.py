@@ -21,7 +21,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from conformance.model.requirements import get as requirement
-from tests.servers.client_auth_mutants import MUTANTS, VARIANTS
+from tests.servers.client_auth_mutants import MUTANTS, SOFT, VARIANTS
 
 
 class Collect:
@@ -59,9 +59,9 @@ def judge_mutants(module: str, mutants: Mutants) -> dict[str, list[dict[str, Any
     return asyncio.run(every())
 
 
-def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
-    """`row` FAIL (WARN for a row below MUST) and every other case PASS or SKIP."""
-    wanted = "FAIL" if requirement(row).level.startswith("MUST") else "WARN"
+def fails_exactly(cases: list[dict[str, Any]], row: str, wanted: str = "") -> None:
+    """`row` FAIL (WARN for a row below MUST, or as `wanted`) and every other case PASS or SKIP."""
+    wanted = wanted or ("FAIL" if requirement(row).level.startswith("MUST") else "WARN")
     hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
     assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
     others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
@@ -70,7 +70,7 @@ def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[dict[str, Any]]]:
-    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | VARIANTS)
+    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | SOFT | VARIANTS)
 
 
 def test_every_oauth_row_has_a_mutant() -> None:
@@ -83,6 +83,11 @@ def test_every_oauth_row_has_a_mutant() -> None:
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     fails_exactly(runs[defect], MUTANTS[defect][1])
+
+
+@pytest.mark.parametrize("defect", sorted(SOFT))
+def test_a_soft_mutant_warns_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
+    fails_exactly(runs[defect], SOFT[defect][1], "WARN")
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
