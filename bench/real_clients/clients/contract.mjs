@@ -112,7 +112,8 @@ class Steps {
 // compare (the SDK does not).
 
 export const REDIRECT_URI = 'http://127.0.0.1:8976/callback';
-export const CIMD_URL = 'https://client.example/mcp-conformance-kit-client.json';
+// The client ID metadata document URL the official contract fixes (its auth/basic-cimd expects it).
+export const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 // How many times one step may be authorized and made again (MCP: clients SHOULD limit retries).
 const AUTHORIZATIONS = 3;
 
@@ -125,9 +126,8 @@ export class Authorization {
     const clients = new Map();
     const tokens = new Map();
     const context = contract.context;
-    const preRegistered = context.client_id
-      ? { client_id: context.client_id, ...(context.client_secret ? { client_secret: context.client_secret } : {}) }
-      : undefined;
+    const secret = context.client_secret ? { client_secret: context.client_secret } : {};
+    const preRegistered = context.client_id ? { client_id: context.client_id, ...secret } : undefined;
     const latest = (map) => [...map.values()].at(-1);
     this.provider = {
       get redirectUrl() {
@@ -178,7 +178,9 @@ export class Authorization {
     const params = this.pending;
     if (!params || !this.transport) return false;
     this.pending = undefined;
-    if (params.get('state') !== this.expected.state) throw new Error('the authorization response state does not match');
+    if (params.get('state') !== this.expected.state) {
+      throw new Error('the authorization response state does not match');
+    }
     await this.finish(this.transport, params);
     return true;
   }
@@ -194,7 +196,8 @@ export function workloadProvider(context, clientName) {
       return undefined;
     },
     get clientMetadata() {
-      return { client_name: clientName, redirect_uris: [], grant_types: [JWT_BEARER], token_endpoint_auth_method: 'none' };
+      const grant = { grant_types: [JWT_BEARER], token_endpoint_auth_method: 'none' };
+      return { client_name: clientName, redirect_uris: [], ...grant };
     },
     clientInformation: () => ({ client_id: context.client_id }),
     tokens: () => saved,
@@ -204,9 +207,35 @@ export function workloadProvider(context, clientName) {
     },
     saveCodeVerifier: () => {},
     codeVerifier: () => '',
-    prepareTokenRequest: (scope) =>
-      new URLSearchParams({ grant_type: JWT_BEARER, assertion: context.valid_jwt, ...(scope ? { scope } : {}) })
+    prepareTokenRequest: (scope) => {
+      const fields = { grant_type: JWT_BEARER, assertion: context.valid_jwt };
+      return new URLSearchParams(scope ? { ...fields, scope } : fields);
+    }
   };
+}
+
+// The extensions' grants, each the user's choice by scenario (as the official example client chooses):
+// the client credentials grant through the SDK's providers (`sdk`: its ClientCredentialsProvider and
+// PrivateKeyJwtProvider), and workload identity federation's JWT bearer grant when the context carries
+// the workload's JWT. Undefined for the authorization code flow.
+export function grantProvider(contract, sdk, clientName) {
+  const { client_id: clientId, client_secret: clientSecret, private_key_pem: privateKey } = contract.context;
+  if (contract.scenario === 'auth/client-credentials-basic') {
+    return new sdk.ClientCredentialsProvider({ clientId, clientSecret });
+  }
+  if (contract.scenario === 'auth/client-credentials-jwt') {
+    const algorithm = contract.context.signing_algorithm || 'ES256';
+    return new sdk.PrivateKeyJwtProvider({ clientId, privateKey, algorithm });
+  }
+  if (contract.context.valid_jwt) return workloadProvider(contract.context, clientName);
+  return undefined;
+}
+
+// Streamable HTTP with the SDK's transport (`Transport`) carrying `authProvider`, connected through
+// `authorization` (which completes what the SDK asks the user for).
+export function connectHttp(client, contract, authorization, Transport, authProvider) {
+  const url = new URL(contract.url);
+  return authorization.connect(client, () => new Transport(url, { authProvider }));
 }
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';

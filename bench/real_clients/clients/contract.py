@@ -27,6 +27,7 @@ import json
 import os
 import shlex
 import sys
+import time
 import traceback
 import urllib.error
 import urllib.request
@@ -78,10 +79,10 @@ def read_contract(argv: list[str], environ: dict[str, str]) -> Contract:
 
 
 #: Where the authorization server sends the user back (nothing listens: the browser below reads the
-#: redirect), and this program's client ID metadata document URL (an https URL with a path; the scenarios
-#: never fetch it), for an authorization server that supports client ID metadata documents.
+#: redirect), and the client ID metadata document URL for an authorization server that supports them:
+#: the one the official contract fixes (its auth/basic-cimd expects exactly it; no scenario fetches it).
 REDIRECT_URI = "http://127.0.0.1:8976/callback"
-CIMD_URL = "https://client.example/mcp-conformance-kit-client.json"
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -103,13 +104,35 @@ class Browser:
 
     @staticmethod
     def _follow_once(url: str) -> dict[str, str]:
-        opener = urllib.request.build_opener(_NoRedirect)
+        return dict(parse_qsl(urlsplit(redirect_of(url)).query))
+
+
+def redirect_of(url: str) -> str:
+    """Where a GET of `url` redirects to (its Location), the redirect not followed."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(url, timeout=10) as response:
+            return str(response.headers.get("Location", ""))
+    except urllib.error.HTTPError as redirect:
+        return str(redirect.headers.get("Location", ""))
+
+
+def browse(url: str, patience: float = 20.0) -> None:
+    """A browser for an SDK that listens for the redirect itself (FastMCP's OAuth helper): the
+    authorization URL visited once, then its redirect followed to the SDK's callback listener, tried
+    again while that listener is not yet up. Runs detached (the SDK starts its listener after opening
+    the browser)."""
+    location = redirect_of(url)
+    deadline = time.monotonic() + patience
+    while location and time.monotonic() < deadline:
         try:
-            with opener.open(url, timeout=10) as response:
-                location = response.headers.get("Location", "")
-        except urllib.error.HTTPError as redirect:
-            location = redirect.headers.get("Location", "")
-        return dict(parse_qsl(urlsplit(location).query))
+            with urllib.request.urlopen(location, timeout=10) as done:
+                done.read()
+            return
+        except urllib.error.HTTPError:
+            return  # the listener answered
+        except OSError:
+            time.sleep(0.2)
 
 
 class MemoryStorage:

@@ -5,6 +5,7 @@
 // elicitation handler accepts every form untouched (empty content) and the client declares form
 // elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults. A tool
 // list change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
+// Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's Authorization, below).
 import {
   Client,
   ClientCredentialsProvider,
@@ -17,7 +18,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { main, watch, workloadProvider } from './contract.mjs';
+import { connectHttp, grantProvider, main, watch } from './contract.mjs';
 
 function transportOf(contract) {
   const [command, ...args] = contract.command;
@@ -25,41 +26,40 @@ function transportOf(contract) {
   return new SSEClientTransport(new URL(contract.url));
 }
 
-// The SDK's OAuth provider: the client credentials extension's providers for its scenarios (the user's
-// choice of grant, as in the official example client), else the headless authorization code provider, the assertion grants' (enterprise-managed
-// authorization, workload identity federation) when the context carries their credentials, with DPoP (the extension) in its scenarios.
+// The SDK's OAuth provider: the extensions' grants in their scenarios (enterprise-managed authorization
+// when the context carries the IdP's ID token), else the headless authorization code provider, with
+// DPoP (the extension) in its scenarios.
 async function authProviderOf(contract, authorization) {
-  const { client_id: clientId, client_secret: clientSecret, private_key_pem: privateKey } = contract.context;
-  if (contract.scenario === 'auth/client-credentials-basic') return new ClientCredentialsProvider({ clientId, clientSecret });
-  if (contract.scenario === 'auth/client-credentials-jwt') {
-    return new PrivateKeyJwtProvider({ clientId, privateKey, algorithm: contract.context.signing_algorithm || 'ES256' });
-  }
+  const sdk = { ClientCredentialsProvider, PrivateKeyJwtProvider };
   const context = contract.context;
-  if (context.valid_jwt) return workloadProvider(context, 'kit-tsv2-client');
-  if (context.idp_id_token) {
-    // enterprise-managed authorization: the ID token exchanged at the IdP for an ID-JAG naming the
-    // authorization server and resource the SDK discovered, presented by the SDK's provider
-    const grant = (target) =>
-      requestJwtAuthorizationGrant({
-        tokenEndpoint: context.idp_token_endpoint,
-        audience: target.authorizationServerUrl,
-        resource: target.resourceUrl,
-        idToken: context.idp_id_token,
-        clientId: context.idp_client_id,
-        scope: target.scope,
-        fetchFn: target.fetchFn
-      });
-    return new CrossAppAccessProvider({
-      clientId,
-      clientSecret,
-      assertion: async (target) => (await grant(target)).jwtAuthGrant
-    });
-  }
+  if (context.idp_id_token) return crossAppAccess(context);
+  const grant = grantProvider(contract, sdk, 'kit-tsv2-client');
+  if (grant) return grant;
   if (contract.scenario.startsWith('auth/dpop')) {
     const session = await DpopSession.create();
     authorization.provider.dpop = () => session;
   }
   return authorization.provider;
+}
+
+// Enterprise-managed authorization: the ID token exchanged at the IdP for an ID-JAG naming the
+// authorization server and resource the SDK discovered, presented by the SDK's provider.
+function crossAppAccess(context) {
+  const grant = (target) =>
+    requestJwtAuthorizationGrant({
+      tokenEndpoint: context.idp_token_endpoint,
+      audience: target.authorizationServerUrl,
+      resource: target.resourceUrl,
+      idToken: context.idp_id_token,
+      clientId: context.idp_client_id,
+      scope: target.scope,
+      fetchFn: target.fetchFn
+    });
+  return new CrossAppAccessProvider({
+    clientId: context.client_id,
+    clientSecret: context.client_secret,
+    assertion: async (target) => (await grant(target)).jwtAuthGrant
+  });
 }
 
 await main(async (contract, authorization) => {
@@ -76,7 +76,7 @@ await main(async (contract, authorization) => {
   });
   if (contract.transport === 'http') {
     const authProvider = await authProviderOf(contract, authorization);
-    return authorization.connect(client, () => new StreamableHTTPClientTransport(new URL(contract.url), { authProvider }));
+    return connectHttp(client, contract, authorization, StreamableHTTPClientTransport, authProvider);
   }
   await client.connect(transportOf(contract));
   return client;
