@@ -119,6 +119,8 @@ async def flow(ctx: ClientContext) -> None:
         ctx.absent("the client sent no MCP request")
     if not wire.authorizations():
         ctx.unless_failed("the client made no authorization request")
+        if all(ctx.recording.delivered(a) for a in wire.mcp_posts()):
+            ctx.absent("the MCP server never challenged the client: no request of it was answered 401")
         missed(
             "the MCP server answered 401 and the client made no authorization request", fetched=wire.gets()
         )
