@@ -27,6 +27,7 @@ from tests.servers.client_grant_mutants import (
     RetriesGrant,
     WrongAudienceJwt,
 )
+from tests.servers.client_mutants import LegacyOnly
 
 
 def with_flow(flow: type[OAuthFlow], *, forgiving: bool = False) -> type[ReferenceClient]:
@@ -511,6 +512,26 @@ class PreviewsAuthorization(OAuthFlow):
             return done.value
 
 
+class LegacyNoApplicationType(LegacyOnly):
+    """A client of the revisions before 2026-07-28 (the 1.x SDK lines) whose registration has no
+    application_type, as those revisions allow: at a 2026-07-28 scenario it is the contract case's
+    ERROR (it opened with initialize), and CLIENT-AUTH-024, a 2026-07-28 rule, SKIP blocked by it (one
+    cause, one verdict), not a FAIL besides."""
+
+    def oauth(self, url: str) -> httpx.Auth:
+        return NoApplicationType(url, self.revision)
+
+
+#: Clients of an earlier revision at a 2026-07-28 scenario: client -> (the client, the 2026-07-28 row
+#: blocked by the contract case's ERROR, the scenario and revision it is played at).
+LEGACY: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "legacy-no-application-type": (
+        LegacyNoApplicationType,
+        "CLIENT-AUTH-024",
+        "auth/metadata-default",
+        "2026-07-28",
+    ),
+}
 #: Defects below the row's level: defect -> (the mutant, the row it must WARN and nothing else, the
 #: scenario and revision it is played at).
 SOFT: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
@@ -535,4 +556,4 @@ VARIANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
 
 
 if __name__ == "__main__":
-    sys.exit(main((MUTANTS | SOFT | VARIANTS)[sys.argv[1]][0], sys.argv[2:]))
+    sys.exit(main((MUTANTS | SOFT | VARIANTS | LEGACY)[sys.argv[1]][0], sys.argv[2:]))

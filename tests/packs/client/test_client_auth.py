@@ -21,7 +21,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from conformance.model.requirements import get as requirement
-from tests.servers.client_auth_mutants import MUTANTS, SOFT, VARIANTS
+from tests.servers.client_auth_mutants import LEGACY, MUTANTS, SOFT, VARIANTS
 
 
 class Collect:
@@ -70,7 +70,7 @@ def fails_exactly(cases: list[dict[str, Any]], row: str, wanted: str = "") -> No
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[dict[str, Any]]]:
-    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | SOFT | VARIANTS)
+    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | SOFT | VARIANTS | LEGACY)
 
 
 def test_every_oauth_row_has_a_mutant() -> None:
@@ -97,5 +97,17 @@ def test_a_variant_without_defect_passes(runs: dict[str, list[dict[str, Any]]], 
     assert any(c["requirement"] == VARIANTS[variant][1] and c["verdict"] == "PASS" for c in cases), shown
     assert any(c["requirement"] == "CLIENT-RUN-001" and c["verdict"] == "PASS" for c in cases), shown
     assert all(c["verdict"] in ("PASS", "SKIP") for c in cases), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
+    ]
+
+
+@pytest.mark.parametrize("client", sorted(LEGACY))
+def test_an_earlier_revisions_client_is_one_error(runs: dict[str, list[dict[str, Any]]], client: str) -> None:
+    cases = runs[client]
+    errors = {c["key"] for c in cases if c["verdict"] == "ERROR"}
+    assert [c["requirement"] for c in cases if c["key"] in errors] == ["CLIENT-RUN-001"]
+    row = [c for c in cases if c["requirement"] == LEGACY[client][1]]
+    assert row and all(c["verdict"] == "SKIP" and c["blocked_by"] in errors for c in row), row
+    assert all(c["verdict"] in ("PASS", "SKIP") for c in cases if c["key"] not in errors), [
         (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
     ]
