@@ -198,9 +198,16 @@ class OAuthFlow(httpx.Auth):
             [origin + WELL_KNOWN_PRM + path, origin + WELL_KNOWN_PRM] if path else [origin + WELL_KNOWN_PRM]
         )
 
-    def accept_prm(self, document: Any) -> bool:
-        """RFC 9728 section 3.3: the resource must be the one the client asked for."""
-        return isinstance(document, dict) and document.get("resource") == self.mcp_url
+    def accept_prm(self, document: Any, fetched: str = "") -> bool:
+        """RFC 9728 section 3.3: the resource must be the one the client asked for, or, for metadata
+        found at the root well-known URI (`fetched`), the resource identifier that URI is built from:
+        the MCP server's origin."""
+        if not isinstance(document, dict):
+            return False
+        parts = urlsplit(self.mcp_url)
+        root = f"{parts.scheme}://{parts.netloc}"
+        allowed = {self.mcp_url} | ({root} if fetched == root + WELL_KNOWN_PRM else set())
+        return document.get("resource") in allowed
 
     def metadata_candidates(self, issuer: str) -> list[str]:
         """MCP's order: RFC 8414 path insertion, OIDC path insertion, OIDC path appending."""
@@ -230,12 +237,12 @@ class OAuthFlow(httpx.Auth):
     ) -> Generator[httpx.Request, httpx.Response, tuple[dict, str, dict]]:
         if self.revision == MARCH:
             return (yield from self.base_url_discovery())
-        prm = None
+        prm, url = None, ""
         for url in self.prm_candidates(challenge):
             prm = _json((yield httpx.Request("GET", url)))
             if prm is not None:
                 break
-        if not self.accept_prm(prm):
+        if not self.accept_prm(prm, url):
             raise AuthFailure(f"no usable protected resource metadata for {self.mcp_url}")
         assert isinstance(prm, dict)
         issuer = str((prm.get("authorization_servers") or [""])[0])

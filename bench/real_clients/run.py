@@ -148,7 +148,7 @@ class Verdict:
 
 def _official_verdict(folder: Path) -> Verdict:
     """The verdict of an official output folder: any FAILURE fails it, any WARNING warns."""
-    found = sorted(folder.glob("*/checks.json"))
+    found = sorted(folder.rglob("checks.json"))  # an OAuth scenario's results are one level deeper
     if not found:
         return Verdict("ERROR", [("runner", "ERROR", "the official runner wrote no checks.json")])
     checks = json.loads(found[-1].read_text(encoding="utf-8"))

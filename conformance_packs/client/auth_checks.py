@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
-from conformance.pack_api import ClientContext, client_check, missed
+from conformance.pack_api import ClientContext, client_check, era_of, missed
 from conformance_packs.client import auth_scenarios  # noqa: F401  (registers the scenarios)
 from conformance_packs.client.auth_server import WELL_KNOWN_AS, WELL_KNOWN_OIDC, WELL_KNOWN_PRM
 from conformance_packs.client.auth_wire import AuthWire
@@ -42,15 +42,32 @@ MARCH_FLOW = ("auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oaut
 def judged_in(
     key: str, row: str, title: str, scenarios: tuple[str, ...], revisions: tuple[str, ...] | None = None
 ) -> Callable[[Judge], Judge]:
-    """Register `func` as one check per scenario (`client.auth.KEY.SCENARIO`), all on row `row`."""
+    """Register `func` as one check per scenario (`client.auth.KEY.SCENARIO`), all on row `row`. A row
+    of the modern revisions only (`revisions` all of that era) judges a client that spoke them: one that
+    opened with `initialize` and failed the run implements an earlier revision's authorization too, one
+    cause the contract case's ERROR already says (its rows SKIP blocked by it)."""
 
     def register(func: Judge) -> Judge:
+        judge = func
+        if revisions and all(era_of(r) == "modern" for r in revisions):
+            judge = _of_modern_clients(func)
         for name in scenarios:
             check_id = f"client.auth.{key}.{name.removeprefix('auth/')}"
-            client_check(check_id, row, title, scenario=name, revisions=revisions, transports=("http",))(func)
+            http = ("http",)
+            client_check(check_id, row, title, scenario=name, revisions=revisions, transports=http)(judge)
         return func
 
     return register
+
+
+def _of_modern_clients(func: Judge) -> Judge:
+    async def judged(ctx: ClientContext) -> None:
+        if ctx.requests("initialize"):
+            ctx.unless_failed("the client opened with initialize, an earlier revision's handshake")
+        await func(ctx)
+
+    judged.__name__, judged.__doc__ = func.__name__, func.__doc__
+    return judged
 
 
 def _no_flow(wire: AuthWire, what: str) -> None:
@@ -119,6 +136,8 @@ async def flow(ctx: ClientContext) -> None:
         ctx.absent("the client sent no MCP request")
     if not wire.authorizations():
         ctx.unless_failed("the client made no authorization request")
+        if all(ctx.recording.delivered(a) for a in wire.mcp_posts()):
+            ctx.absent("the MCP server never challenged the client: no request of it was answered 401")
         missed(
             "the MCP server answered 401 and the client made no authorization request", fetched=wire.gets()
         )

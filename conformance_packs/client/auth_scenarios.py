@@ -223,6 +223,12 @@ class MetadataVar2(AuthScenario):
     servers = (AuthServer(prefix="/tenant1", metadata_path=WELL_KNOWN_AS + "/tenant1"),)
     traps = (WELL_KNOWN_AS,)
 
+    def resource(self) -> str:
+        """The origin, as the official scenario publishes: metadata at the root well-known URI is that
+        of the resource identifier without a path (RFC 9728 section 3), which a client must then send
+        exactly (a parser adding "/" to the pathless URL is CLIENT-AUTH-011's)."""
+        return self.prm_resource or self.base
+
 
 @scenario
 class MetadataVar3(AuthScenario):
@@ -459,4 +465,6 @@ class MarchFallback(AuthScenario):
     description = "no PRM, no metadata: the default endpoints /authorize, /token, /register at the root"
     revisions = (MARCH,)
     prm_path = None
-    servers = (AuthServer(metadata_path=None, iss_supported=None),)
+    # no metadata, so no issuer identifier: the redirect carries no RFC 9207 `iss` (as the official
+    # scenario's); one there matches nothing a client knows, and a client may refuse it
+    servers = (AuthServer(metadata_path=None, iss_supported=None, iss_in_redirect="omit"),)

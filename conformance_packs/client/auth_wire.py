@@ -64,7 +64,13 @@ class AuthWire:
         return found
 
     def authorizations(self) -> list[Sent]:
-        return self._sent("GET", "/authorize", lambda a: dict(parse_qsl(urlsplit(a.path).query, True)))
+        """Each authorization request once: the same URL fetched again (a client's pre-flight check
+        before the browser opens it, a reload) is the same request, its `state` and PKCE challenge
+        unchanged, not another authorization."""
+        once: dict[tuple[int, str], Sent] = {}
+        for sent in self._sent("GET", "/authorize", lambda a: dict(parse_qsl(urlsplit(a.path).query, True))):
+            once.setdefault((sent.server, sent.arrival.path), sent)
+        return list(once.values())
 
     def token_requests(self) -> list[Sent]:
         return self._sent("POST", "/token", lambda a: form(a.body))

@@ -20,12 +20,14 @@ async def contract_run(ctx: ClientContext) -> None:
     evidence = {"stderr": ended.stderr, "stdout": ended.stdout[-1000:]}
     if not ctx.recording.arrivals:
         unjudgeable(f"the client never reached the scenario server: {ended.describe()}", **evidence)
+    failed = ended.timed_out or ended.returncode != 0
+    if failed and era_of(ctx.revision) == "modern" and ctx.requests("initialize"):
+        # before the scenario's allowed give-up: a client that never ran the scenario did not give up
+        unjudgeable(f"{ended.describe()}; {NOT_MODERN}", **evidence)
     if ended.returncode not in (0, None) and (why := ctx.scenario.may_give_up()):
         ctx.note(f"{ended.describe()}: {why}")
         return
-    if ended.timed_out or ended.returncode != 0:
-        if era_of(ctx.revision) == "modern" and ctx.requests("initialize"):
-            unjudgeable(f"{ended.describe()}; {NOT_MODERN}", **evidence)
+    if failed:
         if (offered := _other_offer(ctx)) is not None:
             unjudgeable(f"{ended.describe()}; {declined(offered, ctx.revision)}", **evidence)
         unjudgeable(f"{ended.describe()}; what it sent is judged, what it did not send is not", **evidence)

@@ -27,6 +27,7 @@ from tests.servers.client_grant_mutants import (
     RetriesGrant,
     WrongAudienceJwt,
 )
+from tests.servers.client_mutants import LegacyOnly
 
 
 def with_flow(flow: type[OAuthFlow], *, forgiving: bool = False) -> type[ReferenceClient]:
@@ -151,6 +152,21 @@ class UppercaseResource(OAuthFlow):
         return (yield from super().authorize(challenge, step_up))
 
 
+class SlashedResource(OAuthFlow):
+    """CLIENT-AUTH-011 (WARN, the canonical URI's SHOULD): a pathless published resource sent with
+    the "/" a URL parser adds, as the Python mcp SDK 1.x does."""
+
+    def authorize(self, challenge: Challenge, step_up: bool) -> Any:
+        original = self.discover
+
+        def discover(challenge: Challenge) -> Any:
+            prm, issuer, metadata = yield from original(challenge)
+            return {**prm, "resource": str(prm["resource"]) + "/"}, issuer, metadata
+
+        self.discover = discover  # type: ignore[method-assign]
+        return (yield from super().authorize(challenge, step_up))
+
+
 class NoScope(OAuthFlow):
     """CLIENT-AUTH-012: never asks for a scope."""
 
@@ -186,7 +202,7 @@ class NoRetryLimit(OAuthFlow):
 class AnyResource(OAuthFlow):
     """CLIENT-AUTH-016: uses protected resource metadata for any resource."""
 
-    def accept_prm(self, document: Any) -> bool:
+    def accept_prm(self, document: Any, fetched: str = "") -> bool:
         return isinstance(document, dict)
 
 
@@ -297,6 +313,21 @@ class DefaultsAtOnce(OAuthFlow):
         base = self.mcp_url.rsplit("/", 1)[0]
         return {"resource": self.mcp_url}, base, self.default_endpoints(base)
         yield
+
+
+class NoIssuerWithoutMetadata(OAuthFlow):
+    """Not a defect: with no metadata (2025-03-26's default endpoints) the client knows no issuer
+    identifier, so an `iss` in the authorization response matches none and is refused (RFC 9207
+    section 2.4), as the Python mcp SDK 2.x does. The fallback scenario once sent one (the official
+    scenario sends none) and failed such a client."""
+
+    def default_endpoints(self, base: str) -> dict[str, Any]:
+        return {k: v for k, v in super().default_endpoints(base).items() if k != "issuer"}
+
+    def accept_response(self, answer: dict[str, str], state: str, issuer: str, metadata: dict) -> None:
+        if "issuer" not in metadata and "iss" in answer:
+            raise AuthFailure(f"an iss {answer['iss']!r} where no issuer is known")
+        super().accept_response(answer, state, issuer, metadata)
 
 
 #: defect -> (the mutant, the row it must fail and nothing else, the scenario and revision it is played at).
@@ -464,5 +495,65 @@ MUTANTS |= {
 }
 
 
+class PreviewsAuthorization(OAuthFlow):
+    """Not a defect: each authorization URL fetched once before the browser opens it (FastMCP's
+    pre-flight check), so the server sees the same authorization request twice. The step-up row once
+    took the repeat for the step-up and warned a client that did step up."""
+
+    def authorize(self, challenge: Challenge, step_up: bool) -> Any:
+        inner = super().authorize(challenge, step_up)
+        try:
+            request = next(inner)
+            while True:
+                if request.method == "GET" and "/authorize?" in str(request.url):
+                    yield httpx.Request("GET", request.url)  # the pre-flight, its answer unread
+                request = inner.send((yield request))
+        except StopIteration as done:
+            return done.value
+
+
+class LegacyNoApplicationType(LegacyOnly):
+    """A client of the revisions before 2026-07-28 (the 1.x SDK lines) whose registration has no
+    application_type, as those revisions allow: at a 2026-07-28 scenario it is the contract case's
+    ERROR (it opened with initialize), and CLIENT-AUTH-024, a 2026-07-28 rule, SKIP blocked by it (one
+    cause, one verdict), not a FAIL besides."""
+
+    def oauth(self, url: str) -> httpx.Auth:
+        return NoApplicationType(url, self.revision)
+
+
+#: Clients of an earlier revision at a 2026-07-28 scenario: client -> (the client, the 2026-07-28 row
+#: blocked by the contract case's ERROR, the scenario and revision it is played at).
+LEGACY: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "legacy-no-application-type": (
+        LegacyNoApplicationType,
+        "CLIENT-AUTH-024",
+        "auth/metadata-default",
+        "2026-07-28",
+    ),
+}
+#: Defects below the row's level: defect -> (the mutant, the row it must WARN and nothing else, the
+#: scenario and revision it is played at).
+SOFT: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "slashed-resource": (with_flow(SlashedResource), "CLIENT-AUTH-011", "auth/metadata-var2", "2025-11-25"),
+}
+#: Right clients the scenarios once judged wrong: variant -> (the client, the rows it must pass, the
+#: scenario and revision it is played at); every case PASS or SKIP.
+VARIANTS: dict[str, tuple[type[ReferenceClient], str, str, str]] = {
+    "previews-authorization": (
+        with_flow(PreviewsAuthorization),
+        "CLIENT-AUTH-013",
+        "auth/scope-step-up",
+        "2026-07-28",
+    ),
+    "iss-needs-metadata": (
+        with_flow(NoIssuerWithoutMetadata),
+        "CLIENT-AUTH-030",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "2025-03-26",
+    ),
+}
+
+
 if __name__ == "__main__":
-    sys.exit(main(MUTANTS[sys.argv[1]][0], sys.argv[2:]))
+    sys.exit(main((MUTANTS | SOFT | VARIANTS | LEGACY)[sys.argv[1]][0], sys.argv[2:]))

@@ -81,17 +81,174 @@ export function argumentsFor(tool, context) {
 }
 
 // Each step runs, a failure is reported on stderr and the session goes on; the count decides the exit.
+// A step the SDK stopped to send the user to the authorization server (its transport threw after
+// redirectToAuthorization) is completed as the SDK asks (finishAuth) and made again, as a user retries.
 class Steps {
   failed = 0;
+  constructor(authorization) {
+    this.authorization = authorization;
+  }
   async run(what, step) {
-    try {
-      return await step();
-    } catch (error) {
-      this.failed++;
-      console.error(`${what} failed: ${error?.message ?? error}`);
-      return undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await step();
+      } catch (error) {
+        if (attempt < AUTHORIZATIONS && (await this.authorization?.complete())) continue;
+        this.failed++;
+        console.error(`${what} failed: ${error?.message ?? error}`);
+        return undefined;
+      }
     }
   }
+}
+
+// --- OAuth, headless ---------------------------------------------------------------------------------
+// Not the SDK: the user's browser and redirect listener. The scenario's authorization endpoint approves
+// at once, so visiting the authorization URL is one GET whose redirect (not followed) carries the
+// authorization response. Everything else (discovery, registration, scopes, PKCE, the token request,
+// the issuer check) is the SDK's: the program hands `provider` (an OAuthClientProvider, in memory: a run
+// is one session) to its transport as authProvider and `finish(transport, params)` calls the SDK's
+// finishAuth. The context's pre-registered credentials are the user's; `state` is the user's to
+// compare (the SDK does not).
+
+export const REDIRECT_URI = 'http://127.0.0.1:8976/callback';
+// The client ID metadata document URL the official contract fixes (its auth/basic-cimd expects it).
+export const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+// How many times one step may be authorized and made again (MCP: clients SHOULD limit retries).
+const AUTHORIZATIONS = 3;
+
+export class Authorization {
+  pending = undefined; // the authorization response the browser read, until the SDK is handed it
+  transport = undefined; // the transport whose SDK asked for it
+  constructor(contract, clientName, finish) {
+    this.finish = finish;
+    const expected = { state: undefined, verifier: undefined };
+    const clients = new Map();
+    const tokens = new Map();
+    const context = contract.context;
+    const secret = context.client_secret ? { client_secret: context.client_secret } : {};
+    const preRegistered = context.client_id ? { client_id: context.client_id, ...secret } : undefined;
+    const latest = (map) => [...map.values()].at(-1);
+    this.provider = {
+      get redirectUrl() {
+        return REDIRECT_URI;
+      },
+      clientMetadataUrl: CIMD_URL,
+      get clientMetadata() {
+        return {
+          client_name: clientName,
+          redirect_uris: [REDIRECT_URI],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code']
+        };
+      },
+      state: () => (expected.state = randomState()),
+      clientInformation: (ctx) => preRegistered ?? (ctx ? clients.get(ctx.issuer) : latest(clients)),
+      saveClientInformation: (info, ctx) => void clients.set(ctx?.issuer ?? '', info),
+      tokens: (ctx) => (ctx ? tokens.get(ctx.issuer) : latest(tokens)),
+      saveTokens: (saved, ctx) => void tokens.set(ctx?.issuer ?? '', saved),
+      redirectToAuthorization: async (url) => {
+        this.pending = await visit(url);
+      },
+      saveCodeVerifier: (verifier) => void (expected.verifier = verifier),
+      codeVerifier: () => expected.verifier,
+      invalidateCredentials: (scope) => {
+        if (scope === 'all' || scope === 'client') clients.clear();
+        if (scope === 'all' || scope === 'tokens') tokens.clear();
+      }
+    };
+    this.expected = expected;
+  }
+
+  // Connect `client` on transports `make()` builds, completing the authorizations the SDK asks for.
+  async connect(client, make) {
+    for (let attempt = 1; ; attempt++) {
+      this.transport = make();
+      try {
+        await client.connect(this.transport);
+        return client;
+      } catch (error) {
+        if (attempt >= AUTHORIZATIONS || !(await this.complete())) throw error;
+      }
+    }
+  }
+
+  // Hand the SDK the authorization response it waits for; false when there is none to hand.
+  async complete() {
+    const params = this.pending;
+    if (!params || !this.transport) return false;
+    this.pending = undefined;
+    if (params.get('state') !== this.expected.state) {
+      throw new Error('the authorization response state does not match');
+    }
+    await this.finish(this.transport, params);
+    return true;
+  }
+}
+
+// The workload identity federation extension: the JWT bearer grant (RFC 7523 section 2.1) with the
+// workload's JWT from the context, a public client, through the SDK's own hook for a grant of the
+// user's choosing (prepareTokenRequest), as the official example client does.
+export function workloadProvider(context, clientName) {
+  let saved;
+  return {
+    get redirectUrl() {
+      return undefined;
+    },
+    get clientMetadata() {
+      const grant = { grant_types: [JWT_BEARER], token_endpoint_auth_method: 'none' };
+      return { client_name: clientName, redirect_uris: [], ...grant };
+    },
+    clientInformation: () => ({ client_id: context.client_id }),
+    tokens: () => saved,
+    saveTokens: (tokens) => void (saved = tokens),
+    redirectToAuthorization: () => {
+      throw new Error('the JWT bearer grant has no redirect');
+    },
+    saveCodeVerifier: () => {},
+    codeVerifier: () => '',
+    prepareTokenRequest: (scope) => {
+      const fields = { grant_type: JWT_BEARER, assertion: context.valid_jwt };
+      return new URLSearchParams(scope ? { ...fields, scope } : fields);
+    }
+  };
+}
+
+// The extensions' grants, each the user's choice by scenario (as the official example client chooses):
+// the client credentials grant through the SDK's providers (`sdk`: its ClientCredentialsProvider and
+// PrivateKeyJwtProvider), and workload identity federation's JWT bearer grant when the context carries
+// the workload's JWT. Undefined for the authorization code flow.
+export function grantProvider(contract, sdk, clientName) {
+  const { client_id: clientId, client_secret: clientSecret, private_key_pem: privateKey } = contract.context;
+  if (contract.scenario === 'auth/client-credentials-basic') {
+    return new sdk.ClientCredentialsProvider({ clientId, clientSecret });
+  }
+  if (contract.scenario === 'auth/client-credentials-jwt') {
+    const algorithm = contract.context.signing_algorithm || 'ES256';
+    return new sdk.PrivateKeyJwtProvider({ clientId, privateKey, algorithm });
+  }
+  if (contract.context.valid_jwt) return workloadProvider(contract.context, clientName);
+  return undefined;
+}
+
+// Streamable HTTP with the SDK's transport (`Transport`) carrying `authProvider`, connected through
+// `authorization` (which completes what the SDK asks the user for).
+export function connectHttp(client, contract, authorization, Transport, authProvider) {
+  const url = new URL(contract.url);
+  return authorization.connect(client, () => new Transport(url, { authProvider }));
+}
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+function randomState() {
+  return globalThis.crypto.randomUUID().replaceAll('-', '');
+}
+
+// The user's browser: the authorization URL visited, its redirect read, not followed.
+async function visit(url) {
+  const response = await fetch(url, { redirect: 'manual' });
+  const location = response.headers.get('location') ?? '';
+  return new URL(location, url).searchParams;
 }
 
 // What the user's notification handler saw: the program registers it on its SDK's Client.
@@ -117,8 +274,8 @@ async function callCancelled(client, params, callWith) {
   }
 }
 
-export async function act(contract, client, callWith) {
-  const steps = new Steps();
+export async function act(contract, client, callWith, authorization) {
+  const steps = new Steps(authorization);
   const tools = (await steps.run('tools/list', () => client.listTools()))?.tools ?? [];
   if (contract.scenario === 'json-schema-ref-no-deref') return steps.failed;
   if (contract.scenario === 'json-schema-2020-12-preservation') {
@@ -160,8 +317,11 @@ export async function act(contract, client, callWith) {
 }
 
 // Read the contract, connect with the program's `connect`, act, close; exit 0 only if every step did.
-// `callWith(client, params, options)` is the SDK's callTool with request options (signal, onprogress).
-export async function main(connect, callWith) {
+// `connect(contract, authorization)` makes the SDK's Client and connects it (`authorization.connect`
+// over Streamable HTTP, which completes an authorization the SDK asked for and connects again on a new
+// transport, as the SDKs' examples do). `callWith(client, params, options)` is the SDK's callTool with
+// request options (signal, onprogress). `finish(transport, params)` is the SDK's finishAuth.
+export async function main(connect, callWith, finish, clientName) {
   let contract;
   try {
     contract = readContract();
@@ -170,8 +330,9 @@ export async function main(connect, callWith) {
     process.exit(2);
   }
   try {
-    const client = await connect(contract);
-    const failed = await act(contract, client, callWith);
+    const authorization = new Authorization(contract, clientName, finish);
+    const client = await connect(contract, authorization);
+    const failed = await act(contract, client, callWith, authorization);
     await client.close();
     process.exit(failed ? 1 : 0);
   } catch (error) {

@@ -27,10 +27,14 @@ import json
 import os
 import shlex
 import sys
+import time
 import traceback
+import urllib.error
+import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlsplit
 
 DEFAULT_VERSION = "2025-11-25"
 FOCAL_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"
@@ -72,6 +76,84 @@ def read_contract(argv: list[str], environ: dict[str, str]) -> Contract:
             raise ValueError("stdio: names no command")
         return Contract(transport="stdio", command=command, **common)
     return Contract(transport=environ.get("MCP_CONFORMANCE_TRANSPORT") or "http", url=target, **common)
+
+
+#: Where the authorization server sends the user back (nothing listens: the browser below reads the
+#: redirect), and the client ID metadata document URL for an authorization server that supports them:
+#: the one the official contract fixes (its auth/basic-cimd expects exactly it; no scenario fetches it).
+REDIRECT_URI = "http://127.0.0.1:8976/callback"
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *_args: Any, **_kwargs: Any) -> None:
+        return None  # the 302 comes back as an HTTPError carrying its Location
+
+
+class Browser:
+    """The user's browser, headless: the scenario's authorization endpoint approves at once, so visiting
+    the authorization URL is one GET whose redirect (not followed) carries the authorization response;
+    its query (`code`, `state`, `iss`) is what the SDK's callback handler hands back. Not the SDK: what a
+    user's browser and redirect listener do, written once for the Python programs."""
+
+    def __init__(self) -> None:
+        self.answer: dict[str, str] = {}
+
+    async def visit(self, url: str) -> None:
+        self.answer = await asyncio.to_thread(self._follow_once, url)
+
+    @staticmethod
+    def _follow_once(url: str) -> dict[str, str]:
+        return dict(parse_qsl(urlsplit(redirect_of(url)).query))
+
+
+def redirect_of(url: str) -> str:
+    """Where a GET of `url` redirects to (its Location), the redirect not followed."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(url, timeout=10) as response:
+            return str(response.headers.get("Location", ""))
+    except urllib.error.HTTPError as redirect:
+        return str(redirect.headers.get("Location", ""))
+
+
+def browse(url: str, patience: float = 20.0) -> None:
+    """A browser for an SDK that listens for the redirect itself (FastMCP's OAuth helper): the
+    authorization URL visited once, then its redirect followed to the SDK's callback listener, tried
+    again while that listener is not yet up. Runs detached (the SDK starts its listener after opening
+    the browser)."""
+    location = redirect_of(url)
+    deadline = time.monotonic() + patience
+    while location and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(location, timeout=10) as done:
+                done.read()
+            return
+        except urllib.error.HTTPError:
+            return  # the listener answered
+        except OSError:
+            time.sleep(0.2)
+
+
+class MemoryStorage:
+    """The SDK's `TokenStorage`, in memory: a run is one session. Seeded with pre-registered client
+    information when the contract's context gives credentials."""
+
+    def __init__(self, client_info: Any = None) -> None:
+        self.tokens: Any = None
+        self.client_info = client_info
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
 
 
 #: A progress callback as the SDKs call it: (progress, total, message).

@@ -4,7 +4,8 @@ Why: the kit judges the SDK's client, so this is what a user of mcp 1.x writes: 
 transport for the URL (Streamable HTTP, or HTTP+SSE) or for the stdio command, hand its streams to a
 `ClientSession` with an elicitation callback, initialize, and make plain session calls. mcp 1.x offers
 no choice of protocol revision (it sends its latest), so the contract's revision is not passed on.
-The callback accepts every form untouched (empty content): defaults are the SDK's to apply.
+The callback accepts every form untouched (empty content): defaults are the SDK's to apply. Over
+Streamable HTTP the SDK's HTTP client carries the SDK's OAuth provider (mcp_oauth.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_oauth import oauth_provider
 
 
 async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -36,7 +39,9 @@ async def run(contract: Contract) -> int:
         elif contract.transport == "sse":
             streams = await stack.enter_async_context(sse_client(contract.url))
         else:
-            streams = await stack.enter_async_context(streamable_http_client(contract.url))
+            auth = oauth_provider(contract, "kit-mcp1-client")
+            http = await stack.enter_async_context(create_mcp_http_client(auth=auth))
+            streams = await stack.enter_async_context(streamable_http_client(contract.url, http_client=http))
         session = await stack.enter_async_context(
             ClientSession(
                 streams[0], streams[1], elicitation_callback=accept_untouched, message_handler=WATCH.handle

@@ -4,24 +4,33 @@
 // applyDefaults, the SDK's own switch for filling in the schema's defaults. v1 offers no choice of
 // protocol revision (it sends its latest), so the contract's revision is not passed on. A tool list
 // change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
+// Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's Authorization, below).
+import {
+  ClientCredentialsProvider,
+  PrivateKeyJwtProvider
+} from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { main, watch } from './contract.mjs';
+import { connectHttp, grantProvider, main, watch } from './contract.mjs';
 
 function transportOf(contract) {
-  if (contract.transport === 'stdio') {
-    const [command, ...args] = contract.command;
-    return new StdioClientTransport({ command, args });
-  }
-  if (contract.transport === 'sse') return new SSEClientTransport(new URL(contract.url));
-  return new StreamableHTTPClientTransport(new URL(contract.url));
+  const [command, ...args] = contract.command;
+  if (contract.transport === 'stdio') return new StdioClientTransport({ command, args });
+  return new SSEClientTransport(new URL(contract.url));
 }
 
-await main(async (contract) => {
+// The SDK's OAuth provider: the extensions' grants in their scenarios (v1 has no enterprise-managed
+// authorization provider, nor DPoP), else the headless authorization code provider.
+function authProviderOf(contract, authorization) {
+  const sdk = { ClientCredentialsProvider, PrivateKeyJwtProvider };
+  return grantProvider(contract, sdk, 'kit-tsv1-client') ?? authorization.provider;
+}
+
+await main(async (contract, authorization) => {
   const client = new Client(
     { name: 'kit-tsv1-client', version: '1.0.0' },
     { capabilities: { elicitation: { form: { applyDefaults: true } } } }
@@ -30,6 +39,14 @@ await main(async (contract) => {
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     watch.toolsChanged = true;
   });
+  if (contract.transport === 'http') {
+    const authProvider = authProviderOf(contract, authorization);
+    return connectHttp(client, contract, authorization, StreamableHTTPClientTransport, authProvider);
+  }
   await client.connect(transportOf(contract));
   return client;
-}, (client, params, options) => client.callTool(params, undefined, options));
+},
+  (client, params, options) => client.callTool(params, undefined, options),
+  (transport, params) => transport.finishAuth(params.get('code')),
+  'kit-tsv1-client'
+);

@@ -5,21 +5,64 @@
 // elicitation handler accepts every form untouched (empty content) and the client declares form
 // elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults. A tool
 // list change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
-import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+// Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's Authorization, below).
+import {
+  Client,
+  ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  DpopSession,
+  PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
+  SSEClientTransport,
+  StreamableHTTPClientTransport
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { main, watch } from './contract.mjs';
+import { connectHttp, grantProvider, main, watch } from './contract.mjs';
 
 function transportOf(contract) {
-  if (contract.transport === 'stdio') {
-    const [command, ...args] = contract.command;
-    return new StdioClientTransport({ command, args });
-  }
-  if (contract.transport === 'sse') return new SSEClientTransport(new URL(contract.url));
-  return new StreamableHTTPClientTransport(new URL(contract.url));
+  const [command, ...args] = contract.command;
+  if (contract.transport === 'stdio') return new StdioClientTransport({ command, args });
+  return new SSEClientTransport(new URL(contract.url));
 }
 
-await main(async (contract) => {
+// The SDK's OAuth provider: the extensions' grants in their scenarios (enterprise-managed authorization
+// when the context carries the IdP's ID token), else the headless authorization code provider, with
+// DPoP (the extension) in its scenarios.
+async function authProviderOf(contract, authorization) {
+  const sdk = { ClientCredentialsProvider, PrivateKeyJwtProvider };
+  const context = contract.context;
+  if (context.idp_id_token) return crossAppAccess(context);
+  const grant = grantProvider(contract, sdk, 'kit-tsv2-client');
+  if (grant) return grant;
+  if (contract.scenario.startsWith('auth/dpop')) {
+    const session = await DpopSession.create();
+    authorization.provider.dpop = () => session;
+  }
+  return authorization.provider;
+}
+
+// Enterprise-managed authorization: the ID token exchanged at the IdP for an ID-JAG naming the
+// authorization server and resource the SDK discovered, presented by the SDK's provider.
+function crossAppAccess(context) {
+  const grant = (target) =>
+    requestJwtAuthorizationGrant({
+      tokenEndpoint: context.idp_token_endpoint,
+      audience: target.authorizationServerUrl,
+      resource: target.resourceUrl,
+      idToken: context.idp_id_token,
+      clientId: context.idp_client_id,
+      scope: target.scope,
+      fetchFn: target.fetchFn
+    });
+  return new CrossAppAccessProvider({
+    clientId: context.client_id,
+    clientSecret: context.client_secret,
+    assertion: async (target) => (await grant(target)).jwtAuthGrant
+  });
+}
+
+await main(async (contract, authorization) => {
   const client = new Client(
     { name: 'kit-tsv2-client', version: '1.0.0' },
     {
@@ -31,6 +74,14 @@ await main(async (contract) => {
   client.setNotificationHandler('notifications/tools/list_changed', () => {
     watch.toolsChanged = true;
   });
+  if (contract.transport === 'http') {
+    const authProvider = await authProviderOf(contract, authorization);
+    return connectHttp(client, contract, authorization, StreamableHTTPClientTransport, authProvider);
+  }
   await client.connect(transportOf(contract));
   return client;
-}, (client, params, options) => client.callTool(params, options));
+},
+  (client, params, options) => client.callTool(params, options),
+  (transport, params) => transport.finishAuth(params),
+  'kit-tsv2-client'
+);

@@ -21,7 +21,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from conformance.model.requirements import get as requirement
-from tests.servers.client_auth_mutants import MUTANTS
+from tests.servers.client_auth_mutants import LEGACY, MUTANTS, SOFT, VARIANTS
 
 
 class Collect:
@@ -59,9 +59,9 @@ def judge_mutants(module: str, mutants: Mutants) -> dict[str, list[dict[str, Any
     return asyncio.run(every())
 
 
-def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
-    """`row` FAIL (WARN for a row below MUST) and every other case PASS or SKIP."""
-    wanted = "FAIL" if requirement(row).level.startswith("MUST") else "WARN"
+def fails_exactly(cases: list[dict[str, Any]], row: str, wanted: str = "") -> None:
+    """`row` FAIL (WARN for a row below MUST, or as `wanted`) and every other case PASS or SKIP."""
+    wanted = wanted or ("FAIL" if requirement(row).level.startswith("MUST") else "WARN")
     hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
     assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
     others = [c for c in cases if c["requirement"] != row and c["verdict"] not in ("PASS", "SKIP")]
@@ -70,7 +70,7 @@ def fails_exactly(cases: list[dict[str, Any]], row: str) -> None:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, list[dict[str, Any]]]:
-    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS)
+    return judge_mutants("tests.servers.client_auth_mutants", MUTANTS | SOFT | VARIANTS | LEGACY)
 
 
 def test_every_oauth_row_has_a_mutant() -> None:
@@ -83,3 +83,31 @@ def test_every_oauth_row_has_a_mutant() -> None:
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     fails_exactly(runs[defect], MUTANTS[defect][1])
+
+
+@pytest.mark.parametrize("defect", sorted(SOFT))
+def test_a_soft_mutant_warns_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
+    fails_exactly(runs[defect], SOFT[defect][1], "WARN")
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_variant_without_defect_passes(runs: dict[str, list[dict[str, Any]]], variant: str) -> None:
+    cases = runs[variant]
+    shown = [(c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] != "PASS"]
+    assert any(c["requirement"] == VARIANTS[variant][1] and c["verdict"] == "PASS" for c in cases), shown
+    assert any(c["requirement"] == "CLIENT-RUN-001" and c["verdict"] == "PASS" for c in cases), shown
+    assert all(c["verdict"] in ("PASS", "SKIP") for c in cases), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
+    ]
+
+
+@pytest.mark.parametrize("client", sorted(LEGACY))
+def test_an_earlier_revisions_client_is_one_error(runs: dict[str, list[dict[str, Any]]], client: str) -> None:
+    cases = runs[client]
+    errors = {c["key"] for c in cases if c["verdict"] == "ERROR"}
+    assert [c["requirement"] for c in cases if c["key"] in errors] == ["CLIENT-RUN-001"]
+    row = [c for c in cases if c["requirement"] == LEGACY[client][1]]
+    assert row and all(c["verdict"] == "SKIP" and c["blocked_by"] in errors for c in row), row
+    assert all(c["verdict"] in ("PASS", "SKIP") for c in cases if c["key"] not in errors), [
+        (c["key"], c["verdict"], c["message"]) for c in cases if c["verdict"] not in ("PASS", "SKIP")
+    ]

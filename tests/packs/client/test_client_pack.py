@@ -31,8 +31,14 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "hangs": (("tools_call",), ("stdio",), (STATEFUL,)),
     "no-client-version": (("initialize",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL)),
     "unknown-version": (("initialize",), ("http", "stdio"), ("2024-11-05", STATEFUL)),
+    # auth/scope-retry-limit: a non-zero exit is its expected end, not for a client that never ran it
     "legacy-only": (
-        ("request-metadata", "http-standard-headers", "sep-2322-client-request-state"),
+        (
+            "request-metadata",
+            "http-standard-headers",
+            "sep-2322-client-request-state",
+            "auth/scope-retry-limit",
+        ),
         ("http", "stdio"),
         (STATELESS,),
     ),
