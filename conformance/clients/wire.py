@@ -8,8 +8,9 @@ and the report's transcript is written from it through the adapters' one wire lo
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,18 +79,38 @@ class Recording:
         #: 403 step-up) before any MCP session read them: their messages were never delivered, so a
         #: request retried with the same ID after authorizing is not a reuse.
         self._turned_away: set[int] = set()
+        #: Set at each arrival and mark, so a scenario waits for what the client does (`until`).
+        self._changed = asyncio.Event()
+
+    async def until(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Whether `ready()` came to hold within `timeout` seconds: re-tested at each arrival and mark
+        (the scenario server and the recording share one event loop), never on a clock of its own."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._changed.clear()
+            if ready():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except TimeoutError:
+                return ready()
 
     def now(self) -> float:
         return time.monotonic() - self._t0
 
     def mark(self, name: str) -> None:
         self.marks[name] = self.now()
+        self._changed.set()
 
     def arrived(self, method: str, path: str, raw_headers: list[tuple[str, str]], body: bytes) -> Arrival:
         """Record what the client sent, in the log and the arrivals."""
         headers = {name.lower(): value for name, value in raw_headers}
         arrival = Arrival(self.now(), method, path, headers, tuple(raw_headers), body)
         self.arrivals.append(arrival)
+        self._changed.set()
         channel = f"{method} {path}" if method != "LINE" else "stdin"
         self.transcript.record("recv", body, channel=channel, headers=headers if method != "LINE" else None)
         return arrival

@@ -22,7 +22,7 @@ EMPTY_INPUT = {"type": "object", "properties": {}, "required": []}
 #: How long the initialize answer is held back, so a client that does not wait for it shows.
 INITIALIZE_DELAY = 0.3
 #: How long the slow tool waits for the client's cancellation, and how often it looks.
-CANCEL_WAIT, CANCEL_POLL = 5.0, 0.02
+CANCEL_WAIT = 5.0
 #: How long x-get-resume's tool call waits for the broken GET stream to be resumed.
 RESUME_WAIT = 5.0
 #: Revisions with elicitation, and with its URL mode.
@@ -126,12 +126,12 @@ class Cancel(PlusScenario):
         if progress is not None:
             notice = {"progressToken": progress, "progress": 1, "total": 2}
             await peer.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": notice})
-        for _ in range(int(CANCEL_WAIT / CANCEL_POLL)):
-            if self.recording.requests("notifications/cancelled"):
-                if self.transport == "http":
-                    await peer.close()
-                return NO_ANSWER
-            await asyncio.sleep(CANCEL_POLL)
+        if await self.recording.until(
+            lambda: bool(self.recording.requests("notifications/cancelled")), CANCEL_WAIT
+        ):
+            if self.transport == "http":
+                await peer.close()
+            return NO_ANSWER
         return text_result("never cancelled")
 
 
@@ -213,10 +213,8 @@ class GetResume(PlusScenario):
         """The call is answered once the broken stream was resumed (or RESUME_WAIT passed): a client
         reconnects on its own clock (the TypeScript SDKs wait a second), and one that ends its session
         at once when its calls are answered would otherwise never be seen resuming."""
-        for _ in range(int(RESUME_WAIT / CANCEL_POLL)):
-            if "get-resumed" in self.recording.marks or "get-broken" not in self.recording.marks:
-                break
-            await asyncio.sleep(CANCEL_POLL)
+        marks = self.recording.marks
+        await self.recording.until(lambda: "get-resumed" in marks or "get-broken" not in marks, RESUME_WAIT)
         return text_result("done")
 
 
