@@ -313,3 +313,29 @@ def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
     headers = [i for i, line in enumerate(lines) if line.startswith(("auth/dpop  ", "auth/dpop-nonce  "))]
     assert len(headers) == 2 and not any("not listed yet" in lines[i + 1] for i in headers)
     assert lines[-1].startswith("2026-07-28: ") and "official client checks" in lines[-1]
+
+
+def test_a_scenario_waits_on_the_recording_not_on_a_clock() -> None:
+    """`Recording.until` wakes at the arrival that makes its condition hold (an arrival recorded by
+    another task of the loop), and gives up at its bound when none does."""
+    from conformance.clients.wire import Recording
+
+    async def scene() -> tuple[bool, bool, int]:
+        recording = Recording()
+        cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+
+        def seen() -> bool:
+            return bool(recording.requests("notifications/cancelled"))
+
+        async def client() -> None:
+            recording.arrived("POST", "/mcp", [], b'{"jsonrpc":"2.0","method":"notifications/progress"}')
+            recording.arrived("POST", "/mcp", [], json.dumps(cancelled).encode())
+
+        sender = asyncio.get_running_loop().create_task(client())
+        # the bound only guards a regression: woken by the arrival, `until` returns at once, long
+        # before its own 600 s; not woken, it would outlive the guard's 60 s and fail here
+        woke = await asyncio.wait_for(recording.until(seen, timeout=600.0), 60.0)
+        await sender
+        return woke, await Recording().until(lambda: False, timeout=0.05), len(recording.arrivals)
+
+    assert asyncio.run(scene()) == (True, False, 2)
