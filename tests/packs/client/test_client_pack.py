@@ -316,26 +316,27 @@ def test_coverage_of_the_client_side_maps_every_official_client_check() -> None:
 
 
 def test_a_scenario_waits_on_the_recording_not_on_a_clock() -> None:
-    """`Recording.until` wakes at the arrival that makes its condition hold (an arrival recorded by
-    another task of the loop), and gives up at its bound when none does."""
+    """`Recording.until` wakes at the arrival that makes its condition hold (recorded after it began
+    to wait, by another task of the loop), not at an arrival that does not, and gives up at its bound
+    when none does."""
     from conformance.clients.wire import Recording
 
-    async def scene() -> tuple[bool, bool, int]:
+    async def scene() -> tuple[bool, bool, bool, int]:
         recording = Recording()
         cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-
-        def seen() -> bool:
-            return bool(recording.requests("notifications/cancelled"))
-
-        async def client() -> None:
-            recording.arrived("POST", "/mcp", [], b'{"jsonrpc":"2.0","method":"notifications/progress"}')
-            recording.arrived("POST", "/mcp", [], json.dumps(cancelled).encode())
-
-        sender = asyncio.get_running_loop().create_task(client())
+        waiting = asyncio.get_running_loop().create_task(
+            recording.until(lambda: bool(recording.requests("notifications/cancelled")), timeout=600.0)
+        )
+        await asyncio.sleep(0)  # one turn of the loop: `until` has tested its condition and waits
+        recording.arrived("POST", "/mcp", [], b'{"jsonrpc":"2.0","method":"notifications/progress"}')
+        for _ in range(3):
+            await asyncio.sleep(0)
+        early = waiting.done()
+        recording.arrived("POST", "/mcp", [], json.dumps(cancelled).encode())
         # the bound only guards a regression: woken by the arrival, `until` returns at once, long
         # before its own 600 s; not woken, it would outlive the guard's 60 s and fail here
-        woke = await asyncio.wait_for(recording.until(seen, timeout=600.0), 60.0)
-        await sender
-        return woke, await Recording().until(lambda: False, timeout=0.05), len(recording.arrivals)
+        woke = await asyncio.wait_for(waiting, 60.0)
+        gave_up = not await Recording().until(lambda: False, timeout=0.05)
+        return early, woke, gave_up, len(recording.arrivals)
 
-    assert asyncio.run(scene()) == (True, False, 2)
+    assert asyncio.run(scene()) == (False, True, True, 2)
