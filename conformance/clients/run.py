@@ -47,6 +47,9 @@ class ClientOptions:
     #: Seconds the client may take per scenario before it is killed.
     timeout: float = 20.0
     strict: bool = False
+    #: The client's experimental features and extensions claimed (`--experimental`): their rows'
+    #: FAILs fail the run; unclaimed, they show their verdicts and fail none.
+    experimental: bool = False
     keep_transcripts: bool = False
     #: Extra environment for the client (a target file's table's `env`); the contract's own wins.
     env: Mapping[str, str] = field(default_factory=dict)
@@ -161,10 +164,11 @@ def client_case_key(check_id: str, job: Job) -> str:
 
 
 def _case(
-    item: ClientCheck, job: Job, judged: Judged, played: Scenario, keep: bool, duration: float
+    item: ClientCheck, job: Job, judged: Judged, played: Scenario, options: ClientOptions, duration: float
 ) -> CaseResult:
     row = requirement(item.check.requirement).at(job.revision)
-    entries = played.recording.transcript.entries if keep or judged.verdict != Verdict.PASS else []
+    keep = options.keep_transcripts or judged.verdict != Verdict.PASS
+    entries = played.recording.transcript.entries if keep else []
     evidence = {"scenario": played.name, **judged.evidence}
     return row_case(
         item.check,
@@ -175,7 +179,7 @@ def _case(
         revision=job.revision,
         verdict=judged.verdict,
         message=judged.message,
-        claimed=False,
+        claimed=options.experimental,
         duration=duration,
         evidence=evidence,
         transcript=list(entries),
@@ -190,12 +194,12 @@ async def judge(job: Job, played: Scenario, ended: Exit, options: ClientOptions)
     ctx = ClientContext(played, ended, Verdict.PASS, contract_item.check.id)
     started = time.monotonic()
     first = await _judge(contract_item, ctx, options)
-    cases = [_case(contract_item, job, first, played, options.keep_transcripts, time.monotonic() - started)]
+    cases = [_case(contract_item, job, first, played, options, time.monotonic() - started)]
     for item in rest:
         started = time.monotonic()
         ctx = ClientContext(played, ended, first.verdict, contract_item.check.id)
         judged = await _judge(item, ctx, options)
-        cases.append(_case(item, job, judged, played, options.keep_transcripts, time.monotonic() - started))
+        cases.append(_case(item, job, judged, played, options, time.monotonic() - started))
     return cases
 
 

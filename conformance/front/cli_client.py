@@ -72,6 +72,12 @@ def add_parsers(sub: Any, exit_codes: str) -> None:
     client.add_argument("-j", "--jobs", type=int, default=2, help="scenario runs at once (default 2)")
     client.add_argument("--strict", action="store_true", help="a missed SHOULD is a FAIL")
     client.add_argument(
+        "--experimental",
+        action="store_true",
+        help="claim the extension rows (the OAuth extensions: client credentials, DPoP, enterprise-managed,"
+        " workload identity) and experimental features: their FAILs fail the run",
+    )
+    client.add_argument(
         "--report-dir", metavar="DIR", help="write the reports here (default reports/<run-id>/)"
     )
     client.add_argument(
@@ -125,6 +131,7 @@ def _options(args: argparse.Namespace, suites: list[str], problem: Callable[[str
         jobs=args.jobs,
         timeout=timeout,
         strict=args.strict,
+        experimental=bool(args.experimental or table.get("experimental", False)),
         env=dict(table.get("env", {})),
     )
 

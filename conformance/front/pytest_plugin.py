@@ -288,6 +288,13 @@ def _prepare_client(config: pytest.Config) -> _Prepared:
         raise pytest.UsageError("--mcp-server and --mcp-client: one session judges servers or a client")
     if config.getoption("mcp_select"):
         raise pytest.UsageError("--mcp-select chooses server checks; a client's cases are chosen with -k")
+    defaults = _cli_defaults()
+    for name in ("protocol", "timeout", "start_timeout", "target_budget", "call_tools", "max_restarts"):
+        if config.getoption(f"mcp_{name}") != defaults[name]:
+            flag = "--mcp-" + name.replace("_", "-")
+            raise pytest.UsageError(
+                f"{flag} sets how a server is judged; it has no meaning with --mcp-client"
+            )
     given = config.getoption("mcp_client")
     is_file = given.endswith(".toml") and Path(given).is_file()
     args = argparse.Namespace(
@@ -300,6 +307,7 @@ def _prepare_client(config: pytest.Config) -> _Prepared:
         client_timeout=config.getoption("mcp_client_timeout"),
         jobs=config.getoption("mcp_client_jobs"),
         strict=bool(config.getoption("mcp_strict")),
+        experimental=bool(config.getoption("mcp_experimental")),
     )
     client = cli_client.prepare(args, ["pytest", *config.invocation_params.args], _usage_error)
     return _Prepared([], client.options, client.header, _baseline(config), client)

@@ -263,6 +263,7 @@ def test_a_bad_client_option_is_a_usage_error(pytester: pytest.Pytester) -> None
         "--mcp-scenario": ("no-such", "--mcp-client: no scenario run matches: no-such"),
         "--mcp-server": ("stdio:x", "--mcp-server and --mcp-client: one session judges servers or a client"),
         "--mcp-select": ("tools", "a client's cases are chosen with -k"),
+        "--mcp-protocol": ("2025-06-18", "--mcp-protocol sets how a server is judged"),
     }
     for option, (value, said) in bad.items():
         result = pytester.runpytest_subprocess(

@@ -6,11 +6,16 @@ scenario, these included).
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.model.requirements import get as requirement
+from tests.conftest import cli
 from tests.packs.client.test_client_auth import fails_exactly, judge_mutants
 from tests.servers.client_dpop_mutants import MUTANTS
 
@@ -31,3 +36,18 @@ def test_every_dpop_row_has_a_mutant_and_is_an_extension_row() -> None:
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     fails_exactly(runs[defect], MUTANTS[defect][1])
+
+
+@pytest.mark.parametrize("claim", [(), ("--experimental",)], ids=["unclaimed", "claimed"])
+def test_an_extension_rows_fail_fails_the_run_only_when_claimed(
+    claim: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Unclaimed, the DPoP mutant's FAIL is shown and not scored (exit 0); `--experimental` claims the
+    extension rows, and the same FAIL fails the run (exit 1)."""
+    mutant = shlex.join([sys.executable, "-m", "tests.servers.client_dpop_mutants", "bearer-scheme"])
+    args = ("--scenario", "auth/dpop", "--transport", "http", "--revision", "2026-07-28", "--quiet")
+    done = cli("client", "--command", mutant, *args, *claim, "--report-dir", str(tmp_path))
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
+    assert [c["requirement"] for c in failed] == ["CLIENT-DPOP-002"]
+    assert (done.returncode, bool(failed[0].get("unscored"))) == ((1, False) if claim else (0, True))
