@@ -304,13 +304,21 @@ def _tally(counts: Mapping[Verdict, int], verdicts: Iterable[Verdict]) -> str:
     return ", ".join(f"{verdict} {counts[verdict]}" for verdict in verdicts if counts.get(verdict))
 
 
-def unscored_line(unscored: Mapping[str, int]) -> str:
+def unscored_line(unscored: Mapping[str, int], model: Report) -> str:
     """The count of the unscored cases, apart from the run's totals: what they are and how to claim them."""
     counts = "  ".join(f"{v} {n}" for v, n in unscored.items() if v != "cases" and n)
     return (
         f"{unscored.get('cases', 0)} more cases not scored (experimental features or extensions; they "
-        f"fail no run unless claimed with --experimental, or --suite naming their pack): {counts}"
+        f"fail no run unless claimed with {_claim(model)}): {counts}"
     )
+
+
+def _claim(model: Report) -> str:
+    """How the run's unscored cases are claimed: a client run's with `client --experimental` alone (its
+    one pack runs by default, so naming it claims nothing); a server run's by naming their pack too."""
+    if model.targets and all(t.side == "client" for t in model.targets):
+        return "--experimental"
+    return "--experimental, or --suite naming their pack"
 
 
 def _stopped(reason: str, cases: Sequence[Case]) -> str:
@@ -375,8 +383,8 @@ def headline(report: Report | Mapping[str, Any]) -> Headline:
     apart = Counter(case.verdict for case in cases if case.unscored)
     if apart and word in ("passed", "failed"):
         why += (
-            f" {sum(apart.values())} more not scored (experimental or extension;"
-            " --experimental or --suite PACK claims them):"
+            f" {sum(apart.values())} more not scored (experimental or extension; claimed with"
+            f" {_claim(model)}):"
             f" {_tally(apart, VERDICTS)}."
         )
     return Headline(word, code, EXIT_MEANING.get(code, "an exit code this harness does not give"), why)
@@ -751,7 +759,7 @@ def _tiles(model: Report, verdicts: Sequence[Verdict]) -> str:
         out.append(f'<div class="tile {tone} v-{_e(verdict)}">{_e(verdict)}<b>{_e(count)}</b></div>')
     out.append(f'<div class="tile t-cases">cases<b>{_e(scored.get("cases", 0))}</b></div></div>')
     if unscored.get("cases"):
-        out.append(f'<p class="meta unscored">{_e(unscored_line(unscored))}</p>')
+        out.append(f'<p class="meta unscored">{_e(unscored_line(unscored, model))}</p>')
     return "".join(out)
 
 

@@ -80,7 +80,7 @@ def summary_text(report: AnyReport, *, limit: int = 30, location: str | None = N
     lines.extend(_t(line) for line in skip_reason_lines(model.cases))
     lines.append(_t(f"{totals.get('cases', 0)} cases: {counts}{state}"))
     if unscored:
-        lines.append(_t(unscored_line(unscored)))
+        lines.append(_t(unscored_line(unscored, model)))
     lines.extend(_t(line) for line in official_lines(model.cases))
     if model.nothing_judged:
         lines.append(
@@ -288,7 +288,7 @@ def markdown(report: AnyReport) -> str:
         "",
     ]
     if unscored:
-        out += [unscored_line(unscored) + ".", ""]
+        out += [unscored_line(unscored, model) + ".", ""]
     out += _md_skip_reasons(model) + _md_findings(model)
     if problems:
         out += ["## Problems", ""]

@@ -17,7 +17,10 @@ METHOD_NOT_FOUND = -32601
 
 def _answer(ctx: ClientContext, feature: str, declaration: str) -> dict[str, Any]:
     """The client's result for the scenario's request of `feature`; SKIP when the client declared no
-    `declaration`; WARN when it refused the method it declared (a refusal the user chose is noted)."""
+    `declaration`; WARN when it refused the method it declared; SKIP when it refused the request with an
+    error of its own (the user's right, and no result to judge); FAIL when the answer is neither a result
+    object nor an error object (JSON-RPC: "Either the result member or error member MUST be included";
+    the revision's schema makes each of these results an object)."""
     ctx.needs("tools/call", "call use_features")
     asked = ctx.recording.facts.get("asked")
     if asked is None:
@@ -31,9 +34,23 @@ def _answer(ctx: ClientContext, feature: str, declaration: str) -> dict[str, Any
             f"the client declared {declaration}, then answered its request with method not found",
             response=answer,
         )
-    if "error" in answer or not isinstance(answer.get("result"), dict):
-        ctx.note(f"the client refused the {feature} request (a refusal is the user's right): {error!r}")
-        return {}
+    if "error" in answer:
+        if not (isinstance(error, dict) and isinstance(error.get("code"), int) and "message" in error):
+            missed(
+                f"the client answered the {feature} request with a malformed error: {error!r}",
+                response=answer,
+            )
+        skip(f"the client refused the {feature} request (the user's right): {error!r}; no result to judge")
+    if "result" not in answer and ctx.transport == "stdio":
+        # no JSON-RPC message at all: over stdio CLIENT-HYG-003 judges such a line (one defect, one verdict)
+        skip(
+            f"the client's answer to the {feature} request is no JSON-RPC response (CLIENT-HYG-003 judges it)"
+        )
+    if not isinstance(answer.get("result"), dict):
+        missed(
+            f"the client answered the {feature} request with neither a result object nor an error",
+            response=answer,
+        )
     result: dict[str, Any] = answer["result"]
     return result
 

@@ -224,6 +224,28 @@ class TaskWithoutId(ReferenceClient):
         return created
 
 
+class SamplingNoResult(ReferenceClient):
+    """CLIENT-FEAT-001: answers sampling/createMessage with neither a result nor an error."""
+
+    def answer_server(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("method") == "sampling/createMessage":
+            return {"jsonrpc": "2.0", "id": message["id"]}
+        return super().answer_server(message)
+
+
+class RefusesSampling(ReferenceClient):
+    """No defect: the user declines the sampling request; the client answers with an error of its own."""
+
+    def answer_server(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("method") == "sampling/createMessage":
+            refusal = {"code": -1, "message": "User rejected sampling request"}
+            return {"jsonrpc": "2.0", "id": message["id"], "error": refusal}
+        return super().answer_server(message)
+
+
+#: Clients without a defect, whose runs show a verdict is not a false one (test_client_plus.py).
+VARIANTS: dict[str, type[ReferenceClient]] = {"refuses-sampling": RefusesSampling}
+
 MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "reused-ids": (ReusedIds, "CLIENT-HYG-001"),
     "json-only-accept": (JsonOnlyAccept, "CLIENT-HYG-002"),
@@ -238,6 +260,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "cancels-unknown": (CancelsUnknown, "CLIENT-CANCEL-001"),
     "fraction-token": (FractionToken, "CLIENT-PROG-001"),
     "sampling-no-model": (SamplingNoModel, "CLIENT-FEAT-001"),
+    "sampling-no-result": (SamplingNoResult, "CLIENT-FEAT-001"),
     "https-root": (HttpsRoot, "CLIENT-FEAT-002"),
     "form-action-ok": (FormActionOk, "CLIENT-FEAT-003"),
     "url-no-action": (UrlNoAction, "CLIENT-FEAT-004"),
@@ -250,4 +273,5 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
 }
 
 if __name__ == "__main__":
-    sys.exit(main(MUTANTS[sys.argv[1]][0], sys.argv[2:]))
+    chosen = VARIANTS.get(sys.argv[1]) or MUTANTS[sys.argv[1]][0]
+    sys.exit(main(chosen, sys.argv[2:]))

@@ -20,7 +20,7 @@ from conformance.clients import run
 from conformance.engine.checks import load_pack
 from conformance.engine.events import CaseFinished, Event, Fanout
 from conformance.model.requirements import get as requirement
-from tests.servers.client_plus_mutants import MUTANTS
+from tests.servers.client_plus_mutants import MUTANTS, VARIANTS
 
 OLD, STATEFUL, STATELESS = "2024-11-05", "2025-11-25", "2026-07-28"
 ALL = ("http", "sse", "stdio")
@@ -40,6 +40,8 @@ PLAYED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "cancels-unknown": ("x-cancel", ALL, BOTH),
     "fraction-token": ("x-cancel", ALL, BOTH),
     "sampling-no-model": ("x-features", ALL, BOTH),
+    # over stdio the same answer is a line that is no JSON-RPC message: CLIENT-HYG-003's (test below)
+    "sampling-no-result": ("x-features", ("http",), (STATEFUL,)),
     "https-root": ("x-features", ALL, BOTH),
     "form-action-ok": ("x-features", ("http", "stdio"), (STATEFUL,)),
     "url-no-action": ("x-features", ("http", "stdio"), (STATEFUL,)),
@@ -49,6 +51,8 @@ PLAYED: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "no-resume": ("x-get-resume", ("http",), ("2025-03-26", STATEFUL)),
     "get-no-session-id": ("x-get-resume", ("http",), ("2025-03-26", STATEFUL)),
     "get-no-version": ("x-get-resume", ("http",), (STATEFUL,)),
+    # no defect: a sampling request the user declined is refused with an error (SKIP, never PASS)
+    "refuses-sampling": ("x-features", ("http", "stdio"), (STATEFUL,)),
 }
 MUST_LEVELS = {"MUST", "MUST NOT", "MUST (schema)"}
 
@@ -88,7 +92,30 @@ def runs() -> dict[str, list[dict[str, Any]]]:
 
 
 def test_every_mutant_is_played() -> None:
-    assert set(PLAYED) == set(MUTANTS)
+    assert set(PLAYED) == set(MUTANTS) | set(VARIANTS)
+
+
+def test_an_answer_without_result_over_stdio_is_one_verdict() -> None:
+    """Over stdio, an answer with neither result nor error is no JSON-RPC message, which CLIENT-HYG-003
+    judges; CLIENT-FEAT-001 SKIPs saying so rather than failing the same defect twice."""
+    load_pack("client")
+    command = shlex.join([sys.executable, "-m", "tests.servers.client_plus_mutants", "sampling-no-result"])
+    options = run.ClientOptions(command, ("x-features",), ("stdio",), (STATEFUL,), jobs=1, timeout=15)
+    sink = Collect()
+    asyncio.run(run.run_jobs(run.plan(["client"], options), options, Fanout([sink])))
+    amiss = {(c["requirement"], c["verdict"]) for c in sink.cases if c["verdict"] not in ("PASS", "SKIP")}
+    sampling = [c for c in sink.cases if c["requirement"] == "CLIENT-FEAT-001"]
+    assert amiss == {("CLIENT-HYG-003", "FAIL")}
+    assert sampling and all("CLIENT-HYG-003 judges it" in c["message"] for c in sampling)
+
+
+def test_a_refused_sampling_request_is_skip_not_pass(runs: dict[str, list[dict[str, Any]]]) -> None:
+    """A client that declared sampling and refused the request with an error of its own (the user
+    declined) had no result judged: CLIENT-FEAT-001 is SKIP saying so, and nothing else is amiss."""
+    cases = runs["refuses-sampling"]
+    sampling = [c for c in cases if c["requirement"] == "CLIENT-FEAT-001"]
+    assert sampling and all(c["verdict"] == "SKIP" and "refused" in c["message"] for c in sampling)
+    assert {c["verdict"] for c in cases} <= {"PASS", "SKIP"}
 
 
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
