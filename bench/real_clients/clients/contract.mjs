@@ -9,10 +9,34 @@
 // shell-quoted command line; MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION (default
 // 2025-11-25), MCP_CONFORMANCE_TRANSPORT (http, sse, stdio) and MCP_CONFORMANCE_CONTEXT (JSON).
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
 const DEFAULT_VERSION = '2025-11-25';
 const FOCAL_TOOL = 'json_schema_2020_12_tool';
 const ECHO_TOOL = 'json_schema_echo';
 const SAMPLE = { string: 'x', integer: 1, number: 1, boolean: true };
+
+// What the user's client offers the server, the same in every program (as in contract.py): sampling
+// (SAMPLED, a fixed assistant text message from "contract-model", as a stub model would answer) and
+// roots (ROOTS, one root, "contract-root": a temporary folder, removed at exit). Each program hands
+// them to its SDK's own request handlers and declares the capabilities (CAPABILITIES).
+export const SAMPLED = {
+  role: 'assistant',
+  content: { type: 'text', text: 'Hello from the contract program.' },
+  model: 'contract-model',
+  stopReason: 'endTurn'
+};
+const rootFolder = mkdtempSync(join(tmpdir(), 'contract-root-'));
+process.on('exit', () => rmSync(rootFolder, { recursive: true, force: true }));
+export const ROOTS = [{ uri: pathToFileURL(rootFolder).href, name: 'contract-root' }];
+export const CAPABILITIES = {
+  sampling: {},
+  roots: { listChanged: true },
+  elicitation: { form: { applyDefaults: true } }
+};
 
 // A POSIX shell word split (quotes and backslashes), enough for a shell-quoted command line.
 export function shellSplit(line) {

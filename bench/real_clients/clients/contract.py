@@ -18,6 +18,11 @@ list changed (the message handler, `Watch`). A tool result with `isError` is a r
 step. In `x-cancel` each call is made with a progress callback and cancelled at its first progress.
 Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
 `json-schema-2020-12-preservation` echoes the focal tool's input schema through the echo tool.
+
+What the user's client offers the server, the same in every program: sampling (`SAMPLED`, a fixed
+assistant text message from "contract-model", as a stub model would answer) and roots (`ROOTS`, one
+root, "contract-root": a temporary folder, removed at exit); each program hands them to its SDK's own
+sampling and roots handlers, so the SDK declares the capabilities and answers the requests.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
@@ -40,6 +47,17 @@ DEFAULT_VERSION = "2025-11-25"
 FOCAL_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"
 #: What a typed required property gets when the context names no arguments for a tool.
 SAMPLE = {"string": "x", "integer": 1, "number": 1, "boolean": True}
+
+#: The user's model, a stub: every sampling request gets this assistant message (CreateMessageResult).
+SAMPLED: dict[str, Any] = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Hello from the contract program."},
+    "model": "contract-model",
+    "stopReason": "endTurn",
+}
+#: The user's root folder: a temporary one, removed when the program exits.
+_ROOT_FOLDER = tempfile.TemporaryDirectory(prefix="contract-root-")
+ROOTS: list[dict[str, str]] = [{"uri": Path(_ROOT_FOLDER.name).as_uri(), "name": "contract-root"}]
 
 
 @dataclass(frozen=True)

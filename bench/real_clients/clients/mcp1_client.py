@@ -1,11 +1,12 @@
 """A client program on the Python `mcp` SDK 1.x (`ClientSession` over the SDK's transports).
 
-Why: the kit judges the SDK's client, so this is what a user of mcp 1.x writes: open the SDK's
-transport for the URL (Streamable HTTP, or HTTP+SSE) or for the stdio command, hand its streams to a
-`ClientSession` with an elicitation callback, initialize, and make plain session calls. mcp 1.x offers
-no choice of protocol revision (it sends its latest), so the contract's revision is not passed on.
-The callback accepts every form untouched (empty content): defaults are the SDK's to apply. Over
-Streamable HTTP the SDK's HTTP client carries the SDK's OAuth provider (mcp_oauth.py).
+Why: the kit judges the SDK's client, so this is what a user of mcp 1.x writes: open the SDK's transport
+for the URL (Streamable HTTP, or HTTP+SSE) or for the stdio command, hand its streams to a
+`ClientSession` with sampling, elicitation and roots callbacks (the SDK declares what it is given),
+initialize, and make plain session calls. mcp 1.x offers no choice of protocol revision (it sends its
+latest), so the contract's revision is not passed on. The callback accepts every form untouched (empty
+content): defaults are the SDK's to apply. Over Streamable HTTP the SDK's HTTP client carries the SDK's
+OAuth provider (mcp_oauth.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,23 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import WATCH, Contract, SdkSession, act, main
+from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, main
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_oauth import oauth_provider
+
+
+async def sample(_context: Any, _params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    """The user's model (a stub): the same assistant message for every request."""
+    return types.CreateMessageResult.model_validate(SAMPLED)
+
+
+async def list_roots(_context: Any) -> types.ListRootsResult:
+    """The user's one root folder."""
+    return types.ListRootsResult.model_validate({"roots": ROOTS})
 
 
 async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -44,7 +55,12 @@ async def run(contract: Contract) -> int:
             streams = await stack.enter_async_context(streamable_http_client(contract.url, http_client=http))
         session = await stack.enter_async_context(
             ClientSession(
-                streams[0], streams[1], elicitation_callback=accept_untouched, message_handler=WATCH.handle
+                streams[0],
+                streams[1],
+                sampling_callback=sample,
+                elicitation_callback=accept_untouched,
+                list_roots_callback=list_roots,
+                message_handler=WATCH.handle,
             )
         )
         initialized = await session.initialize()
