@@ -17,10 +17,12 @@ from typing import Any
 
 from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, main
 from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.experimental.task_handlers import ExperimentalTaskHandlers
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.experimental.tasks.in_memory_task_store import InMemoryTaskStore
 from mcp_oauth import oauth_provider
 
 
@@ -32,6 +34,45 @@ async def sample(_context: Any, _params: types.CreateMessageRequestParams) -> ty
 async def list_roots(_context: Any) -> types.ListRootsResult:
     """The user's one root folder."""
     return types.ListRootsResult.model_validate({"roots": ROOTS})
+
+
+class SamplingTasks:
+    """Task-augmented sampling (2025-11-25's experimental tasks) on the SDK's own task support: its
+    experimental task handlers (which make the session declare `tasks.requests.sampling.createMessage`)
+    over its in-memory task store. A sampling task is made, answered by the stub model at once and
+    kept for the server's `tasks/get` and `tasks/result`."""
+
+    def __init__(self) -> None:
+        self.store = InMemoryTaskStore()
+
+    def handlers(self) -> ExperimentalTaskHandlers:
+        return ExperimentalTaskHandlers(
+            augmented_sampling=self.sample, get_task=self.get, get_task_result=self.result
+        )
+
+    async def sample(
+        self, context: Any, params: types.CreateMessageRequestParams, metadata: types.TaskMetadata
+    ) -> types.CreateTaskResult:
+        task = await self.store.create_task(metadata)
+        await self.store.store_result(task.taskId, await sample(context, params))
+        done = await self.store.update_task(task.taskId, status="completed")
+        return types.CreateTaskResult(task=done)
+
+    async def get(
+        self, _context: Any, params: types.GetTaskRequestParams
+    ) -> types.GetTaskResult | types.ErrorData:
+        task = await self.store.get_task(params.taskId)
+        if task is None:
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"no task {params.taskId}")
+        return types.GetTaskResult.model_validate(task.model_dump(by_alias=True))
+
+    async def result(
+        self, _context: Any, params: types.GetTaskPayloadRequestParams
+    ) -> types.GetTaskPayloadResult | types.ErrorData:
+        result = await self.store.get_result(params.taskId)
+        if result is None:
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"no result for task {params.taskId}")
+        return types.GetTaskPayloadResult.model_validate(result.model_dump(by_alias=True, exclude_none=True))
 
 
 async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -61,6 +102,7 @@ async def run(contract: Contract) -> int:
                 elicitation_callback=accept_untouched,
                 list_roots_callback=list_roots,
                 message_handler=WATCH.handle,
+                experimental_task_handlers=SamplingTasks().handlers(),
             )
         )
         initialized = await session.initialize()

@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -37,12 +38,25 @@ function authProviderOf(contract, authorization) {
   return grantProvider(contract, sdk, 'kit-tsv1-client') ?? authorization.provider;
 }
 
+// Task-augmented sampling (2025-11-25's experimental tasks), on the SDK's own task support: the client
+// declares it and keeps its tasks in the SDK's InMemoryTaskStore, whose tasks/get and tasks/result the
+// SDK answers; the handler makes the task, stores the stub model's answer in it and returns the task,
+// as the SDK's task examples do.
+const TASK_SAMPLING = { tasks: { requests: { sampling: { createMessage: {} } } } };
+
+async function sample(request, extra) {
+  if (!request.params.task) return SAMPLED;
+  const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl });
+  await extra.taskStore.storeTaskResult(task.taskId, 'completed', SAMPLED);
+  return { task };
+}
+
 await main(async (contract, authorization) => {
   const client = new Client(
     { name: 'kit-tsv1-client', version: '1.0.0' },
-    { capabilities: CAPABILITIES }
+    { capabilities: { ...CAPABILITIES, ...TASK_SAMPLING }, taskStore: new InMemoryTaskStore() }
   );
-  client.setRequestHandler(CreateMessageRequestSchema, async () => SAMPLED);
+  client.setRequestHandler(CreateMessageRequestSchema, sample);
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: ROOTS }));
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
