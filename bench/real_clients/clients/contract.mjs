@@ -94,14 +94,28 @@ export function argumentsFor(tool, context) {
   for (const call of context.toolCalls ?? []) {
     if (call && call.name === tool.name) return { ...(call.arguments ?? {}) };
   }
-  const schema = tool.inputSchema ?? {};
-  const properties = schema.properties ?? {};
+  return samplesFor(tool.inputSchema ?? {});
+}
+
+// A sample value per typed required property of an object schema (defaults false: only those without
+// a default, which the SDK is to apply).
+function samplesFor(schema, defaults = true) {
+  const properties = schema?.properties ?? {};
   const args = {};
-  for (const name of schema.required ?? []) {
+  for (const name of schema?.required ?? []) {
     const type = properties[name]?.type;
-    if (type in SAMPLE) args[name] = SAMPLE[type];
+    if (type in SAMPLE && (defaults || !('default' in properties[name]))) args[name] = SAMPLE[type];
   }
   return args;
+}
+
+// What the user types into an elicitation form: a sample for each required field without a default,
+// nothing else (the defaults are the SDK's to fill in: elicitation-sep1034-client-defaults). A
+// URL-mode request (the page opened out of band) is accepted without content.
+export function acceptForm(request) {
+  const params = request.params ?? {};
+  if (params.mode === 'url') return { action: 'accept' };
+  return { action: 'accept', content: samplesFor(params.requestedSchema, false) };
 }
 
 // Each step runs, a failure is reported on stderr and the session goes on; the count decides the exit.

@@ -260,13 +260,26 @@ def arguments_for(tool: dict[str, Any], context: dict[str, Any]) -> dict[str, An
     for call in context.get("toolCalls") or ():
         if isinstance(call, dict) and call.get("name") == tool.get("name"):
             return dict(call.get("arguments") or {})
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") or {}
+    return samples_for(tool.get("inputSchema") or {})
+
+
+def samples_for(schema: Any, defaults: bool = True) -> dict[str, Any]:
+    """A sample value per typed required property of an object schema (`defaults=False`: only those
+    without a default, which the SDK is to apply)."""
+    properties = (schema.get("properties") if isinstance(schema, dict) else None) or {}
+    wanted = [name for name in (schema.get("required") if isinstance(schema, dict) else None) or ()]
     return {
-        name: SAMPLE[properties.get(name, {}).get("type")]
-        for name in schema.get("required") or ()
-        if properties.get(name, {}).get("type") in SAMPLE
+        name: SAMPLE[properties[name].get("type")]
+        for name in wanted
+        if properties.get(name, {}).get("type") in SAMPLE and (defaults or "default" not in properties[name])
     }
+
+
+def form_content(params: Any) -> dict[str, Any]:
+    """What the user types into an elicitation form (the SDK's request parameters, a pydantic model): a
+    sample for each required field that has no default, nothing else (the defaults are the SDK's to
+    fill in: elicitation-sep1034-client-defaults)."""
+    return samples_for(_plain(params).get("requestedSchema"), defaults=False)
 
 
 class Steps:

@@ -4,9 +4,9 @@ Why: the kit judges the SDK's client, so this is what a user of mcp 1.x writes: 
 for the URL (Streamable HTTP, or HTTP+SSE) or for the stdio command, hand its streams to a
 `ClientSession` with sampling, elicitation and roots callbacks (the SDK declares what it is given),
 initialize, and make plain session calls. mcp 1.x offers no choice of protocol revision (it sends its
-latest), so the contract's revision is not passed on. The callback accepts every form untouched (empty
-content): defaults are the SDK's to apply. Over Streamable HTTP the SDK's HTTP client carries the SDK's
-OAuth provider (mcp_oauth.py).
+latest), so the contract's revision is not passed on. The callback accepts every form with only its
+required fields without a default filled in (`contract.form_content`): defaults are the SDK's to apply.
+Over Streamable HTTP the SDK's HTTP client carries the SDK's OAuth provider (mcp_oauth.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, main
+from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.experimental.task_handlers import ExperimentalTaskHandlers
 from mcp.client.sse import sse_client
@@ -75,12 +75,13 @@ class SamplingTasks:
         return types.GetTaskPayloadResult.model_validate(result.model_dump(by_alias=True, exclude_none=True))
 
 
-async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
-    out of band) is accepted without content, as the schema wants."""
+async def accept_form(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form, filling in only its required fields without a default (the defaults
+    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
+    the schema wants."""
     if getattr(params, "mode", None) == "url":
         return types.ElicitResult(action="accept")
-    return types.ElicitResult(action="accept", content={})
+    return types.ElicitResult(action="accept", content=form_content(params))
 
 
 async def run(contract: Contract) -> int:
@@ -99,7 +100,7 @@ async def run(contract: Contract) -> int:
                 streams[0],
                 streams[1],
                 sampling_callback=sample,
-                elicitation_callback=accept_untouched,
+                elicitation_callback=accept_form,
                 list_roots_callback=list_roots,
                 message_handler=WATCH.handle,
                 experimental_task_handlers=SamplingTasks().handlers(),

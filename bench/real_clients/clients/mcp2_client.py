@@ -5,8 +5,8 @@ Why: the kit judges the SDK's client, so this is what a user of mcp 2.x writes: 
 elicitation and roots callbacks (the SDK declares what it is given), then plain client calls. The
 contract's revision is passed as the SDK's `mode`: a 2026-07-28-era revision pins it (stateless, no
 probe), an earlier one asks for the `initialize` handshake ('legacy'). The callback accepts every form
-untouched (empty content): defaults are the SDK's to apply. Over Streamable HTTP the SDK's HTTP client
-carries the SDK's OAuth provider.
+with only its required fields without a default filled in (`contract.form_content`): defaults are the
+SDK's to apply. Over Streamable HTTP the SDK's HTTP client carries the SDK's OAuth provider.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, main
+from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
 from mcp import Client, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -33,12 +33,13 @@ async def list_roots(_context: Any) -> types.ListRootsResult:
     return types.ListRootsResult.model_validate({"roots": ROOTS})
 
 
-async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
-    out of band) is accepted without content, as the schema wants."""
+async def accept_form(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form, filling in only its required fields without a default (the defaults
+    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
+    the schema wants."""
     if getattr(params, "mode", None) == "url":
         return types.ElicitResult(action="accept")
-    return types.ElicitResult(action="accept", content={})
+    return types.ElicitResult(action="accept", content=form_content(params))
 
 
 async def server_of(contract: Contract, stack: AsyncExitStack) -> Any:
@@ -62,7 +63,7 @@ async def run(contract: Contract) -> int:
                 server,
                 mode=mode,
                 sampling_callback=sample,
-                elicitation_callback=accept_untouched,
+                elicitation_callback=accept_form,
                 list_roots_callback=list_roots,
                 message_handler=WATCH.handle,
             )

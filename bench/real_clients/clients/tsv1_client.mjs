@@ -1,12 +1,12 @@
 // A client program on the TypeScript SDK v1 (npm @modelcontextprotocol/sdk): its Client on the SDK's
 // Streamable HTTP, HTTP+SSE or stdio transport, as a user of v1 writes it. The client declares sampling
 // and roots (contract.mjs's stub model and root folder, answered by the SDK's request handlers). The
-// elicitation handler accepts every form untouched (empty content) and the client declares form
-// elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults. v1 offers
-// no choice of protocol revision (it sends its latest), so the contract's revision is not passed on. A
-// tool list change notification is noted for the user to list again; x-cancel's call is aborted at its
-// progress. Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's Authorization,
-// below).
+// elicitation handler accepts every form with only its required fields without a default filled in
+// (contract.mjs's acceptForm) and the client declares form elicitation with applyDefaults, the SDK's
+// own switch for filling in the schema's defaults. v1 offers no choice of protocol revision (it sends
+// its latest), so the contract's revision is not passed on. A tool list change notification is noted
+// for the user to list again; x-cancel's call is aborted at its progress. Over Streamable HTTP the
+// transport carries the SDK's OAuth (contract.mjs's Authorization, below).
 import {
   ClientCredentialsProvider,
   PrivateKeyJwtProvider
@@ -23,7 +23,16 @@ import {
   ToolListChangedNotificationSchema
 } from '@modelcontextprotocol/sdk/types.js';
 
-import { CAPABILITIES, connectHttp, grantProvider, main, ROOTS, SAMPLED, watch } from './contract.mjs';
+import {
+  acceptForm,
+  CAPABILITIES,
+  connectHttp,
+  grantProvider,
+  main,
+  ROOTS,
+  SAMPLED,
+  watch
+} from './contract.mjs';
 
 function transportOf(contract) {
   const [command, ...args] = contract.command;
@@ -58,7 +67,7 @@ await main(async (contract, authorization) => {
   );
   client.setRequestHandler(CreateMessageRequestSchema, sample);
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: ROOTS }));
-  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: {} }));
+  client.setRequestHandler(ElicitRequestSchema, acceptForm);
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     watch.toolsChanged = true;
   });

@@ -3,11 +3,11 @@
 // passed as the SDK's versionNegotiation: a 2026-07-28-era revision is pinned (the modern, stateless
 // era), an earlier one keeps the SDK's default ('legacy', the initialize handshake). The client
 // declares sampling and roots (contract.mjs's stub model and root folder, answered by the SDK's request
-// handlers). The elicitation handler accepts every form untouched (empty content) and the client
-// declares form elicitation with applyDefaults, the SDK's own switch for filling in the schema's
-// defaults. A tool list change notification is noted for the user to list again; x-cancel's call is
-// aborted at its progress. Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's
-// Authorization, below).
+// handlers). The elicitation handler accepts every form with only its required fields without a default
+// filled in (contract.mjs's acceptForm) and the client declares form elicitation with applyDefaults,
+// the SDK's own switch for filling in the schema's defaults. A tool list change notification is noted
+// for the user to list again; x-cancel's call is aborted at its progress. Over Streamable HTTP the
+// transport carries the SDK's OAuth (contract.mjs's Authorization, below).
 import {
   Client,
   ClientCredentialsProvider,
@@ -20,7 +20,16 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { CAPABILITIES, connectHttp, grantProvider, main, ROOTS, SAMPLED, watch } from './contract.mjs';
+import {
+  acceptForm,
+  CAPABILITIES,
+  connectHttp,
+  grantProvider,
+  main,
+  ROOTS,
+  SAMPLED,
+  watch
+} from './contract.mjs';
 
 function transportOf(contract) {
   const [command, ...args] = contract.command;
@@ -74,7 +83,7 @@ await main(async (contract, authorization) => {
   );
   client.setRequestHandler('sampling/createMessage', async () => SAMPLED);
   client.setRequestHandler('roots/list', async () => ({ roots: ROOTS }));
-  client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: {} }));
+  client.setRequestHandler('elicitation/create', acceptForm);
   client.setNotificationHandler('notifications/tools/list_changed', () => {
     watch.toolsChanged = true;
   });
