@@ -9,10 +9,34 @@
 // shell-quoted command line; MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION (default
 // 2025-11-25), MCP_CONFORMANCE_TRANSPORT (http, sse, stdio) and MCP_CONFORMANCE_CONTEXT (JSON).
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
 const DEFAULT_VERSION = '2025-11-25';
 const FOCAL_TOOL = 'json_schema_2020_12_tool';
 const ECHO_TOOL = 'json_schema_echo';
 const SAMPLE = { string: 'x', integer: 1, number: 1, boolean: true };
+
+// What the user's client offers the server, the same in every program (as in contract.py): sampling
+// (SAMPLED, a fixed assistant text message from "contract-model", as a stub model would answer) and
+// roots (ROOTS, one root, "contract-root": a temporary folder, removed at exit). Each program hands
+// them to its SDK's own request handlers and declares the capabilities (CAPABILITIES).
+export const SAMPLED = {
+  role: 'assistant',
+  content: { type: 'text', text: 'Hello from the contract program.' },
+  model: 'contract-model',
+  stopReason: 'endTurn'
+};
+const rootFolder = mkdtempSync(join(tmpdir(), 'contract-root-'));
+process.on('exit', () => rmSync(rootFolder, { recursive: true, force: true }));
+export const ROOTS = [{ uri: pathToFileURL(rootFolder).href, name: 'contract-root' }];
+export const CAPABILITIES = {
+  sampling: {},
+  roots: { listChanged: true },
+  elicitation: { form: { applyDefaults: true } }
+};
 
 // A POSIX shell word split (quotes and backslashes), enough for a shell-quoted command line.
 export function shellSplit(line) {
@@ -70,14 +94,28 @@ export function argumentsFor(tool, context) {
   for (const call of context.toolCalls ?? []) {
     if (call && call.name === tool.name) return { ...(call.arguments ?? {}) };
   }
-  const schema = tool.inputSchema ?? {};
-  const properties = schema.properties ?? {};
+  return samplesFor(tool.inputSchema ?? {});
+}
+
+// A sample value per typed required property of an object schema (defaults false: only those without
+// a default, which the SDK is to apply).
+function samplesFor(schema, defaults = true) {
+  const properties = schema?.properties ?? {};
   const args = {};
-  for (const name of schema.required ?? []) {
+  for (const name of schema?.required ?? []) {
     const type = properties[name]?.type;
-    if (type in SAMPLE) args[name] = SAMPLE[type];
+    if (type in SAMPLE && (defaults || !('default' in properties[name]))) args[name] = SAMPLE[type];
   }
   return args;
+}
+
+// What the user types into an elicitation form: a sample for each required field without a default,
+// nothing else (the defaults are the SDK's to fill in: elicitation-sep1034-client-defaults). A
+// URL-mode request (the page opened out of band) is accepted without content.
+export function acceptForm(request) {
+  const params = request.params ?? {};
+  if (params.mode === 'url') return { action: 'accept' };
+  return { action: 'accept', content: samplesFor(params.requestedSchema, false) };
 }
 
 // Each step runs, a failure is reported on stderr and the session goes on; the count decides the exit.

@@ -18,6 +18,11 @@ list changed (the message handler, `Watch`). A tool result with `isError` is a r
 step. In `x-cancel` each call is made with a progress callback and cancelled at its first progress.
 Two scenarios need a named step instead: `json-schema-ref-no-deref` only lists, and
 `json-schema-2020-12-preservation` echoes the focal tool's input schema through the echo tool.
+
+What the user's client offers the server, the same in every program: sampling (`SAMPLED`, a fixed
+assistant text message from "contract-model", as a stub model would answer) and roots (`ROOTS`, one
+root, "contract-root": a temporary folder, removed at exit); each program hands them to its SDK's own
+sampling and roots handlers, so the SDK declares the capabilities and answers the requests.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
@@ -40,6 +47,17 @@ DEFAULT_VERSION = "2025-11-25"
 FOCAL_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"
 #: What a typed required property gets when the context names no arguments for a tool.
 SAMPLE = {"string": "x", "integer": 1, "number": 1, "boolean": True}
+
+#: The user's model, a stub: every sampling request gets this assistant message (CreateMessageResult).
+SAMPLED: dict[str, Any] = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Hello from the contract program."},
+    "model": "contract-model",
+    "stopReason": "endTurn",
+}
+#: The user's root folder: a temporary one, removed when the program exits.
+_ROOT_FOLDER = tempfile.TemporaryDirectory(prefix="contract-root-")
+ROOTS: list[dict[str, str]] = [{"uri": Path(_ROOT_FOLDER.name).as_uri(), "name": "contract-root"}]
 
 
 @dataclass(frozen=True)
@@ -242,13 +260,26 @@ def arguments_for(tool: dict[str, Any], context: dict[str, Any]) -> dict[str, An
     for call in context.get("toolCalls") or ():
         if isinstance(call, dict) and call.get("name") == tool.get("name"):
             return dict(call.get("arguments") or {})
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") or {}
+    return samples_for(tool.get("inputSchema") or {})
+
+
+def samples_for(schema: Any, defaults: bool = True) -> dict[str, Any]:
+    """A sample value per typed required property of an object schema (`defaults=False`: only those
+    without a default, which the SDK is to apply)."""
+    properties = (schema.get("properties") if isinstance(schema, dict) else None) or {}
+    wanted = [name for name in (schema.get("required") if isinstance(schema, dict) else None) or ()]
     return {
-        name: SAMPLE[properties.get(name, {}).get("type")]
-        for name in schema.get("required") or ()
-        if properties.get(name, {}).get("type") in SAMPLE
+        name: SAMPLE[properties[name].get("type")]
+        for name in wanted
+        if properties.get(name, {}).get("type") in SAMPLE and (defaults or "default" not in properties[name])
     }
+
+
+def form_content(params: Any) -> dict[str, Any]:
+    """What the user types into an elicitation form (the SDK's request parameters, a pydantic model): a
+    sample for each required field that has no default, nothing else (the defaults are the SDK's to
+    fill in: elicitation-sep1034-client-defaults)."""
+    return samples_for(_plain(params).get("requestedSchema"), defaults=False)
 
 
 class Steps:

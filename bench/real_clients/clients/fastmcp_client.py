@@ -1,15 +1,16 @@
 """A client program on FastMCP's `Client` (PyPI `fastmcp`).
 
-Why: the kit judges the SDK's client, so this is what a FastMCP user writes: a `Client` on the
-transport FastMCP offers for the contract's server (Streamable HTTP, SSE, or a stdio command), with an
-elicitation handler, then plain client calls. The contract's revision is passed as FastMCP's `mode`,
-as for the mcp 2.x `Client` it wraps: a 2026-07-28-era revision pins it, an earlier one asks for the
-`initialize` handshake ('legacy'). The handler accepts every form untouched (empty content): defaults
-are the SDK's to apply. FastMCP's `call_tool` raises on a tool result with `isError` unless told not to
+Why: the kit judges the SDK's client, so this is what a FastMCP user writes: a `Client` on the transport
+FastMCP offers for the contract's server (Streamable HTTP, SSE, or a stdio command), with the user's
+roots and a sampling and an elicitation handler, then plain client calls. The contract's revision is
+passed as FastMCP's `mode`, as for the mcp 2.x `Client` it wraps: a 2026-07-28-era revision pins it, an
+earlier one asks for the `initialize` handshake ('legacy'). The handler accepts every form with only its
+required fields without a default filled in (`contract.form_content`): defaults are the SDK's to apply.
+FastMCP's `call_tool` raises on a tool result with `isError` unless told not to
 (`raise_on_error=False`), which the user does: such a result is an answer, not a failed step.
 
-Over Streamable HTTP the transport carries FastMCP's OAuth helper (`OAuth`: the SDK's flow, with
-its own redirect listener on a loopback port; in memory storage by default): the user's browser is
+Over Streamable HTTP the transport carries FastMCP's OAuth helper (`OAuth`: the SDK's flow, with its own
+redirect listener on a loopback port; in memory storage by default): the user's browser is
 `contract.browse`, registered as the preferred browser of Python's `webbrowser` (which the helper
 opens), so the run is headless. The context's pre-registered credentials go to `OAuth(client_id=,
 client_secret=)`, and the client credentials extension's scenarios use FastMCP's providers for that
@@ -23,7 +24,7 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from contract import CIMD_URL, WATCH, Contract, SdkSession, act, main
+from contract import CIMD_URL, ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
 from fastmcp import Client
 from fastmcp.client.auth import (
     ClientCredentialsOAuthProvider,
@@ -33,14 +34,21 @@ from fastmcp.client.auth import (
 )
 from fastmcp.client.elicitation import ElicitResult
 from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+from mcp import types
 
 
-async def accept_untouched(_message: str, _type: Any, params: Any, _context: Any) -> ElicitResult[Any]:
-    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
-    out of band) is accepted without content, as the schema wants."""
+async def sample(_messages: Any, _params: Any, _context: Any) -> types.CreateMessageResult:
+    """The user's model (a stub): the same assistant message for every request."""
+    return types.CreateMessageResult.model_validate(SAMPLED)
+
+
+async def accept_form(_message: str, _type: Any, params: Any, _context: Any) -> ElicitResult[Any]:
+    """The user accepts the form, filling in only its required fields without a default (the defaults
+    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
+    the schema wants."""
     if getattr(params, "mode", None) == "url":
         return ElicitResult(action="accept")
-    return ElicitResult(action="accept", content={})
+    return ElicitResult(action="accept", content=form_content(params))
 
 
 def headless_browser() -> None:
@@ -98,7 +106,12 @@ def transport_of(contract: Contract) -> Any:
 async def run(contract: Contract) -> int:
     mode = contract.version if contract.modern else "legacy"
     client = Client(
-        transport_of(contract), mode=mode, elicitation_handler=accept_untouched, message_handler=WATCH.handle
+        transport_of(contract),
+        mode=mode,
+        roots=[types.Root.model_validate(root) for root in ROOTS],
+        sampling_handler=sample,
+        elicitation_handler=accept_form,
+        message_handler=WATCH.handle,
     )
     async with client:
         initialized = client.initialize_result

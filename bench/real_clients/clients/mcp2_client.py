@@ -1,10 +1,11 @@
 """A client program on the Python `mcp` SDK 2.x (its high-level `Client`).
 
 Why: the kit judges the SDK's client, so this is what a user of mcp 2.x writes: a `Client` on the URL
-(Streamable HTTP), on the SDK's HTTP+SSE transport, or on `StdioServerParameters`, with an elicitation
-callback, then plain client calls. The contract's revision is passed as the SDK's `mode`: a
-2026-07-28-era revision pins it (stateless, no probe), an earlier one asks for the `initialize`
-handshake ('legacy'). The callback accepts every form untouched (empty content): defaults are the
+(Streamable HTTP), on the SDK's HTTP+SSE transport, or on `StdioServerParameters`, with sampling,
+elicitation and roots callbacks (the SDK declares what it is given), then plain client calls. The
+contract's revision is passed as the SDK's `mode`: a 2026-07-28-era revision pins it (stateless, no
+probe), an earlier one asks for the `initialize` handshake ('legacy'). The callback accepts every form
+with only its required fields without a default filled in (`contract.form_content`): defaults are the
 SDK's to apply. Over Streamable HTTP the SDK's HTTP client carries the SDK's OAuth provider.
 """
 
@@ -14,7 +15,7 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import WATCH, Contract, SdkSession, act, main
+from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
 from mcp import Client, StdioServerParameters, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -22,12 +23,23 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_oauth import oauth_provider
 
 
-async def accept_untouched(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form as offered, filling in nothing; a URL-mode request (the page opened
-    out of band) is accepted without content, as the schema wants."""
+async def sample(_context: Any, _params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    """The user's model (a stub): the same assistant message for every request."""
+    return types.CreateMessageResult.model_validate(SAMPLED)
+
+
+async def list_roots(_context: Any) -> types.ListRootsResult:
+    """The user's one root folder."""
+    return types.ListRootsResult.model_validate({"roots": ROOTS})
+
+
+async def accept_form(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """The user accepts the form, filling in only its required fields without a default (the defaults
+    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
+    the schema wants."""
     if getattr(params, "mode", None) == "url":
         return types.ElicitResult(action="accept")
-    return types.ElicitResult(action="accept", content={})
+    return types.ElicitResult(action="accept", content=form_content(params))
 
 
 async def server_of(contract: Contract, stack: AsyncExitStack) -> Any:
@@ -47,7 +59,14 @@ async def run(contract: Contract) -> int:
     async with AsyncExitStack() as stack:
         server = await server_of(contract, stack)
         client = await stack.enter_async_context(
-            Client(server, mode=mode, elicitation_callback=accept_untouched, message_handler=WATCH.handle)
+            Client(
+                server,
+                mode=mode,
+                sampling_callback=sample,
+                elicitation_callback=accept_form,
+                list_roots_callback=list_roots,
+                message_handler=WATCH.handle,
+            )
         )
         declared = client.server_capabilities.model_dump(exclude_none=True)
         return await act(contract, SdkSession(client, declared))

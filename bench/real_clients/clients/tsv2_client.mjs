@@ -1,11 +1,13 @@
-// A client program on the TypeScript SDK v2 (npm @modelcontextprotocol/client): its Client on the
-// SDK's Streamable HTTP, HTTP+SSE or stdio transport, as a user of v2 writes it. The contract's
-// revision is passed as the SDK's versionNegotiation: a 2026-07-28-era revision is pinned (the modern,
-// stateless era), an earlier one keeps the SDK's default ('legacy', the initialize handshake). The
-// elicitation handler accepts every form untouched (empty content) and the client declares form
-// elicitation with applyDefaults, the SDK's own switch for filling in the schema's defaults. A tool
-// list change notification is noted for the user to list again; x-cancel's call is aborted at its progress.
-// Over Streamable HTTP the transport carries the SDK's OAuth (contract.mjs's Authorization, below).
+// A client program on the TypeScript SDK v2 (npm @modelcontextprotocol/client): its Client on the SDK's
+// Streamable HTTP, HTTP+SSE or stdio transport, as a user of v2 writes it. The contract's revision is
+// passed as the SDK's versionNegotiation: a 2026-07-28-era revision is pinned (the modern, stateless
+// era), an earlier one keeps the SDK's default ('legacy', the initialize handshake). The client
+// declares sampling and roots (contract.mjs's stub model and root folder, answered by the SDK's request
+// handlers). The elicitation handler accepts every form with only its required fields without a default
+// filled in (contract.mjs's acceptForm) and the client declares form elicitation with applyDefaults,
+// the SDK's own switch for filling in the schema's defaults. A tool list change notification is noted
+// for the user to list again; x-cancel's call is aborted at its progress. Over Streamable HTTP the
+// transport carries the SDK's OAuth (contract.mjs's Authorization, below).
 import {
   Client,
   ClientCredentialsProvider,
@@ -18,7 +20,16 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
-import { connectHttp, grantProvider, main, watch } from './contract.mjs';
+import {
+  acceptForm,
+  CAPABILITIES,
+  connectHttp,
+  grantProvider,
+  main,
+  ROOTS,
+  SAMPLED,
+  watch
+} from './contract.mjs';
 
 function transportOf(contract) {
   const [command, ...args] = contract.command;
@@ -66,11 +77,13 @@ await main(async (contract, authorization) => {
   const client = new Client(
     { name: 'kit-tsv2-client', version: '1.0.0' },
     {
-      capabilities: { elicitation: { form: { applyDefaults: true } } },
+      capabilities: CAPABILITIES,
       ...(contract.modern ? { versionNegotiation: { mode: { pin: contract.version } } } : {})
     }
   );
-  client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: {} }));
+  client.setRequestHandler('sampling/createMessage', async () => SAMPLED);
+  client.setRequestHandler('roots/list', async () => ({ roots: ROOTS }));
+  client.setRequestHandler('elicitation/create', acceptForm);
   client.setNotificationHandler('notifications/tools/list_changed', () => {
     watch.toolsChanged = true;
   });
