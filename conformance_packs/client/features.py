@@ -173,6 +173,8 @@ async def tasks(ctx: ClientContext) -> None:
             )
         result = answer.get("result")
         if not isinstance(result, dict):
+            if key == "created":  # refused at once: no task, nothing judged
+                skip(f"the client refused {what} (the user's right): {error!r}; no task to judge")
             ctx.note(f"the client refused {what}: {error!r}")
             return
         _shaped(plus_shape(definition, result), f"{what} result", result)
