@@ -167,6 +167,16 @@ class BadAction(ReferenceClient):
         return {**super().elicit_answer(params), "action": "ok"}
 
 
+class ElicitError(ReferenceClient):
+    """CLIENT-ELICIT-002 (WARN): answers the form with a JSON-RPC error instead of an ElicitResult."""
+
+    def answer_server(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("method") == "elicitation/create":
+            failure = {"code": -32603, "message": "the form could not be shown"}
+            return {"jsonrpc": "2.0", "id": message["id"], "error": failure}
+        return super().answer_server(message)
+
+
 class NoReconnect(ReferenceClient):
     """CLIENT-SSE-001: never resumes the closed stream (sends the call and goes)."""
 
@@ -412,6 +422,7 @@ MUTANTS: dict[str, tuple[type[ReferenceClient], str]] = {
     "arguments-list": (ArgumentsList, "CLIENT-TOOLS-001"),
     "no-defaults": (NoDefaults, "CLIENT-ELICIT-001"),
     "bad-action": (BadAction, "CLIENT-ELICIT-002"),
+    "elicit-error": (ElicitError, "CLIENT-ELICIT-002"),
     "no-reconnect": (NoReconnect, "CLIENT-SSE-001"),
     "early-retry": (EarlyRetry, "CLIENT-SSE-002"),
     "no-last-event-id": (NoLastEventId, "CLIENT-SSE-003"),

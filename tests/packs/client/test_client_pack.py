@@ -54,6 +54,7 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "arguments-list": (("tools_call",), ("http", "sse", "stdio"), ("2024-11-05", STATEFUL, STATELESS)),
     "no-defaults": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
     "bad-action": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
+    "elicit-error": (("elicitation-sep1034-client-defaults",), ("http", "stdio"), (STATEFUL,)),
     "no-reconnect": (("sse-retry",), ("http",), (STATEFUL,)),
     "early-retry": (("sse-retry",), ("http",), (STATEFUL,)),
     "no-last-event-id": (("sse-retry",), ("http",), (STATEFUL,)),
@@ -85,6 +86,8 @@ PLAYED: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
 }
 SHOULD_ROWS = {"CLIENT-LIFE-002", "CLIENT-ELICIT-001", "CLIENT-SSE-001", "CLIENT-SSE-003", "CLIENT-META-003"}
 SHOULD_ROWS |= {"CLIENT-META-005", "CLIENT-SCHEMA-002"}
+#: Mutants whose defect breaks no MUST of a MUST row: WARN (an error answer to a form is allowed by the text).
+SOFT = {"elicit-error"}
 REFERENCE = shlex.join([sys.executable, "-m", "conformance_reference.client"])
 
 
@@ -206,7 +209,9 @@ def test_a_variant_without_defect_passes(
 @pytest.mark.parametrize("defect", sorted(MUTANTS))
 def test_mutant_fails_exactly_its_row(runs: dict[str, list[dict[str, Any]]], defect: str) -> None:
     row = MUTANTS[defect][1]
-    wanted = "ERROR" if row == "CLIENT-RUN-001" else "WARN" if row in SHOULD_ROWS else "FAIL"
+    wanted = (
+        "ERROR" if row == "CLIENT-RUN-001" else "WARN" if row in SHOULD_ROWS or defect in SOFT else "FAIL"
+    )
     cases = runs[defect]
     hit = [c for c in cases if c["requirement"] == row and c["verdict"] == wanted]
     assert hit, [(c["key"], c["verdict"], c["message"]) for c in cases]
