@@ -15,7 +15,7 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
+from contract import WATCH, Contract, SdkSession, act, main
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.experimental.task_handlers import ExperimentalTaskHandlers
 from mcp.client.sse import sse_client
@@ -23,17 +23,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.experimental.tasks.in_memory_task_store import InMemoryTaskStore
+from mcp_handlers import accept_form, list_roots, sample
 from mcp_oauth import oauth_provider
-
-
-async def sample(_context: Any, _params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-    """The user's model (a stub): the same assistant message for every request."""
-    return types.CreateMessageResult.model_validate(SAMPLED)
-
-
-async def list_roots(_context: Any) -> types.ListRootsResult:
-    """The user's one root folder."""
-    return types.ListRootsResult.model_validate({"roots": ROOTS})
 
 
 class SamplingTasks:
@@ -73,15 +64,6 @@ class SamplingTasks:
         if result is None:
             return types.ErrorData(code=types.INVALID_PARAMS, message=f"no result for task {params.taskId}")
         return types.GetTaskPayloadResult.model_validate(result.model_dump(by_alias=True, exclude_none=True))
-
-
-async def accept_form(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form, filling in only its required fields without a default (the defaults
-    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
-    the schema wants."""
-    if getattr(params, "mode", None) == "url":
-        return types.ElicitResult(action="accept")
-    return types.ElicitResult(action="accept", content=form_content(params))
 
 
 async def run(contract: Contract) -> int:

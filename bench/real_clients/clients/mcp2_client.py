@@ -15,31 +15,13 @@ import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
-from contract import ROOTS, SAMPLED, WATCH, Contract, SdkSession, act, form_content, main
-from mcp import Client, StdioServerParameters, types
+from contract import WATCH, Contract, SdkSession, act, main
+from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_handlers import accept_form, list_roots, sample
 from mcp_oauth import oauth_provider
-
-
-async def sample(_context: Any, _params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-    """The user's model (a stub): the same assistant message for every request."""
-    return types.CreateMessageResult.model_validate(SAMPLED)
-
-
-async def list_roots(_context: Any) -> types.ListRootsResult:
-    """The user's one root folder."""
-    return types.ListRootsResult.model_validate({"roots": ROOTS})
-
-
-async def accept_form(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """The user accepts the form, filling in only its required fields without a default (the defaults
-    are the SDK's); a URL-mode request (the page opened out of band) is accepted without content, as
-    the schema wants."""
-    if getattr(params, "mode", None) == "url":
-        return types.ElicitResult(action="accept")
-    return types.ElicitResult(action="accept", content=form_content(params))
 
 
 async def server_of(contract: Contract, stack: AsyncExitStack) -> Any:
