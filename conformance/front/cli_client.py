@@ -149,7 +149,8 @@ class Prepared:
 
 def prepare(args: argparse.Namespace, argv: list[str], problem: Callable[[str], Exception]) -> Prepared:
     """The run `args` ask for (the `client` command's names: `client_command`, `target`, `scenario`,
-    `suite`, `transport`, `revision`, `client_timeout`, `jobs`, `strict`); a bad option is `problem`."""
+    `suite`, `transport`, `revision`, `client_timeout`, `jobs`, `strict`, `experimental`); a bad option is
+    `problem`."""
     from conformance.clients import run
     from conformance.engine.checks import load_pack
 
