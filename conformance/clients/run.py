@@ -14,7 +14,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.clients.checks import EVERY_SCENARIO, ClientCheck, ClientContext, checks_of, scenarios_of
@@ -170,7 +170,7 @@ def _case(
     keep = options.keep_transcripts or judged.verdict != Verdict.PASS
     entries = played.recording.transcript.entries if keep else []
     evidence = {"scenario": played.name, **judged.evidence}
-    return row_case(
+    case = row_case(
         item.check,
         row,
         client_case_key(item.check.id, job),
@@ -186,6 +186,9 @@ def _case(
         blocked_by=client_case_key(judged.blocked_by, job) if judged.blocked_by else None,
         judged_at=judged.judged_at,
     )
+    if played.unscored_track and case.unscored is None and not options.experimental:
+        return replace(case, unscored=played.unscored_track)  # its scenario is unscored as a whole
+    return case
 
 
 async def judge(job: Job, played: Scenario, ended: Exit, options: ClientOptions) -> list[CaseResult]:

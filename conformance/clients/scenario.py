@@ -116,6 +116,11 @@ class Scenario:
     #: (a scope that can never be granted, an authorization response it must reject), so a non-zero
     #: exit is no contract failure.
     allow_client_error: ClassVar[bool] = False
+    #: A scenario of an extension or an experimental feature (the official suite's `not_scored`): every
+    #: case it plays, the contract's and the hygiene rows' too, is that track's, and fails no run unless
+    #: the run claims it (`client --experimental`); a client that does not implement an OAuth extension
+    #: is not failed by the scenario that plays it. None: the scenario counts.
+    unscored_track: ClassVar[str | None] = None
 
     def __init__(self, revision: str, transport: str, recording: Recording) -> None:
         self.revision = revision

@@ -32,6 +32,7 @@ DPOP, DPOP_NONCE = "auth/dpop", "auth/dpop-nonce"
 @scenario
 class Dpop(AuthScenario):
     name = DPOP
+    unscored_track = "extension"
     description = "DPoP-bound tokens: the MCP server takes one only with a proof of the key it is bound to"
     scheme = "DPoP"
     servers = (AuthServer(dpop_algs=("ES256",)),)

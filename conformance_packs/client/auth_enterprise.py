@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.pack_api import Arrival, ClientContext, missed, scenario
+from conformance.pack_api import Arrival, ClientContext, blocked, missed, scenario
 from conformance_packs.client.auth_checks import judged_in
 from conformance_packs.client.auth_grant import (
     JWT_BEARER_GRANT,
@@ -47,6 +47,7 @@ class EnterpriseManaged(AuthScenario):
     made per run. The context is made once the listener's origin is known."""
 
     name = EMA
+    unscored_track = "extension"
     description = "enterprise-managed authorization: ID token -> ID-JAG (token exchange) -> access token"
     servers = (AuthServer(grant_types=(JWT_BEARER_GRANT,), auth_methods=("client_secret_basic",)),)
 
@@ -82,8 +83,21 @@ class EnterpriseManaged(AuthScenario):
 
     def serve_as(self, index: int, server: AuthServer, request: Arrival, path: str) -> Answer | None:
         if path == server.at + "/token" and request.method == "POST":
-            return self.jwt_bearer(index, server, request)
+            answer = self.jwt_bearer(index, server, request)
+            if answer.status >= 400:
+                said = answer.body.get("error") if isinstance(answer.body, dict) else answer.status
+                self.ema.setdefault("refused", []).append(said)
+            return answer
         return super().serve_as(index, server, request, path)
+
+    def may_give_up(self) -> str:
+        """A client whose access token request the authorization server refused (no JWT bearer grant,
+        an ID-JAG not for this server) may exit non-zero: the CLIENT-EMA rows judge what it asked for,
+        so its exit is no second verdict."""
+        refused = self.ema.get("refused")
+        if refused:
+            return f"its token request was refused ({refused[0]}): the CLIENT-EMA rows judge it"
+        return super().may_give_up()
 
     def exchange(self, fields: dict[str, str]) -> Answer:
         """The IdP: an ID-JAG for the ID token it issued, naming the audience and resource asked for
@@ -175,13 +189,17 @@ def _grant_request(ctx: ClientContext) -> Sent:
 )
 async def jwt_grant(ctx: ClientContext) -> None:
     sent = _grant_request(ctx)
+    jags = ctx.recording.facts["ema"]["jags"]
+    if not jags:  # no grant to present: what it asked instead follows from the exchange it did not make
+        ctx.unless_failed("the IdP issued no ID-JAG")
+        blocked(
+            "client.auth.ema-exchange." + EMA.removeprefix("auth/"),
+            "the IdP issued no ID-JAG, so the client had none to present (CLIENT-EMA-001 judges why)",
+        )
     if sent.params.get("grant_type") != JWT_BEARER_GRANT:
         missed(
             f"the access token request's grant_type is {sent.params.get('grant_type')!r}", form=sent.params
         )
-    jags = ctx.recording.facts["ema"]["jags"]
-    if not jags:
-        ctx.absent("the IdP issued no ID-JAG (CLIENT-EMA-001 judges the exchange)")
     if sent.params.get("assertion") not in jags:
         missed("the access token request's assertion is not the ID-JAG the IdP issued")
 

@@ -24,6 +24,7 @@ CC_BASIC, CC_JWT = "auth/client-credentials-basic", "auth/client-credentials-jwt
 @scenario
 class ClientCredentialsBasic(AuthScenario):
     name = CC_BASIC
+    unscored_track = "extension"
     description = "the client credentials grant, authenticated with client_secret_basic"
     context = {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
     servers = (AuthServer(grant_types=("client_credentials",), auth_methods=("client_secret_basic",)),)
@@ -34,6 +35,7 @@ class ClientCredentialsJwt(AuthScenario):
     """The key pair is made per run: the private key goes to the client, the public one to the facts."""
 
     name = CC_JWT
+    unscored_track = "extension"
     description = "the client credentials grant, authenticated with a JWT the client signs (private_key_jwt)"
     servers = (AuthServer(grant_types=("client_credentials",), auth_methods=("private_key_jwt",)),)
 

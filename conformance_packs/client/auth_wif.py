@@ -51,6 +51,7 @@ class WifJwtBearer(AuthScenario):
     """The workload key is made per run; the JWTs once the listener's origin (the audience) is known."""
 
     name = WIF
+    unscored_track = "extension"
     description = "workload identity federation: a workload JWT presented as a JWT bearer grant"
     servers = (AuthServer(grant_types=(JWT_BEARER_GRANT,), registration=False),)
     #: Whether the first JWT bearer request is refused whatever it carries.
@@ -88,6 +89,15 @@ class WifJwtBearer(AuthScenario):
         if error is not None:
             return Answer(400, {"error": error})
         return note_issued(self.recording.facts, self.grants.issue(index, server, fields.get("scope", "")))
+
+    def may_give_up(self) -> str:
+        """A client whose token request the authorization server refused (a grant it does not support,
+        an assertion that does not verify) may exit non-zero: the CLIENT-WIF rows judge what it asked
+        for, so its exit is no second verdict."""
+        refused = [a["error"] for a in self.wif["answers"] if a["error"]]
+        if refused:
+            return f"its token request was refused ({refused[0]}): the CLIENT-WIF rows judge it"
+        return super().may_give_up()
 
     def refusal(self, server: AuthServer, fields: dict[str, str]) -> str | None:
         """The error this token request gets (None: a token), as the official authorization server

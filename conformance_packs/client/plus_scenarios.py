@@ -235,6 +235,7 @@ class Tasks(PlusScenario):
     state (tasks/get) and its result (tasks/result). The answers are kept in `facts["tasks"]`."""
 
     name = "x-tasks"
+    unscored_track = "experimental"
     description = "the server asks for task-augmented sampling the client declared; the answers are judged"
     revisions = TASKS
     transports = ("http", "stdio")

@@ -51,3 +51,16 @@ def test_an_extension_rows_fail_fails_the_run_only_when_claimed(
     failed = [c for c in report["cases"] if c["verdict"] == "FAIL"]
     assert [c["requirement"] for c in failed] == ["CLIENT-DPOP-002"]
     assert (done.returncode, bool(failed[0].get("unscored"))) == ((1, False) if claim else (0, True))
+
+
+def test_an_extension_scenario_is_unscored_as_a_whole(tmp_path: Path) -> None:
+    """A client that fails the contract in an extension's scenario (it exits 1) gets its ERROR shown and
+    not scored: the scenario is the extension's, so no case of it (the contract's, the hygiene rows') fails
+    a run that did not claim it."""
+    client = shlex.join([sys.executable, "-m", "tests.servers.client_mutants", "exits-one"])
+    args = ("--scenario", "auth/dpop", "--transport", "http", "--revision", "2025-11-25", "--quiet")
+    done = cli("client", "--command", client, *args, "--report-dir", str(tmp_path))
+    cases = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["cases"]
+    contract = [c for c in cases if c["requirement"] == "CLIENT-RUN-001"]
+    assert [(c["verdict"], c.get("unscored")) for c in contract] == [("ERROR", "extension")]
+    assert {c.get("unscored") for c in cases} == {"extension"} and done.returncode == 0
