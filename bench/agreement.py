@@ -198,7 +198,7 @@ def load_explained(path: Path = EXPLAINED) -> list[Explanation]:
     for index, entry in enumerate(data.get("explained", [])):
         where = f"{path.name}: explained[{index}]"
         required, optional = {"checks", "official", "harness", "kind", "why"}, {"message", "servers"}
-        kit._keys(entry, where, required, optional)
+        kit.check_keys(entry, where, required, optional)
         if entry["kind"] not in KINDS:
             raise kit.ManifestError(f"{where}.kind: one of {', '.join(KINDS)}, not {entry['kind']!r}")
         outcomes = {"passed", "failed"}
@@ -271,7 +271,7 @@ class Official:
 
 def harness_run(url: str, out: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """One whole-process `run --server URL`, default options (or `extra`); its wall time and judged cases."""
-    argv = [*kit._harness(), "run", "--server", url, "--quiet", "--report-dir", str(out), *extra]
+    argv = [*kit.harness(), "run", "--server", url, "--quiet", "--report-dir", str(out), *extra]
     ran = run_bounded(argv, RUN_TIMEOUT)
     try:
         report = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -328,7 +328,7 @@ def _same_verdicts(before: dict[str, Any], after: dict[str, Any]) -> str:
     went, else its counting lines."""
     if "report" not in before or "report" not in after:
         return "a run wrote no report"
-    ran = run_bounded([*kit._harness(), "diff", before["report"], after["report"]], RUN_TIMEOUT)
+    ran = run_bounded([*kit.harness(), "diff", before["report"], after["report"]], RUN_TIMEOUT)
     counts = re.findall(r"^(changed verdicts|added cases|removed cases): (\d+)$", ran.stdout, re.M)
     if len(counts) != 3:
         return f"diff said nothing countable (exit {ran.returncode})"
@@ -360,8 +360,8 @@ def run_isolated(subject: Subject, args: argparse.Namespace) -> dict[str, Any]:
     started = time.monotonic()
     with (folder / "child.log").open("w", encoding="utf-8") as log:
         child = subprocess.Popen(
-            kit._isolated(argv),
-            env=kit._minimal_env(folder / "home", token),
+            kit.isolated(argv),
+            env=kit.minimal_env(folder / "home", token),
             stdout=log,
             stderr=log,
             start_new_session=True,
@@ -373,7 +373,7 @@ def run_isolated(subject: Subject, args: argparse.Namespace) -> dict[str, Any]:
             pass
         finally:
             kill_group(child)
-    leftovers = kit._sweep(token)
+    leftovers = kit.sweep(token)
     try:
         result: dict[str, Any] = json.loads((folder / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
