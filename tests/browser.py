@@ -184,8 +184,11 @@ class Browser:
         self.send("Page.navigate", {"url": url})
         self.wait_event("Page.loadEventFired")
 
-    def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+    def evaluate(self, expression: str, *, awaiting: bool = False) -> Any:
+        """The value of `expression` in the page; `awaiting`: of the promise it gives, once it settles
+        (bounded by the browser's timeout), so a test waits on the page's own events, never on a clock."""
+        params = {"expression": expression, "returnByValue": True, "awaitPromise": awaiting}
+        result = self.send("Runtime.evaluate", params)
         if "exceptionDetails" in result:
             raise CdpError(f"{expression!r} threw: {result['exceptionDetails']}")
         return result["result"].get("value")

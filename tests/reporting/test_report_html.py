@@ -355,6 +355,17 @@ def _in_view(browser: Browser, element_id: str) -> bool:
     )
 
 
+def _follow(browser: Any, selector: str) -> None:
+    """Click the link `selector` and wait for the page to have handled the hashchange it causes: a
+    listener added after the report's own runs after it, so once it has fired the case is revealed."""
+    browser.evaluate(
+        "window.__followed = new Promise(done =>"
+        " window.addEventListener('hashchange', () => done(location.hash), {once: true}))"
+    )
+    browser.click(selector)
+    browser.evaluate("window.__followed", awaiting=True)
+
+
 def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots_are_taken(
     chromium: str, report_dir: Path, report: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -386,7 +397,7 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
         target = browser.evaluate(
             "document.querySelector('details.finding-card.f-WARN li a').getAttribute('href')"
         )
-        browser.click("details.finding-card.f-WARN li a")
+        _follow(browser, "details.finding-card.f-WARN li a")
         assert browser.evaluate("location.hash") == target and _in_view(browser, target[1:])
         assert browser.evaluate(
             f"document.getElementById({json.dumps(target[1:])}).querySelector('details.case-body').open"
@@ -396,7 +407,7 @@ def test_in_chromium_opens_on_the_outcome_links_and_filters_work_and_screenshots
         for verdict in ("FAIL", "PASS"):
             selector = f"table.matrix a.v-{verdict}"
             target = browser.evaluate(f"document.querySelector({json.dumps(selector)}).getAttribute('href')")
-            browser.click(selector)
+            _follow(browser, selector)
             assert browser.evaluate("location.hash") == target
             assert (
                 browser.evaluate("document.querySelector(':target') && document.querySelector(':target').id")
