@@ -22,7 +22,7 @@ from conformance.adapters.transcript import Transcript
 from conformance.engine.checks import Blocked, Check, CheckFunc, Outcome, check
 from conformance.engine.context import RunOptions
 from conformance.engine.events import CaseFinished, Fanout, RunFinished, TargetFinished, TargetStarted
-from conformance.engine.results import CaseResult, case_key
+from conformance.engine.results import CaseResult, case_key, row_case
 from conformance.engine.runner import (
     CONNECT_CHECK,
     CONNECT_REQUIREMENT,
@@ -307,23 +307,20 @@ async def _run_case(run: IssuerRun, chosen: Check, revision: str, shared: dict[s
     row = requirement(chosen.requirement).at(revision)
     judged = await _judge(chosen, ctx, row.level)
     keep = judged.verdict != Verdict.PASS or run.options.keep_transcripts
-    return CaseResult(
-        key=case_key(chosen.id, TRANSPORT, revision, run.index),
-        check=chosen.id,
-        suite=chosen.suite,
-        requirement=chosen.requirement,
-        level=row.level,
-        title=chosen.title,
+    return row_case(
+        chosen,
+        row,
+        case_key(chosen.id, TRANSPORT, revision, run.index),
         target=run.index,
         transport=TRANSPORT,
         revision=revision,
         verdict=judged.verdict,
         message=run.transcript.mask(judged.message),
+        claimed=run.options.experimental,
         duration=time.monotonic() - started,
         evidence=run.transcript.mask_value(judged.evidence),
         transcript=run.transcript.since(mark) if keep else [],
         blocked_by=judged.blocked_by,
-        official=list(row.official_checks) or None,
         skip=judged.skip if judged.verdict == Verdict.SKIP and judged.blocked_by is None else None,
         judged_at=judged.judged_at if judged.verdict in (Verdict.FAIL, Verdict.WARN) else None,
     )
